@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs admitsim's build and test dependencies from Debian's packages.
+# Idempotent: packages already present are not downloaded again.
+set -euo pipefail
+
+packages=(
+  cmake g++ make
+  libboost1.81-dev        # Asio 1.26; never libboost-dev, which conflicts with it
+  nlohmann-json3-dev
+  catch2
+  librapidcheck-dev
+  libcli11-dev
+  libbenchmark-dev        # Google Benchmark, for bench/
+  libhiredis-dev          # client for the real-Redis agreement tests
+  redis-server            # started on loopback by the integration tests' runner
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,15 @@
+# admitsim_add_test(NAME name SOURCES ... LIBS ... [LABELS ...])
+# Builds one Catch2 binary and registers it with ctest as a single test
+# (fast: one process per binary). Label "unit" is the default; long property
+# budgets use "property-long", tests needing a real redis-server "redis".
+function(admitsim_add_test)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE admitsim_catch_main admitsim_common Catch2::Catch2 ${T_LIBS})
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME} --order decl --warn NoAssertions
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  if(NOT T_LABELS)
+    set(T_LABELS unit)
+  endif()
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT 300)
+endfunction()
