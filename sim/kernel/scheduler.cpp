@@ -18,10 +18,13 @@ const char* to_string(run_status s) {
 
 scheduler::scheduler() = default;
 
-scheduler::~scheduler() {
+scheduler::~scheduler() { shutdown(); }
+
+void scheduler::shutdown() noexcept {
   // Destroying pending work destroys suspended coroutine frames, whose
   // destructors may cancel timers or post work to this scheduler. Keep
   // draining (without running anything) until both queues are empty.
+  ADMIT_ASSERT(!running_, "shutdown from inside run()");
   tearing_down_ = true;
   running_ = false;  // executors queue instead of running inline
   for (;;) {
@@ -42,6 +45,11 @@ scheduler::~scheduler() {
     }
     if (!any) break;
   }
+  heap_.clear();
+  live_timers_ = 0;
+  free_slots_.clear();
+  for (std::size_t i = slots_.size(); i > 0; --i) free_slots_.push_back(static_cast<std::uint32_t>(i - 1));
+  tearing_down_ = false;
 }
 
 sim_executor scheduler::get_executor() noexcept { return sim_executor(*this); }

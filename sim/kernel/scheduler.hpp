@@ -89,6 +89,11 @@ class scheduler {
   run_status run_until(vtime_ns t_ns, std::uint64_t max_events = UINT64_MAX);
   // Runs exactly one event if there is one; returns whether it did.
   bool run_one();
+  // Destroys every pending entry without running it (suspended coroutines
+  // are destroyed, which may queue and drop further work), until none is
+  // left. A driver calls this before destroying objects that pending work
+  // refers to; the destructor calls it too.
+  void shutdown() noexcept;
   // Makes the current run() return `stopped` after the running event.
   void stop() noexcept { stop_requested_ = true; }
 

@@ -1,0 +1,258 @@
+// async_fifo_gate: the FIFO gate core driven through Asio.
+//
+// Protocol. `async_acquire(token)` completes with `(error_code, lease)`:
+//   * admitted at once, or later when promoted: no error and a live lease;
+//   * `gate_errc::queue_full` when the queue had no room (HTTP 429);
+//   * `gate_errc::wait_timeout` when the wait deadline passed (HTTP 503);
+//   * `operation_aborted` when the operation was cancelled through the
+//     handler's cancellation slot while waiting (any cancellation type).
+// Immediate outcomes complete through the handler's executor, never inline.
+//
+// The promotion race. A release hands the slot to the oldest waiter inside
+// the core at once, but the waiter resumes only when a posted "claim" runs,
+// exactly as a woken coroutine resumes later in its event loop. If the
+// waiter's deadline or a cancellation lands first, the core releases the
+// handed-over lease itself (exactly once) and the waiter sees the refusal.
+//
+// Lease. A move-only RAII object: destroying it (or reset()) releases the
+// slot, which may promote the next waiter. Hold it until the work has really
+// ended: see finish_worker.hpp.
+//
+// Environment. `Env` supplies the executor, the timer and the clock:
+//   using executor_type; using timer_type;            // timer_type(executor_type)
+//   static std::int64_t now_ns(const executor_type&);
+//   static void expires_at(timer_type&, std::int64_t deadline_ns);
+// so the same adapter runs on a real io_context (steady_env.hpp) and on the
+// simulator's virtual clock.
+//
+// Lifetime. Leases and pending operations refer to the gate: destroy it only
+// after the work that holds them (a simulator shuts its scheduler down
+// first). The destructor drops waiters that are still queued, unrun.
+#pragma once
+
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/execution/blocking.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/require.hpp>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+
+#include "gate/admit_assert.hpp"
+#include "gate/asio/gate_errc.hpp"
+#include "gate/fifo/fifo_gate.hpp"
+
+namespace admit::gate {
+
+// Told after every transition of the core, with the core's new state.
+class fifo_observer {
+ public:
+  virtual void on_gate_change(const fifo::fifo_gate& core) = 0;
+
+ protected:
+  ~fifo_observer() = default;
+};
+
+template <class Env>
+class async_fifo_gate {
+ public:
+  using executor_type = typename Env::executor_type;
+  using timer_type = typename Env::timer_type;
+
+  class lease {
+   public:
+    lease() noexcept = default;
+    lease(lease&& o) noexcept : gate_(std::exchange(o.gate_, nullptr)) {}
+    lease& operator=(lease&& o) noexcept {
+      if (this != &o) {
+        reset();
+        gate_ = std::exchange(o.gate_, nullptr);
+      }
+      return *this;
+    }
+    lease(const lease&) = delete;
+    lease& operator=(const lease&) = delete;
+    ~lease() { reset(); }
+
+    explicit operator bool() const noexcept { return gate_ != nullptr; }
+    // Ends the lease now (idempotent).
+    void reset() noexcept {
+      if (gate_ != nullptr) std::exchange(gate_, nullptr)->release_lease();
+    }
+
+   private:
+    friend class async_fifo_gate;
+    explicit lease(async_fifo_gate* g) noexcept : gate_(g) {}
+    async_fifo_gate* gate_ = nullptr;
+  };
+
+  async_fifo_gate(const executor_type& ex, fifo::config cfg) : ex_(ex), core_(cfg) {}
+  async_fifo_gate(const async_fifo_gate&) = delete;
+  async_fifo_gate& operator=(const async_fifo_gate&) = delete;
+  ~async_fifo_gate() { shutdown(); }
+
+  executor_type get_executor() const noexcept { return ex_; }
+  const fifo::fifo_gate& core() const noexcept { return core_; }
+  std::size_t pending_waiters() const noexcept { return waiters_.size(); }
+  void set_observer(fifo_observer* o) noexcept { observer_ = o; }
+
+  template <class Token>
+  auto async_acquire(Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
+        initiate_acquire{this}, token);
+  }
+
+  // Drops every queued waiter without completing it (their handlers are
+  // destroyed). For teardown only.
+  void shutdown() noexcept {
+    while (!waiters_.empty()) {
+      auto it = waiters_.begin();
+      waiter_base* w = it->second;
+      waiters_.erase(it);
+      w->destroy();
+    }
+  }
+
+ private:
+  struct waiter_base {
+    explicit waiter_base(const executor_type& ex) : timer(ex) {}
+    virtual ~waiter_base() = default;
+    // Completes the handler (deletes this).
+    virtual void complete(boost::system::error_code ec, lease l, bool post_it) = 0;
+    // Destroys the handler unrun (deletes this).
+    virtual void destroy() noexcept = 0;
+    timer_type timer;
+  };
+
+  struct cancel_handler {
+    async_fifo_gate* gate;
+    fifo::ticket_id ticket;
+    void operator()(boost::asio::cancellation_type_t type) {
+      if (type != boost::asio::cancellation_type::none) gate->on_cancel(ticket);
+    }
+  };
+
+  template <class Handler>
+  struct waiter final : waiter_base {
+    waiter(Handler&& h, const executor_type& ex) : waiter_base(ex), handler(std::move(h)) {}
+    void complete(boost::system::error_code ec, lease l, bool post_it) override {
+      auto slot = boost::asio::get_associated_cancellation_slot(handler);
+      if (slot.is_connected()) slot.clear();
+      Handler h(std::move(handler));
+      auto ex = boost::asio::get_associated_executor(h, this->timer.get_executor());
+      delete this;
+      auto fn = [h = std::move(h), ec, l = std::move(l)]() mutable { std::move(h)(ec, std::move(l)); };
+      if (post_it)
+        boost::asio::post(ex, std::move(fn));
+      else
+        boost::asio::dispatch(ex, std::move(fn));
+    }
+    void destroy() noexcept override {
+      auto slot = boost::asio::get_associated_cancellation_slot(handler);
+      if (slot.is_connected()) slot.clear();
+      delete this;
+    }
+    Handler handler;
+  };
+
+  struct initiate_acquire {
+    async_fifo_gate* self;
+    template <class Handler>
+    void operator()(Handler&& handler) const {
+      self->start(std::forward<Handler>(handler));
+    }
+  };
+
+  template <class Handler>
+  void start(Handler&& handler) {
+    using handler_t = std::decay_t<Handler>;
+    const fifo::ticket_id ticket = next_ticket_++;
+    const fifo::acquire_result r = core_.acquire(ticket, Env::now_ns(ex_));
+    notify();
+    if (r.outcome != fifo::acquire_outcome::queued) {
+      boost::system::error_code ec;
+      lease l;
+      if (r.outcome == fifo::acquire_outcome::admitted)
+        l = lease(this);
+      else
+        ec = gate_errc::queue_full;
+      auto ex = boost::asio::get_associated_executor(handler, ex_);
+      boost::asio::post(ex, [h = handler_t(std::forward<Handler>(handler)), ec,
+                             l = std::move(l)]() mutable { std::move(h)(ec, std::move(l)); });
+      return;
+    }
+    auto* w = new waiter<handler_t>(handler_t(std::forward<Handler>(handler)), ex_);
+    waiters_.emplace(ticket, w);
+    Env::expires_at(w->timer, r.deadline_ns);
+    w->timer.async_wait([this, ticket](boost::system::error_code ec) {
+      if (!ec) on_deadline(ticket);
+    });
+    auto slot = boost::asio::get_associated_cancellation_slot(w->handler);
+    if (slot.is_connected()) slot.template emplace<cancel_handler>(cancel_handler{this, ticket});
+  }
+
+  waiter_base* take_waiter(fifo::ticket_id t) {
+    auto it = waiters_.find(t);
+    if (it == waiters_.end()) return nullptr;
+    waiter_base* w = it->second;
+    waiters_.erase(it);
+    return w;
+  }
+
+  void on_deadline(fifo::ticket_id t) {
+    const fifo::leave_result r = core_.expire(t, Env::now_ns(ex_));
+    notify();
+    if (r.outcome == fifo::leave_outcome::not_waiting) return;
+    if (waiter_base* w = take_waiter(t)) w->complete(gate_errc::wait_timeout, lease{}, false);
+    if (r.promoted) hand_over(*r.promoted);
+  }
+
+  void on_cancel(fifo::ticket_id t) {
+    const fifo::leave_result r = core_.cancel(t, Env::now_ns(ex_));
+    notify();
+    if (r.outcome == fifo::leave_outcome::not_waiting) return;
+    // Called from inside a cancellation emit: complete later, never inline.
+    if (waiter_base* w = take_waiter(t))
+      w->complete(boost::asio::error::operation_aborted, lease{}, true);
+    if (r.promoted) hand_over(*r.promoted);
+  }
+
+  // The core promoted `t`; its waiter resumes when the posted claim runs.
+  void hand_over(fifo::ticket_id t) {
+    boost::asio::post(ex_, [this, t] { on_claim(t); });
+  }
+
+  void on_claim(fifo::ticket_id t) {
+    if (!core_.is_handed_over(t)) return;  // the deadline or a cancellation won
+    const bool claimed = core_.claim(t, Env::now_ns(ex_));
+    ADMIT_ASSERT(claimed, "a handed-over ticket must be claimable");
+    notify();
+    waiter_base* w = take_waiter(t);
+    ADMIT_ASSERT(w != nullptr, "a handed-over ticket has a waiter");
+    w->complete(boost::system::error_code{}, lease(this), false);
+  }
+
+  void release_lease() noexcept {
+    const fifo::release_result r = core_.release(Env::now_ns(ex_));
+    notify();
+    if (r.promoted) hand_over(*r.promoted);
+  }
+
+  void notify() {
+    if (observer_ != nullptr) observer_->on_gate_change(core_);
+  }
+
+  executor_type ex_;
+  fifo::fifo_gate core_;
+  fifo::ticket_id next_ticket_ = 1;
+  std::unordered_map<fifo::ticket_id, waiter_base*> waiters_;  // lookups only, never iterated for output
+  fifo_observer* observer_ = nullptr;
+};
+
+}  // namespace admit::gate
