@@ -101,6 +101,8 @@ class async_fifo_gate {
   const fifo::fifo_gate& core() const noexcept { return core_; }
   std::size_t pending_waiters() const noexcept { return waiters_.size(); }
   void set_observer(fifo_observer* o) noexcept { observer_ = o; }
+  // Every event the core logs, as it happens (see fifo::event_sink).
+  void set_event_sink(fifo::event_sink* s) noexcept { core_.set_event_sink(s); }
 
   template <class Token>
   auto async_acquire(Token&& token) {

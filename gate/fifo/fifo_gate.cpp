@@ -103,9 +103,10 @@ void fifo_gate::log(status st, ticket_id ticket) {
     case status::wait_timeout: ++totals_.wait_timeout; break;
     case status::wait_cancelled: ++totals_.wait_cancelled; break;
   }
+  const event e{order_, st, active_, waiters_.size(), now_ns_, ticket};
+  if (sink_ != nullptr) sink_->on_event(e);
   const auto capacity = static_cast<std::size_t>(cfg_.event_log_capacity);
   if (capacity == 0) return;
-  const event e{order_, st, active_, waiters_.size(), now_ns_, ticket};
   if (log_.size() < capacity) {
     log_.push_back(e);
     return;

@@ -124,6 +124,17 @@ struct event {
   friend bool operator==(const event&, const event&) = default;
 };
 
+// Receives every logged event as it happens, including those that later fall
+// out of the bounded log; how monitors see each transition. A sink must not
+// call back into the gate.
+class event_sink {
+ public:
+  virtual void on_event(const event& e) = 0;
+
+ protected:
+  ~event_sink() = default;
+};
+
 // The gate's state shaped like the lab's snapshot; events oldest first.
 struct snapshot {
   std::int64_t active;
@@ -231,6 +242,8 @@ class fifo_gate {
   // The latest time any input carried.
   std::int64_t now_ns() const noexcept { return now_ns_; }
   const config& cfg() const noexcept { return cfg_; }
+  // At most one sink; nullptr detaches it.
+  void set_event_sink(event_sink* sink) noexcept { sink_ = sink; }
 
  private:
   // Index values: a waiter's node id, or this marker for a ticket whose lease
@@ -256,6 +269,7 @@ class fifo_gate {
   std::uint64_t order_ = 0;
   std::vector<event> log_;     // ring once full
   std::size_t log_next_ = 0;   // slot the next event overwrites once the ring is full
+  event_sink* sink_ = nullptr;
 };
 
 }  // namespace admit::fifo

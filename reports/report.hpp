@@ -1,0 +1,42 @@
+// report: the JSON report of one run (format admitsim-report/1).
+//
+// The contract is documented in docs/report.md. Keys come in a fixed order
+// (nlohmann::ordered_json, filled in a fixed sequence), every time is an
+// integer of nanoseconds except the lab-shaped snapshots' `wait_seconds`,
+// and nothing depends on the wall clock, so one scenario and one seed give
+// the same bytes on every run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/run_record.hpp"
+
+namespace admit::reports {
+
+inline constexpr const char* report_format = "admitsim-report/1";
+inline constexpr const char* execution_mode = "deterministic-virtual-clock-simulation";
+
+struct report_input {
+  const scenario::scenario* sc = nullptr;
+  const nlohmann::ordered_json* source = nullptr;  // the scenario document, embedded for replay
+  std::string file;                                // the path as given on the command line
+  std::string sha256;                              // of the scenario file's bytes
+  const world::run_record* rec = nullptr;
+};
+
+// Whether the run's outcome is what the scenario's `expect` says.
+bool as_expected(const scenario::scenario& sc, const world::run_record& rec);
+
+nlohmann::ordered_json build_report(const report_input& in);
+
+// The report's bytes: 2-space indentation and a final newline.
+std::string render_report(const nlohmann::ordered_json& report);
+
+// The lab-shaped snapshot object.
+nlohmann::ordered_json snapshot_json(const fifo::snapshot& s);
+
+}  // namespace admit::reports

@@ -1,0 +1,309 @@
+// admitsim: the command-line face of the simulator.
+//
+//   admitsim run FILE... [--seed N] [--out PATH|-] [--out-dir DIR] [--quiet]
+//   admitsim replay REPORT.json
+//   admitsim check FILE...
+//   admitsim list [--dir DIR]
+//
+// Exit codes: 0 every run came out as its scenario expects; 1 at least one
+// did not (or a replay differed); 2 bad input or usage. Bad input is reported
+// as one line "FILE: /json/path: what was expected, got what", and no report
+// is written for it. Reports are written to a temporary file and renamed, so
+// a report file on disk is always complete.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gate/admit_assert.hpp"
+#include "reports/report.hpp"
+#include "reports/sha256.hpp"
+#include "sim/scenario/duration.hpp"
+#include "sim/scenario/loader.hpp"
+#include "sim/world/world.hpp"
+
+#ifndef ADMITSIM_VERSION
+#define ADMITSIM_VERSION "0.0.0"
+#endif
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+using namespace admit;
+
+namespace {
+
+constexpr int exit_as_expected = 0;
+constexpr int exit_not_expected = 1;
+constexpr int exit_bad_input = 2;
+
+// Bad input: carries the one-line message that the CLI prints.
+struct input_error {
+  std::string message;
+};
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw input_error{path + ": expected a scenario file, got a directory"};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw input_error{path + ": cannot open the file"};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw input_error{path + ": cannot read the file"};
+  return ss.str();
+}
+
+struct loaded {
+  std::string file;
+  std::string bytes;
+  json doc;
+  scenario::scenario sc;
+};
+
+loaded load_text(const std::string& file, std::string bytes) {
+  loaded l;
+  l.file = file;
+  l.bytes = std::move(bytes);
+  try {
+    l.sc = scenario::load_scenario_text(l.bytes);
+    l.doc = json::parse(l.bytes);
+  } catch (const scenario::scenario_error& e) {
+    throw input_error{file + ": " + e.what()};
+  }
+  return l;
+}
+
+loaded load_file(const std::string& file) { return load_text(file, read_file(file)); }
+
+struct run_output {
+  std::string report_bytes;
+  bool met = false;
+  world::run_record rec;
+  double wall_s = 0;
+};
+
+run_output run_one(const loaded& l, std::uint64_t seed) {
+  run_output out;
+  const auto t0 = std::chrono::steady_clock::now();  // wall time for the summary line only
+  try {
+    out.rec = world::run_scenario(l.sc, seed);
+  } catch (const admit::assertion_failure& e) {
+    throw std::runtime_error(l.file + ": internal assertion failed with seed " + std::to_string(seed) + ": " +
+                             e.what());
+  }
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  reports::report_input in;
+  in.sc = &l.sc;
+  in.source = &l.doc;
+  in.file = l.file;
+  in.sha256 = reports::sha256_hex(l.bytes);
+  in.rec = &out.rec;
+  out.report_bytes = reports::render_report(reports::build_report(in));
+  out.met = reports::as_expected(l.sc, out.rec);
+  return out;
+}
+
+void write_atomically(const std::string& path, const std::string& bytes) {
+  if (path == "-") {
+    std::cout << bytes << std::flush;
+    return;
+  }
+  const fs::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  const fs::path tmp = p.string() + ".partial";
+  {
+    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
+    if (!o) throw input_error{path + ": cannot write the report"};
+    o << bytes;
+    o.flush();
+    if (!o) throw input_error{path + ": cannot write the report"};
+  }
+  fs::rename(tmp, p, ec);
+  if (ec) throw input_error{path + ": cannot write the report (" + ec.message() + ")"};
+}
+
+std::string human_ns(std::int64_t ns) {
+  char buf[64];
+  if (ns >= 60'000'000'000) std::snprintf(buf, sizeof buf, "%.1fmin", ns / 6e10);
+  else if (ns >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.2fs", ns / 1e9);
+  else std::snprintf(buf, sizeof buf, "%.1fms", ns / 1e6);
+  return buf;
+}
+
+void print_summary(const loaded& l, const run_output& o, const std::string& where) {
+  const auto& m = o.rec.metrics;
+  std::int64_t cap = 0;
+  for (const auto& g : l.sc.gates) cap += g.fifo.max_active;
+  const double ratio = o.wall_s > 0 ? (m.simulated_ns / 1e9) / o.wall_s : 0;
+  const double eps = o.wall_s > 0 ? m.events / o.wall_s : 0;
+  std::string verdict = o.rec.any_violation() ? "violation" : "pass";
+  std::fprintf(stderr,
+               "%s seed=%llu: %s (%s) requests=%llu completed=%llu max_inflight=%lld/%lld "
+               "simulated=%s wall=%.3fs sim/wall=%.0fx events/s=%.3g -> %s\n",
+               l.sc.name.c_str(), static_cast<unsigned long long>(o.rec.seed), verdict.c_str(),
+               o.met ? "as expected" : ("expected " + l.sc.expect.verdict).c_str(),
+               static_cast<unsigned long long>(m.requests), static_cast<unsigned long long>(m.completed),
+               static_cast<long long>(m.gate_inflight_max), static_cast<long long>(cap),
+               human_ns(m.simulated_ns).c_str(), o.wall_s, ratio, eps, where.c_str());
+  for (const auto& inv : o.rec.invariants)
+    if (inv.first)
+      std::fprintf(stderr, "  %s broken at %s: %s\n", inv.name.c_str(), human_ns(inv.first->at_ns).c_str(),
+                   inv.first->detail.c_str());
+}
+
+std::string default_out(const loaded& l, std::uint64_t seed, const std::string& dir) {
+  return (fs::path(dir) / (l.sc.name + "-seed" + std::to_string(seed) + ".json")).string();
+}
+
+int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const std::string& out,
+            const std::string& out_dir, bool quiet) {
+  if (!out.empty() && files.size() > 1)
+    throw input_error{"--out names the report of a single scenario; use --out-dir for several"};
+  // Validate every file before running any, so bad input never leaves a partial set of reports.
+  std::vector<loaded> all;
+  for (const auto& f : files) all.push_back(load_file(f));
+  int rc = exit_as_expected;
+  for (const auto& l : all) {
+    const std::uint64_t s = seed.value_or(l.sc.seed);
+    run_output o = run_one(l, s);
+    std::string where = !out.empty() ? out : default_out(l, s, out_dir.empty() ? "out" : out_dir);
+    write_atomically(where, o.report_bytes);
+    if (!quiet) print_summary(l, o, where == "-" ? "stdout" : where);
+    if (!o.met) rc = exit_not_expected;
+  }
+  return rc;
+}
+
+int cmd_check(const std::vector<std::string>& files, bool quiet) {
+  for (const auto& f : files) {
+    loaded l = load_file(f);
+    if (!quiet) std::fprintf(stderr, "%s: ok (%s)\n", f.c_str(), l.sc.name.c_str());
+  }
+  return exit_as_expected;
+}
+
+int cmd_replay(const std::string& report_path, bool quiet) {
+  const std::string bytes = read_file(report_path);
+  json report;
+  try {
+    report = json::parse(bytes);
+  } catch (const json::exception&) {
+    throw input_error{report_path + ": expected an admitsim report (JSON), got unparsable text"};
+  }
+  if (!report.is_object() || report.value("format", "") != reports::report_format)
+    throw input_error{report_path + ": /format: expected \"" + std::string(reports::report_format) + "\""};
+  if (!report.contains("scenario") || !report["scenario"].contains("source") || !report.contains("seed") ||
+      !report["seed"].is_number_unsigned())
+    throw input_error{report_path + ": expected /scenario/source and /seed in the report"};
+  const std::string file = report["scenario"].value("file", "");
+  const std::string recorded_sha = report["scenario"].value("sha256", "");
+  const std::uint64_t seed = report["seed"].get<std::uint64_t>();
+  // Re-run from the embedded scenario; its original bytes are the file's if it is unchanged.
+  std::string source_bytes;
+  std::error_code ec;
+  if (!file.empty() && fs::exists(file, ec)) {
+    source_bytes = read_file(file);
+    if (reports::sha256_hex(source_bytes) != recorded_sha) source_bytes.clear();
+  }
+  loaded l;
+  if (!source_bytes.empty()) {
+    l = load_text(file, source_bytes);
+  } else {
+    // The file moved or changed: the embedded document still defines the run.
+    l = load_text(file, report["scenario"]["source"].dump(2));
+  }
+  run_output o = run_one(l, seed);
+  json again = json::parse(o.report_bytes);
+  if (source_bytes.empty()) again["scenario"]["sha256"] = recorded_sha;
+  const std::string rerun = reports::render_report(again);
+  const bool same = rerun == bytes;
+  if (!quiet)
+    std::fprintf(stderr, "%s: replay of %s seed=%llu %s\n", report_path.c_str(), l.sc.name.c_str(),
+                 static_cast<unsigned long long>(seed), same ? "identical" : "DIFFERS from the recorded report");
+  return same ? exit_as_expected : exit_not_expected;
+}
+
+int cmd_list(const std::string& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json" && e.path().filename() != "schema.json") files.push_back(e.path());
+  if (ec) throw input_error{dir + ": cannot list the directory (" + ec.message() + ")"};
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    try {
+      loaded l = load_file(f.string());
+      std::string desc = l.sc.description;
+      if (desc.size() > 90) desc = desc.substr(0, 87) + "...";
+      std::printf("%-28s %-9s %s\n", l.sc.name.c_str(), l.sc.expect.verdict.c_str(), desc.c_str());
+    } catch (const input_error& e) {
+      std::printf("%-28s %-9s %s\n", f.filename().string().c_str(), "INVALID", e.message.c_str());
+    }
+  }
+  return exit_as_expected;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"admitsim: deterministic simulation and test harness for admission-control gates"};
+  app.set_version_flag("--version", std::string("admitsim ") + ADMITSIM_VERSION);
+  app.require_subcommand(1);
+
+  std::vector<std::string> run_files;
+  std::optional<std::uint64_t> seed;
+  std::string out, out_dir;
+  bool quiet = false;
+  auto* run = app.add_subcommand("run", "Run scenario files and write one JSON report each");
+  run->add_option("FILE", run_files, "Scenario files")->required();
+  run->add_option("--seed", seed, "Seed for every run (default: the scenario's own seed)");
+  run->add_option("--out", out, "Report path for a single scenario ('-' for stdout)");
+  run->add_option("--out-dir", out_dir, "Directory for the reports (default: out/)");
+  run->add_flag("--quiet,-q", quiet, "No summary line on stderr");
+
+  std::string report_path;
+  auto* replay = app.add_subcommand("replay", "Re-run a report's scenario and seed; fail unless byte-identical");
+  replay->add_option("REPORT", report_path, "A report written by admitsim run")->required();
+  replay->add_flag("--quiet,-q", quiet, "No summary line on stderr");
+
+  std::vector<std::string> check_files;
+  auto* check = app.add_subcommand("check", "Validate scenario files without running them");
+  check->add_option("FILE", check_files, "Scenario files")->required();
+  check->add_flag("--quiet,-q", quiet, "No output for valid files");
+
+  std::string list_dir = "scenarios";
+  auto* list = app.add_subcommand("list", "List the scenario catalogue, one line each");
+  list->add_option("--dir", list_dir, "Catalogue directory (default: scenarios)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return exit_bad_input;
+  }
+
+  try {
+    if (run->parsed()) return cmd_run(run_files, seed, out, out_dir, quiet);
+    if (replay->parsed()) return cmd_replay(report_path, quiet);
+    if (check->parsed()) return cmd_check(check_files, quiet);
+    if (list->parsed()) return cmd_list(list_dir);
+  } catch (const input_error& e) {
+    std::fprintf(stderr, "admitsim: %s\n", e.message.c_str());
+    return exit_bad_input;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "admitsim: %s\n", e.what());
+    return exit_not_expected;
+  }
+  return exit_bad_input;
+}

@@ -1,0 +1,25 @@
+// loader: scenario JSON text -> typed scenario, or one scenario_error.
+//
+// Validation is strict: unknown keys, wrong types, out-of-range numbers and
+// dangling references are all errors, each reported with the JSON Pointer of
+// the offending value and what was expected there, e.g.
+//   /gates/0/max_active: expected an integer from 1 to 1000000, got 0
+// The first error wins; nothing is partially loaded.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/scenario/json_path_error.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace admit::scenario {
+
+// Parses and validates. Throws scenario_error.
+scenario load_scenario_text(std::string_view text);
+// The same, from an already parsed document.
+scenario load_scenario_json(const nlohmann::ordered_json& doc);
+
+}  // namespace admit::scenario

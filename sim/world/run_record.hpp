@@ -1,0 +1,96 @@
+// run_record: everything one run produced, as plain data for the reports.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/fifo/fifo_gate.hpp"
+#include "sim/check/histogram.hpp"
+#include "sim/kernel/scheduler.hpp"
+#include "sim/kernel/vtime.hpp"
+
+namespace admit::world {
+
+using sim::vtime_ns;
+
+// The server-side and client-side outcome of one request.
+struct request_outcome {
+  std::string id;
+  vtime_ns arrived_ns = 0;
+  bool responded = false;
+  int http_status = 0;
+  std::string status;  // completed, queue_full, wait_timeout, cancelled, internal_error
+  vtime_ns responded_ns = -1;
+  bool client_timed_out = false;  // the client stopped reading first (ReadTimeout)
+};
+
+// One line of the bounded trace kept for the report.
+struct trace_entry {
+  vtime_ns at_ns = 0;
+  std::string source;  // gate name, "portal" or "request"
+  std::string what;    // a gate status, "begin"/"end", or a request event
+  std::int64_t active = 0;
+  std::int64_t waiting = 0;
+  std::uint64_t ref = 0;  // ticket, or request number
+};
+
+struct violation {
+  vtime_ns at_ns = 0;
+  std::string detail;
+  std::uint64_t trace_index = 0;  // how many trace entries preceded it in the run
+};
+
+struct invariant_result {
+  std::string name;
+  bool enabled = true;
+  bool holds = true;
+  std::uint64_t checked = 0;
+  std::optional<violation> first;
+};
+
+struct run_metrics {
+  std::uint64_t requests = 0;
+  std::uint64_t completed = 0;
+  std::map<std::string, std::uint64_t> refused;  // by reason, sorted by name
+  std::uint64_t client_timeouts = 0;
+  std::int64_t gate_inflight_max = 0;
+  std::int64_t portal_inflight_max = 0;
+  std::int64_t waiting_max = 0;
+  vtime_ns simulated_ns = 0;
+  std::uint64_t events = 0;
+  check::histogram wait_ns;     // arrival to lease (admitted or promoted)
+  check::histogram service_ns;  // lease to the end of the work
+};
+
+struct captured_snapshot {
+  std::string gate;
+  vtime_ns at_ns = 0;
+  fifo::snapshot snap;
+};
+
+struct run_record {
+  std::uint64_t seed = 0;
+  sim::run_status status = sim::run_status::idle;
+  std::vector<invariant_result> invariants;  // in the fixed order of scenario::invariant_names
+  run_metrics metrics;
+  std::vector<captured_snapshot> snapshots;
+  std::map<std::string, request_outcome> outcomes;  // requests the cases refer to
+  std::vector<trace_entry> trace;                   // bounded: the entries before the first violation
+  std::uint64_t trace_dropped = 0;                  // older entries that fell out of the bound
+
+  bool any_violation() const {
+    for (const auto& inv : invariants)
+      if (!inv.holds) return true;
+    return false;
+  }
+  const captured_snapshot* find_snapshot(const std::string& gate, vtime_ns at_ns) const {
+    for (const auto& s : snapshots)
+      if (s.gate == gate && s.at_ns == at_ns) return &s;
+    return nullptr;
+  }
+};
+
+}  // namespace admit::world

@@ -1,0 +1,414 @@
+#include "sim/world/world.hpp"
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <deque>
+#include <memory>
+#include <set>
+#include <unordered_set>
+
+#include "gate/asio/async_fifo_gate.hpp"
+#include "gate/asio/finish_worker.hpp"
+#include "sim/kernel/awaitable.hpp"
+#include "sim/kernel/prng.hpp"
+#include "sim/kernel/sim_env.hpp"
+
+namespace admit::world {
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using sim_gate = gate::async_fifo_gate<sim::sim_env>;
+
+enum inv : std::size_t {
+  inv_gate_inflight,
+  inv_waiting,
+  inv_portal_inflight,
+  inv_fifo_order,
+  inv_released_once,
+  inv_liveness,
+  inv_count,
+};
+static_assert(std::size(scenario::invariant_names) == inv_count);
+
+class world;
+
+// One gate of the scenario with its monitor state.
+struct gate_slot final : fifo::event_sink {
+  gate_slot(world& w, std::size_t index, const scenario::gate_spec& spec, sim::sim_executor ex)
+      : owner(w), idx(index), name(spec.name), gate(ex, spec.fifo) {}
+  void on_event(const fifo::event& e) override;
+
+  world& owner;
+  std::size_t idx;
+  std::string name;
+  sim_gate gate;
+  std::uint64_t granted = 0;
+  std::uint64_t released = 0;
+  std::deque<fifo::ticket_id> queue_order;           // tickets in the order they queued
+  std::unordered_set<fifo::ticket_id> still_queued;  // lookups only
+};
+
+struct request_state {
+  const scenario::request_spec* spec = nullptr;
+  std::uint64_t number = 0;
+  gate_slot* gate = nullptr;
+  vtime_ns service_ns = 0;
+  request_outcome out;
+  asio::cancellation_signal cancel;
+  bool keep = false;  // a case refers to it: keep its outcome
+};
+
+class world {
+ public:
+  world(const scenario::scenario& sc, std::uint64_t seed) : sc_(sc), service_rng_(sim::substream(seed, "service")) {
+    rec_.seed = seed;
+    for (std::size_t i = 0; i < std::size(scenario::invariant_names); ++i) {
+      invariant_result r;
+      r.name = scenario::invariant_names[i];
+      r.enabled = sc.checks.invariants.empty() ||
+                  std::find(sc.checks.invariants.begin(), sc.checks.invariants.end(), r.name) !=
+                      sc.checks.invariants.end();
+      rec_.invariants.push_back(r);
+    }
+    std::int64_t cap_total = 0;
+    for (std::size_t i = 0; i < sc.gates.size(); ++i) {
+      gates_.push_back(std::make_unique<gate_slot>(*this, i, sc.gates[i], sched_.get_executor()));
+      cap_total += sc.gates[i].fifo.max_active;
+    }
+    for (auto& g : gates_) g->gate.set_event_sink(g.get());
+    portal_cap_ = sc.service.portal_cap.value_or(cap_total);
+    trace_cap_ = static_cast<std::size_t>(sc.checks.trace_capacity);
+
+    // Requests in arrival order (stable: equal times keep file order).
+    for (const auto& r : sc.requests) order_.push_back(&r);
+    std::stable_sort(order_.begin(), order_.end(),
+                     [](const scenario::request_spec* a, const scenario::request_spec* b) { return a->at_ns < b->at_ns; });
+    collect_case_refs();
+    keep_all_ = sc.requests.size() <= 10'000;
+  }
+
+  ~world() {
+    // Pending work refers to the gates: destroy it while they are alive.
+    sched_.shutdown();
+  }
+
+  run_record run() {
+    schedule_next_arrival();
+    // Snapshot instants, in order; each sees every event due at or before it.
+    std::set<vtime_ns> instants;
+    for (const auto& s : snapshot_refs_) instants.insert(s.second);
+    std::uint64_t budget = sc_.checks.max_events;
+    sim::run_status st = sim::run_status::idle;
+    auto spend = [&](vtime_ns horizon) {
+      const std::uint64_t before = sched_.events_run();
+      st = sched_.run(sim::run_limits{budget, horizon});
+      budget -= std::min(budget, sched_.events_run() - before);
+    };
+    for (vtime_ns t : instants) {
+      if (t > sc_.checks.horizon_ns) break;
+      spend(t);
+      if (st == sim::run_status::stopped || st == sim::run_status::event_limit) break;
+      if (sched_.now_ns() < t) sched_.run_until(t, 0);
+      for (const auto& [gate_name, at] : snapshot_refs_)
+        if (at == t) capture(gate_name, t);
+    }
+    if (st != sim::run_status::stopped && st != sim::run_status::event_limit) spend(sc_.checks.horizon_ns);
+    rec_.status = st;
+    finish();
+    return std::move(rec_);
+  }
+
+  // --- monitors -------------------------------------------------------------
+
+  void on_gate_event(gate_slot& g, const fifo::event& e) {
+    push_trace(g.name, std::string(fifo::to_string(e.st)), e.active, e.waiting, e.ticket);
+    rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, e.active);
+    rec_.metrics.waiting_max = std::max(rec_.metrics.waiting_max, e.waiting);
+    const fifo::config& cfg = g.gate.core().cfg();
+    switch (e.st) {
+      case fifo::status::admitted:
+      case fifo::status::promoted:
+        ++g.granted;
+        check(inv_gate_inflight, e.active <= cfg.max_active, [&] {
+          return g.name + ": " + std::string(fifo::to_string(e.st)) + " ticket " + std::to_string(e.ticket) +
+                 " made " + std::to_string(e.active) + " leases active, above max_active " +
+                 std::to_string(cfg.max_active);
+        });
+        if (e.st == fifo::status::promoted) {
+          while (!g.queue_order.empty() && g.still_queued.count(g.queue_order.front()) == 0) g.queue_order.pop_front();
+          const bool in_order = !g.queue_order.empty() && g.queue_order.front() == e.ticket;
+          check(inv_fifo_order, in_order, [&] {
+            return g.name + ": promoted ticket " + std::to_string(e.ticket) + " while ticket " +
+                   (g.queue_order.empty() ? std::string("(none)") : std::to_string(g.queue_order.front())) +
+                   " had waited longer";
+          });
+          if (in_order) g.queue_order.pop_front();
+          g.still_queued.erase(e.ticket);
+        } else if (!g.queue_order.empty()) {
+          // Admitted straight away while others wait: a newcomer overtook the queue.
+          while (!g.queue_order.empty() && g.still_queued.count(g.queue_order.front()) == 0) g.queue_order.pop_front();
+          check(inv_fifo_order, g.queue_order.empty(), [&] {
+            return g.name + ": admitted newcomer ticket " + std::to_string(e.ticket) + " while ticket " +
+                   std::to_string(g.queue_order.front()) + " was waiting";
+          });
+        }
+        break;
+      case fifo::status::queued:
+        g.queue_order.push_back(e.ticket);
+        g.still_queued.insert(e.ticket);
+        check(inv_waiting, e.waiting <= cfg.max_waiting, [&] {
+          return g.name + ": " + std::to_string(e.waiting) + " tickets waiting, above max_waiting " +
+                 std::to_string(cfg.max_waiting);
+        });
+        break;
+      case fifo::status::released:
+        ++g.released;
+        check(inv_released_once, g.released <= g.granted && e.active >= 0, [&] {
+          return g.name + ": release number " + std::to_string(g.released) + " but only " +
+                 std::to_string(g.granted) + " leases were granted (active " + std::to_string(e.active) + ")";
+        });
+        break;
+      case fifo::status::wait_timeout:
+      case fifo::status::wait_cancelled:
+        g.still_queued.erase(e.ticket);
+        break;
+      case fifo::status::queue_full:
+        break;
+    }
+  }
+
+  void portal_begin(request_state& r) {
+    ++portal_inflight_;
+    rec_.metrics.portal_inflight_max = std::max(rec_.metrics.portal_inflight_max, portal_inflight_);
+    push_trace("portal", "begin", portal_inflight_, 0, r.number);
+    check(inv_portal_inflight, portal_inflight_ <= portal_cap_, [&] {
+      return "portal: request " + r.spec->id + " made " + std::to_string(portal_inflight_) +
+             " requests in flight, above the portal's cap " + std::to_string(portal_cap_);
+    });
+  }
+  void portal_end(request_state& r) {
+    --portal_inflight_;
+    push_trace("portal", "end", portal_inflight_, 0, r.number);
+  }
+
+ private:
+  template <class Describe>
+  void check(std::size_t which, bool ok, Describe&& describe) {
+    invariant_result& inv = rec_.invariants[which];
+    if (!inv.enabled) return;
+    ++inv.checked;
+    if (ok || !inv.holds) return;
+    inv.holds = false;
+    inv.first = violation{sched_.now_ns(), describe(), trace_total_};
+    if (!stopped_) {
+      stopped_ = true;
+      frozen_trace_ = true;
+      sched_.stop();
+    }
+  }
+
+  void push_trace(const std::string& source, std::string what, std::int64_t active, std::int64_t waiting,
+                  std::uint64_t ref) {
+    ++trace_total_;
+    if (frozen_trace_ || trace_cap_ == 0) return;
+    if (trace_.size() == trace_cap_) {
+      trace_.pop_front();
+      ++rec_.trace_dropped;
+    }
+    trace_.push_back(trace_entry{sched_.now_ns(), source, std::move(what), active, waiting, ref});
+  }
+
+  void collect_case_refs() {
+    std::vector<const scenario::observation*> stack;
+    for (const auto& c : sc_.cases) stack.push_back(&c.what);
+    while (!stack.empty()) {
+      const scenario::observation* o = stack.back();
+      stack.pop_back();
+      if (o->k == scenario::observation::kind::snapshot) snapshot_refs_.insert({o->target, o->at_ns});
+      if (o->k == scenario::observation::kind::response || o->k == scenario::observation::kind::client_exception)
+        kept_ids_.insert(o->target);
+      for (const auto& ch : o->children) stack.push_back(&ch.second);
+    }
+  }
+
+  void capture(const std::string& gate_name, vtime_ns t) {
+    for (const auto& g : gates_)
+      if (g->name == gate_name) rec_.snapshots.push_back(captured_snapshot{gate_name, t, g->gate.core().snap()});
+  }
+
+  gate_slot* find_gate(const std::string& name) {
+    for (auto& g : gates_)
+      if (g->name == name) return g.get();
+    return nullptr;
+  }
+
+  void schedule_next_arrival() {
+    if (next_ >= order_.size()) return;
+    const scenario::request_spec* spec = order_[next_++];
+    sched_.schedule_at(spec->at_ns, [this, spec] {
+      schedule_next_arrival();
+      arrive(*spec);
+    });
+  }
+
+  void arrive(const scenario::request_spec& spec) {
+    auto r = std::make_shared<request_state>();
+    r->spec = &spec;
+    r->number = ++request_count_;
+    r->gate = find_gate(spec.gate);
+    r->service_ns = spec.service_ns ? *spec.service_ns : sc_.service.service_time.sample(service_rng_);
+    r->out.id = spec.id;
+    r->out.arrived_ns = sched_.now_ns();
+    r->keep = keep_all_ || kept_ids_.count(spec.id) != 0;
+    ++rec_.metrics.requests;
+    ++outstanding_;
+    push_trace("request", "arrive " + spec.id, 0, 0, r->number);
+
+    const std::optional<vtime_ns> read_timeout =
+        spec.client_timeout_ns ? spec.client_timeout_ns : sc_.service.client_timeout_ns;
+    if (read_timeout) {
+      sched_.schedule_after(*read_timeout, [this, r] {
+        if (r->out.responded) return;
+        r->out.client_timed_out = true;
+        ++rec_.metrics.client_timeouts;
+        push_trace("request", "client ReadTimeout " + r->spec->id, 0, 0, r->number);
+      });
+    }
+    if (spec.cancel_at_ns) {
+      sched_.schedule_at(*spec.cancel_at_ns, [this, r] {
+        if (r->out.responded) return;
+        push_trace("request", "cancel " + r->spec->id, 0, 0, r->number);
+        r->cancel.emit(asio::cancellation_type::terminal);
+      });
+    }
+    asio::co_spawn(sched_.get_executor(), handle(r),
+                   asio::bind_cancellation_slot(r->cancel.slot(), [](std::exception_ptr e) {
+                     if (e) std::rethrow_exception(e);
+                   }));
+  }
+
+  // The server-side handler of one request.
+  sim::awaitable<void> handle(std::shared_ptr<request_state> r) {
+    gate_slot& g = *r->gate;
+    auto [ec, lease] = co_await g.gate.async_acquire(asio::as_tuple(sim::use_awaitable));
+    if (ec) {
+      if (ec == gate::gate_errc::queue_full) respond(*r, 429, "queue_full");
+      else if (ec == gate::gate_errc::wait_timeout) respond(*r, 503, "wait_timeout");
+      else respond(*r, 499, "cancelled");
+      co_return;
+    }
+    const vtime_ns granted_at = sched_.now_ns();
+    rec_.metrics.wait_ns.add(granted_at - r->out.arrived_ns);
+    if (r->spec->fail == scenario::failure::constructor) {
+      lease.reset();
+      respond(*r, 500, "internal_error");
+      co_return;
+    }
+    portal_begin(*r);
+    auto start_work = [this, r](auto done) {
+      auto t = std::make_shared<sim::sim_timer>(sched_);
+      t->expires_after(r->service_ns);
+      t->async_wait([this, r, t, done = std::move(done)](error_code wec) mutable {
+        portal_end(*r);
+        done(wec);
+      });
+    };
+    auto [wec] = co_await gate::async_finish_worker(start_work, asio::as_tuple(sim::use_awaitable));
+    rec_.metrics.service_ns.add(sched_.now_ns() - granted_at);
+    lease.reset();  // only now has the work really ended
+    if (wec)
+      respond(*r, 499, "cancelled");
+    else
+      respond(*r, 200, "completed");
+  }
+
+  void respond(request_state& r, int http_status, const char* status) {
+    r.out.responded = true;
+    r.out.http_status = http_status;
+    r.out.status = status;
+    r.out.responded_ns = sched_.now_ns();
+    --outstanding_;
+    if (http_status == 200)
+      ++rec_.metrics.completed;
+    else
+      ++rec_.metrics.refused[status];
+    push_trace("request", "respond " + std::to_string(http_status) + " " + status + " " + r.spec->id, 0, 0,
+               r.number);
+    if (r.keep) rec_.outcomes[r.spec->id] = r.out;
+  }
+
+  void finish() {
+    rec_.metrics.simulated_ns = sched_.now_ns();
+    rec_.metrics.events = sched_.events_run();
+    if (!stopped_) {
+      std::string why;
+      if (rec_.status == sim::run_status::event_limit)
+        why = "the run used its budget of " + std::to_string(sc_.checks.max_events) + " events";
+      else if (rec_.status == sim::run_status::time_limit)
+        why = "the run reached its horizon with work pending";
+      else if (next_ < order_.size() || outstanding_ != 0)
+        why = std::to_string(outstanding_) + " requests never ended";
+      for (const auto& g : gates_) {
+        if (!why.empty()) break;
+        const auto& core = g->gate.core();
+        if (core.active() != 0 || core.waiting() != 0)
+          why = g->name + " is not idle at the end: active " + std::to_string(core.active()) + ", waiting " +
+                std::to_string(core.waiting());
+        else if (g->granted != g->released)
+          check(inv_released_once, false, [&] {
+            return g->name + ": " + std::to_string(g->granted) + " leases granted but " +
+                   std::to_string(g->released) + " released";
+          });
+      }
+      if (!why.empty() && rec_.invariants[inv_liveness].enabled) {
+        // A lease that was never released shows up here as a gate that is not idle.
+        for (const auto& g : gates_)
+          if (g->granted > g->released + static_cast<std::uint64_t>(std::max<std::int64_t>(g->gate.core().active(), 0)))
+            check(inv_released_once, false, [&] {
+              return g->name + ": leases granted " + std::to_string(g->granted) + ", released " +
+                     std::to_string(g->released) + ", active " + std::to_string(g->gate.core().active());
+            });
+        check(inv_liveness, false, [&] { return why; });
+      } else {
+        check(inv_liveness, true, [] { return std::string(); });
+      }
+    }
+    rec_.trace.assign(trace_.begin(), trace_.end());
+  }
+
+  const scenario::scenario& sc_;
+  sim::scheduler sched_;
+  std::vector<std::unique_ptr<gate_slot>> gates_;
+  sim::prng service_rng_;
+  run_record rec_;
+  std::vector<const scenario::request_spec*> order_;
+  std::size_t next_ = 0;
+  std::uint64_t request_count_ = 0;
+  std::int64_t outstanding_ = 0;
+  std::int64_t portal_inflight_ = 0;
+  std::int64_t portal_cap_ = 0;
+  std::set<std::pair<std::string, vtime_ns>> snapshot_refs_;
+  std::set<std::string> kept_ids_;
+  bool keep_all_ = false;
+  bool stopped_ = false;
+  bool frozen_trace_ = false;
+  std::size_t trace_cap_ = 64;
+  std::uint64_t trace_total_ = 0;
+  std::deque<trace_entry> trace_;
+};
+
+void gate_slot::on_event(const fifo::event& e) { owner.on_gate_event(*this, e); }
+
+}  // namespace
+
+run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed) {
+  world w(sc, seed);
+  return w.run();
+}
+
+}  // namespace admit::world

@@ -1,0 +1,27 @@
+// world: runs one scenario with one seed on the simulator.
+//
+// The simulated system. Each gate of the scenario is an async_fifo_gate (the
+// shipped adapter over the sans-IO core) on the virtual clock. Every request
+// is a client and a server-side handler. The handler is an actor that
+// acquires a lease, runs its work at the portal through finish_worker (work
+// that cannot be cancelled, so the lease is held until it ends) and answers:
+// 200 completed, 429 queue_full, 503 wait_timeout, 500 internal_error (the
+// worker failed while starting), or 499 cancelled (the handler was cancelled,
+// as when the client disconnects). The client stops reading at its read
+// timeout (ReadTimeout), which does not stop the server's work.
+//
+// Monitors see every gate transition (through the core's event sink) and
+// every portal start and end, check the invariants at each step, and stop
+// the run at the first violation.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/run_record.hpp"
+
+namespace admit::world {
+
+run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed);
+
+}  // namespace admit::world
