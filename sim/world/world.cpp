@@ -38,10 +38,11 @@ static_assert(std::size(scenario::invariant_names) == inv_count);
 class world;
 
 // One gate of the scenario with its monitor state.
-struct gate_slot final : fifo::event_sink {
+struct gate_slot final : fifo::event_sink, gate::fifo_observer {
   gate_slot(world& w, std::size_t index, const scenario::gate_spec& spec, sim::sim_executor ex)
       : owner(w), idx(index), name(spec.name), gate(ex, spec.fifo) {}
   void on_event(const fifo::event& e) override;
+  void on_gate_change(const fifo::fifo_gate& core) override;
 
   world& owner;
   std::size_t idx;
@@ -80,7 +81,10 @@ class world {
       gates_.push_back(std::make_unique<gate_slot>(*this, i, sc.gates[i], sched_.get_executor()));
       cap_total += sc.gates[i].fifo.max_active;
     }
-    for (auto& g : gates_) g->gate.set_event_sink(g.get());
+    for (auto& g : gates_) {
+      g->gate.set_event_sink(g.get());
+      g->gate.set_observer(g.get());
+    }
     portal_cap_ = sc.service.portal_cap.value_or(cap_total);
     trace_cap_ = static_cast<std::size_t>(sc.checks.trace_capacity);
 
@@ -94,6 +98,7 @@ class world {
 
   ~world() {
     // Pending work refers to the gates: destroy it while they are alive.
+    tearing_down_ = true;
     sched_.shutdown();
   }
 
@@ -120,12 +125,17 @@ class world {
     if (st != sim::run_status::stopped && st != sim::run_status::event_limit) spend(sc_.checks.horizon_ns);
     rec_.status = st;
     finish();
+    // Tear down while the gates are alive; monitors ignore what teardown does
+    // (leases of destroyed handlers returning to the gates).
+    tearing_down_ = true;
+    sched_.shutdown();
     return std::move(rec_);
   }
 
   // --- monitors -------------------------------------------------------------
 
   void on_gate_event(gate_slot& g, const fifo::event& e) {
+    if (tearing_down_) return;
     push_trace(g.name, std::string(fifo::to_string(e.st)), e.active, e.waiting, e.ticket);
     rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, e.active);
     rec_.metrics.waiting_max = std::max(rec_.metrics.waiting_max, e.waiting);
@@ -182,7 +192,18 @@ class world {
     }
   }
 
+  // After every call into a gate: a release the core refused as unbalanced
+  // means some lease was counted out twice.
+  void on_gate_change(gate_slot& g, const fifo::fifo_gate& core) {
+    if (tearing_down_) return;
+    check(inv_released_once, core.totals().unbalanced_release == 0 && core.active() >= 0, [&] {
+      return g.name + ": a holder released its lease after the gate had already counted it out (" +
+             std::to_string(core.totals().unbalanced_release) + " unbalanced release)";
+    });
+  }
+
   void portal_begin(request_state& r) {
+    if (tearing_down_) return;
     ++portal_inflight_;
     rec_.metrics.portal_inflight_max = std::max(rec_.metrics.portal_inflight_max, portal_inflight_);
     push_trace("portal", "begin", portal_inflight_, 0, r.number);
@@ -192,6 +213,7 @@ class world {
     });
   }
   void portal_end(request_state& r) {
+    if (tearing_down_) return;
     --portal_inflight_;
     push_trace("portal", "end", portal_inflight_, 0, r.number);
   }
@@ -328,6 +350,7 @@ class world {
   }
 
   void respond(request_state& r, int http_status, const char* status) {
+    if (tearing_down_) return;
     r.out.responded = true;
     r.out.http_status = http_status;
     r.out.status = status;
@@ -345,39 +368,32 @@ class world {
   void finish() {
     rec_.metrics.simulated_ns = sched_.now_ns();
     rec_.metrics.events = sched_.events_run();
-    if (!stopped_) {
-      std::string why;
-      if (rec_.status == sim::run_status::event_limit)
-        why = "the run used its budget of " + std::to_string(sc_.checks.max_events) + " events";
-      else if (rec_.status == sim::run_status::time_limit)
-        why = "the run reached its horizon with work pending";
-      else if (next_ < order_.size() || outstanding_ != 0)
-        why = std::to_string(outstanding_) + " requests never ended";
-      for (const auto& g : gates_) {
-        if (!why.empty()) break;
-        const auto& core = g->gate.core();
-        if (core.active() != 0 || core.waiting() != 0)
-          why = g->name + " is not idle at the end: active " + std::to_string(core.active()) + ", waiting " +
-                std::to_string(core.waiting());
-        else if (g->granted != g->released)
-          check(inv_released_once, false, [&] {
-            return g->name + ": " + std::to_string(g->granted) + " leases granted but " +
-                   std::to_string(g->released) + " released";
-          });
-      }
-      if (!why.empty() && rec_.invariants[inv_liveness].enabled) {
-        // A lease that was never released shows up here as a gate that is not idle.
-        for (const auto& g : gates_)
-          if (g->granted > g->released + static_cast<std::uint64_t>(std::max<std::int64_t>(g->gate.core().active(), 0)))
-            check(inv_released_once, false, [&] {
-              return g->name + ": leases granted " + std::to_string(g->granted) + ", released " +
-                     std::to_string(g->released) + ", active " + std::to_string(g->gate.core().active());
-            });
-        check(inv_liveness, false, [&] { return why; });
-      } else {
-        check(inv_liveness, true, [] { return std::string(); });
-      }
+    if (stopped_) {
+      rec_.trace.assign(trace_.begin(), trace_.end());
+      return;
     }
+    std::string why;
+    if (rec_.status == sim::run_status::event_limit)
+      why = "the run used its budget of " + std::to_string(sc_.checks.max_events) + " events";
+    else if (rec_.status == sim::run_status::time_limit)
+      why = "the run reached its horizon with work pending";
+    else if (next_ < order_.size() || outstanding_ != 0)
+      why = std::to_string(outstanding_) + " requests never ended";
+    const bool all_ended = why.empty();
+    for (const auto& g : gates_) {
+      const auto& core = g->gate.core();
+      // Every request has answered, so no handler holds a lease: whatever the
+      // gate still counts as granted and unreleased has leaked.
+      if (all_ended)
+        check(inv_released_once, g->granted == g->released, [&] {
+          return g->name + ": " + std::to_string(g->granted) + " leases granted but " +
+                 std::to_string(g->released) + " released after every request ended";
+        });
+      if (why.empty() && (core.active() != 0 || core.waiting() != 0))
+        why = g->name + " is not idle at the end: active " + std::to_string(core.active()) + ", waiting " +
+              std::to_string(core.waiting());
+    }
+    check(inv_liveness, why.empty(), [&] { return why; });
     rec_.trace.assign(trace_.begin(), trace_.end());
   }
 
@@ -396,6 +412,7 @@ class world {
   std::set<std::string> kept_ids_;
   bool keep_all_ = false;
   bool stopped_ = false;
+  bool tearing_down_ = false;
   bool frozen_trace_ = false;
   std::size_t trace_cap_ = 64;
   std::uint64_t trace_total_ = 0;
@@ -403,6 +420,7 @@ class world {
 };
 
 void gate_slot::on_event(const fifo::event& e) { owner.on_gate_event(*this, e); }
+void gate_slot::on_gate_change(const fifo::fifo_gate& core) { owner.on_gate_change(*this, core); }
 
 }  // namespace
 

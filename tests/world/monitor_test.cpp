@@ -1,0 +1,127 @@
+#include <catch2/catch.hpp>
+
+#include "world_test_support.hpp"
+
+namespace {
+
+std::string gate_scenario(const std::string& gate, const std::string& requests) {
+  return R"({"name": "monitor", "gate": )" + gate + R"(, "service": {"service_time": "100ms"},
+    "workload": {"requests": [)" + requests + "]}}";
+}
+
+const admit::world::invariant_result& inv(const admit::world::run_record& rec, const std::string& name) {
+  for (const auto& i : rec.invariants)
+    if (i.name == name) return i;
+  FAIL("no invariant " << name);
+  return rec.invariants.front();
+}
+
+}  // namespace
+
+TEST_CASE("the real gate holds every invariant under a promotion race", "[world][monitor]") {
+  // Goal: baseline for the mutant tests below. Method: the same races with mutation none.
+  const auto r = admit::test::run_text(
+      gate_scenario(R"({"kind": "fifo", "max_active": 1, "max_waiting": 2, "wait_deadline": "95ms"})",
+                    R"({"id": "a", "at": "0ms"}, {"id": "b", "at": "5ms"}, {"id": "c", "at": "10ms", "cancel_at": "100ms"})"),
+      1);
+  CHECK_FALSE(r.rec.any_violation());
+  CHECK(r.report["verdict"] == "pass");
+}
+
+TEST_CASE("an off-by-one admit breaks gate_inflight_le_cap and stops the run", "[world][monitor][mutant]") {
+  // Goal: the cap monitor can fail. Method: mutation admit_off_by_one with two overlapping requests.
+  const auto r = admit::test::run_text(
+      gate_scenario(R"({"kind": "fifo", "max_active": 1, "max_waiting": 1, "mutation": "admit_off_by_one"})",
+                    R"({"id": "a", "at": "0ms"}, {"id": "b", "at": "10ms"})"),
+      1);
+  const auto& i = inv(r.rec, "gate_inflight_le_cap");
+  REQUIRE_FALSE(i.holds);
+  CHECK(i.first->at_ns == 10'000'000);
+  CHECK_THAT(i.first->detail, Catch::Contains("above max_active 1"));
+  CHECK(r.report["verdict"] == "violation");
+  CHECK(r.report["expected"]["met"] == false);
+  REQUIRE(r.report.contains("trace"));
+  CHECK(r.report["trace"]["entries"].size() > 0);
+  CHECK(r.rec.metrics.simulated_ns == 10'000'000);  // the run stopped at the violation
+}
+
+TEST_CASE("a leaked handover breaks lease_released_once and liveness", "[world][monitor][mutant]") {
+  // Goal: the leak is caught. Method: b is promoted at 100 ms and cancelled at the same instant before it
+  // resumes; the leaking gate never releases the handed-over lease.
+  const auto r = admit::test::run_text(
+      gate_scenario(
+          R"({"kind": "fifo", "max_active": 1, "max_waiting": 2, "wait_deadline": "1s", "mutation": "leak_handover_on_cancel"})",
+          R"({"id": "a", "at": "0ms"}, {"id": "b", "at": "10ms", "cancel_at": "100ms"})"),
+      1);
+  CHECK_FALSE(inv(r.rec, "liveness").holds);
+  CHECK_FALSE(inv(r.rec, "lease_released_once").holds);
+  CHECK(r.rec.outcomes.at("b").status == "cancelled");
+}
+
+TEST_CASE("a newcomer overtaking the queue breaks fifo_order", "[world][monitor][mutant]") {
+  // Goal: the FIFO monitor can fail. Method: with newcomers_jump_queue a release leaves the slot free
+  // and a later arrival takes it while b still waits.
+  const auto r = admit::test::run_text(
+      gate_scenario(
+          R"({"kind": "fifo", "max_active": 1, "max_waiting": 2, "wait_deadline": "1s", "mutation": "newcomers_jump_queue"})",
+          R"({"id": "a", "at": "0ms"}, {"id": "b", "at": "10ms"}, {"id": "c", "at": "150ms"})"),
+      1);
+  const auto& i = inv(r.rec, "fifo_order");
+  REQUIRE_FALSE(i.holds);
+  CHECK(i.first->at_ns == 150'000'000);
+}
+
+TEST_CASE("a double release at the deadline lets the portal exceed its cap", "[world][monitor][mutant]") {
+  // Goal: an extra release is caught by its consequence. Method: b is promoted at 100 ms and its deadline
+  // undoes the handover at the same instant; the broken gate releases twice, so while c still works two
+  // newcomers are admitted and the portal sees three requests against a cap of two.
+  const auto r = admit::test::run_text(
+      gate_scenario(
+          R"({"kind": "fifo", "max_active": 2, "max_waiting": 1, "wait_deadline": "95ms", "mutation": "double_release_on_timeout"})",
+          R"({"id": "a", "at": "0ms"}, {"id": "c", "at": "0ms", "service": "500ms"}, {"id": "b", "at": "5ms"},
+             {"id": "d", "at": "150ms"}, {"id": "e", "at": "160ms"})"),
+      1);
+  const auto& i = inv(r.rec, "portal_inflight_le_cap");
+  REQUIRE_FALSE(i.holds);
+  CHECK(i.first->at_ns == 160'000'000);
+  CHECK(inv(r.rec, "gate_inflight_le_cap").holds);  // the gate itself believes it is within its cap
+}
+
+TEST_CASE("a double release with nothing else active is counted as unbalanced", "[world][monitor][mutant]") {
+  // Goal: the release-once monitor sees releases the core refuses. Method: with one slot, the extra release
+  // finds active at 0 and the core counts it as unbalanced.
+  const auto r = admit::test::run_text(
+      gate_scenario(
+          R"({"kind": "fifo", "max_active": 1, "max_waiting": 1, "wait_deadline": "95ms", "mutation": "double_release_on_timeout"})",
+          R"({"id": "a", "at": "0ms"}, {"id": "b", "at": "5ms"})"),
+      1);
+  const auto& i = inv(r.rec, "lease_released_once");
+  REQUIRE_FALSE(i.holds);
+  CHECK(i.first->at_ns == 100'000'000);
+}
+
+TEST_CASE("a client read timeout does not free the slot", "[world][client_timeout]") {
+  // Goal: the lab's client_timeout semantics. Method: the client gives up at 20 ms; a second request
+  // arriving at 50 ms must still queue because the first one's work runs until 100 ms.
+  const auto r = admit::test::run_text(
+      gate_scenario(R"({"kind": "fifo", "max_active": 1, "max_waiting": 1, "wait_deadline": "1s"})",
+                    R"({"id": "a", "at": "0ms", "client_timeout": "20ms"}, {"id": "b", "at": "50ms"})"),
+      1);
+  CHECK_FALSE(r.rec.any_violation());
+  CHECK(r.rec.outcomes.at("a").client_timed_out);
+  CHECK(r.rec.outcomes.at("a").status == "completed");
+  CHECK(r.rec.outcomes.at("b").responded_ns == 200'000'000);  // waited for a's work, then ran 100 ms
+}
+
+TEST_CASE("cancelling a handler mid-work holds the lease until the work ends", "[world][cancel]") {
+  // Goal: finish_worker semantics in the world. Method: cancel a at 30 ms; b queued at 40 ms is promoted
+  // only when a's work ends at 100 ms.
+  const auto r = admit::test::run_text(
+      gate_scenario(R"({"kind": "fifo", "max_active": 1, "max_waiting": 1, "wait_deadline": "1s"})",
+                    R"({"id": "a", "at": "0ms", "cancel_at": "30ms"}, {"id": "b", "at": "40ms"})"),
+      1);
+  CHECK_FALSE(r.rec.any_violation());
+  CHECK(r.rec.outcomes.at("a").status == "cancelled");
+  CHECK(r.rec.outcomes.at("a").responded_ns == 100'000'000);
+  CHECK(r.rec.outcomes.at("b").responded_ns == 200'000'000);
+}

@@ -1,0 +1,47 @@
+// Helpers shared by the world tests: load a scenario from the repository or
+// from text, run it, and render its report exactly as the CLI does.
+#pragma once
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "reports/report.hpp"
+#include "reports/sha256.hpp"
+#include "sim/scenario/loader.hpp"
+#include "sim/world/world.hpp"
+
+namespace admit::test {
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct rendered {
+  world::run_record rec;
+  nlohmann::ordered_json report;
+  std::string bytes;
+};
+
+inline rendered run_text(const std::string& text, std::uint64_t seed, const std::string& file = "inline.json") {
+  const scenario::scenario sc = scenario::load_scenario_text(text);
+  const auto doc = nlohmann::ordered_json::parse(text);
+  rendered r;
+  r.rec = world::run_scenario(sc, seed);
+  reports::report_input in;
+  in.sc = &sc;
+  in.source = &doc;
+  in.file = file;
+  in.sha256 = reports::sha256_hex(text);
+  in.rec = &r.rec;
+  r.report = reports::build_report(in);
+  r.bytes = reports::render_report(r.report);
+  return r;
+}
+
+inline rendered run_file(const std::string& path, std::uint64_t seed) { return run_text(slurp(path), seed, path); }
+
+}  // namespace admit::test
