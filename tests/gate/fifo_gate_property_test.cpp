@@ -314,8 +314,13 @@ auto gate_property(mutation mut) {
 }
 
 // A fixed seed keeps the run deterministic; RC_PARAMS="seed=..." (RapidCheck's
-// own variable) replays another one.
-rc::detail::TestParams params_for(int max_success) {
+// own variable) replays another one. ADMITSIM_PROPERTY_CASES raises the
+// budget of the main property (the ctest label property-long sets it).
+rc::detail::TestParams params_for(int max_success, bool scalable = false) {
+  if (const char* env = std::getenv("ADMITSIM_PROPERTY_CASES"); scalable && env != nullptr) {
+    const int n = std::atoi(env);
+    if (n > 0) max_success = n;
+  }
   rc::detail::TestParams params;
   if (std::getenv("RC_PARAMS") != nullptr) {
     params = rc::detail::configuration().testParams;
@@ -358,7 +363,7 @@ rc::detail::TestResult run_property(mutation mut, const rc::detail::TestParams& 
 
 TEST_CASE("the real gate keeps every property", "[fifo][property]") {
   // Goal: random command sequences never break a property of the real gate. Method: rc::state against the model, then drain.
-  const rc::detail::TestParams params = params_for(1000);
+  const rc::detail::TestParams params = params_for(1000, true);
   const rc::detail::TestResult result = run_property(mutation::none, params);
   INFO("seed " << params.seed << "; replay with RC_PARAMS=\"seed=" << params.seed << "\"\n"
                << describe(result));
