@@ -57,6 +57,12 @@ struct observation {
   std::string target;      // gate name (snapshot) or request id (response, client_exception)
   vtime_ns at_ns = 0;      // snapshot instant
   std::vector<std::pair<std::string, observation>> children;  // object fields or array items
+
+  // Declared so that clang (14, with libstdc++) does not ask whether the
+  // still-incomplete pair<string, observation> is implicitly default
+  // constructible while it defines this constructor; without it clang
+  // rejects every use of the type.
+  observation() = default;
 };
 
 struct case_spec {
