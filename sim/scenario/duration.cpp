@@ -63,6 +63,17 @@ std::optional<std::int64_t> parse_duration_ns(std::string_view text) {
   return value;
 }
 
+std::optional<std::int64_t> parse_signed_duration_ns(std::string_view text) {
+  if (!text.empty() && (text[0] == '+' || text[0] == '-')) {
+    const bool negative = text[0] == '-';
+    const auto magnitude = parse_duration_ns(text.substr(1));
+    if (!magnitude) return std::nullopt;
+    // -INT64_MAX is representable; INT64_MIN is not reachable (the magnitude is at most INT64_MAX).
+    return negative ? -*magnitude : *magnitude;
+  }
+  return parse_duration_ns(text);
+}
+
 std::string format_duration(std::int64_t ns) {
   if (ns == 0) return "0ms";
   std::string sign = ns < 0 ? "-" : "";
