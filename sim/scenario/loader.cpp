@@ -12,9 +12,15 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// A value as the message shows it: its JSON, cut to 60 bytes (never inside
+// a UTF-8 sequence).
 std::string shown(const json& v) {
   std::string s = v.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  if (s.size() > 60) {
+    std::size_t cut = 57;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut) + "...";
+  }
   return s;
 }
 
@@ -80,9 +86,12 @@ std::int64_t read_int(const json& v, const std::string& path, std::int64_t lo, s
       "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
   if (!v.is_number_integer()) fail(path, expected, v);
   if (v.is_number_unsigned()) {
+    // Non-negative integers parse as unsigned: both bounds still apply.
     const auto u = v.get<std::uint64_t>();
     if (u > static_cast<std::uint64_t>(hi)) fail(path, expected, v);
-    return static_cast<std::int64_t>(u);
+    const auto x = static_cast<std::int64_t>(u);
+    if (x < lo) fail(path, expected, v);
+    return x;
   }
   const auto x = v.get<std::int64_t>();
   if (x < lo || x > hi) fail(path, expected, v);
@@ -114,15 +123,35 @@ std::string read_name(const json& v, const std::string& path) {
   return s;
 }
 
-vtime_ns read_duration(const json& v, const std::string& path, vtime_ns lo = 0,
-                       vtime_ns hi = 100LL * 24 * 3600 * sim::sec) {
-  std::string expected = "a duration such as \"250ms\"";
-  if (lo > 0) expected = "a positive duration such as \"250ms\"";
+constexpr vtime_ns day_ns = 24LL * 3600 * sim::sec;
+constexpr vtime_ns duration_max_ns = 100 * day_ns;  // 2400h: no time in a scenario is later
+
+vtime_ns read_duration(const json& v, const std::string& path, vtime_ns lo = 0, vtime_ns hi = duration_max_ns) {
+  std::string expected = lo > 0 ? "a positive duration such as \"250ms\"" : "a duration such as \"250ms\"";
   if (!v.is_string()) fail(path, expected, v);
-  const auto d = parse_duration_ns(v.get<std::string>());
-  if (!d) fail(path, expected + " (units ns, us, ms, s, m, h)", v);
+  const std::string& text = v.get_ref<const std::string&>();
+  const auto d = parse_duration_ns(text);
+  if (!d) {
+    if (!text.empty() && (text[0] == '-' || text[0] == '+'))
+      fail(path, expected + " without a sign", v);
+    fail(path, expected + " (digits, an optional fraction, then ns, us, ms, s, m or h; whole nanoseconds)", v);
+  }
   if (*d < lo || *d > hi)
     fail(path, "a duration from " + format_duration(lo) + " to " + format_duration(hi), v);
+  return *d;
+}
+
+// Clock offsets and steps: "-250ms", "+2s", "0ms".
+vtime_ns read_signed_duration(const json& v, const std::string& path, vtime_ns magnitude_max) {
+  const std::string expected = "a signed duration such as \"-250ms\" or \"+2s\"";
+  if (!v.is_string()) fail(path, expected, v);
+  const auto d = parse_signed_duration_ns(v.get_ref<const std::string&>());
+  if (!d)
+    fail(path, expected + " (an optional sign, digits, an optional fraction, then ns, us, ms, s, m or h; whole nanoseconds)",
+         v);
+  if (*d < -magnitude_max || *d > magnitude_max)
+    fail(path, "a signed duration from -" + format_duration(magnitude_max) + " to +" + format_duration(magnitude_max),
+         v);
   return *d;
 }
 
@@ -137,8 +166,12 @@ E read_enum(const json& v, const std::string& path, const std::pair<const char*,
   fail(path, expected, v);
 }
 
+
+// Distributions: every duration at most sim::duration_cap_ns (10^15 ns,
+// "1000000s"), the most a distribution can return.
 sim::duration_dist read_dist(const json& v, const std::string& path) {
-  if (v.is_string()) return sim::duration_dist::fixed(read_duration(v, path));
+  constexpr vtime_ns cap = sim::duration_cap_ns;
+  if (v.is_string()) return sim::duration_dist::fixed(read_duration(v, path, 0, cap));
   object_reader r(v, path, "a duration such as \"350ms\" or a distribution object");
   static const std::pair<const char*, sim::duration_kind> kinds[] = {
       {"fixed", sim::duration_kind::fixed},
@@ -150,26 +183,27 @@ sim::duration_dist read_dist(const json& v, const std::string& path) {
   sim::duration_dist d;
   switch (kind) {
     case sim::duration_kind::fixed:
-      d = sim::duration_dist::fixed(read_duration(r.require("value", "a duration"), child(path, "value")));
+      d = sim::duration_dist::fixed(read_duration(r.require("value", "a duration"), child(path, "value"), 0, cap));
       break;
     case sim::duration_kind::uniform: {
-      const vtime_ns lo = read_duration(r.require("min", "a duration"), child(path, "min"));
-      const vtime_ns hi = read_duration(r.require("max", "a duration"), child(path, "max"));
+      const vtime_ns lo = read_duration(r.require("min", "a duration"), child(path, "min"), 0, cap);
+      const vtime_ns hi = read_duration(r.require("max", "a duration"), child(path, "max"), 0, cap);
       if (hi < lo) fail(child(path, "max"), "a duration not below min (" + format_duration(lo) + ")", *r.get("max"));
       d = sim::duration_dist::uniform(lo, hi);
       break;
     }
     case sim::duration_kind::exponential:
-      d = sim::duration_dist::exponential(read_duration(r.require("mean", "a duration"), child(path, "mean"), 1));
+      d = sim::duration_dist::exponential(
+          read_duration(r.require("mean", "a duration"), child(path, "mean"), 1, cap));
       break;
     case sim::duration_kind::lognormal: {
-      const vtime_ns median = read_duration(r.require("median", "a duration"), child(path, "median"), 1);
+      const vtime_ns median = read_duration(r.require("median", "a duration"), child(path, "median"), 1, cap);
       const double sigma = read_double(r.require("sigma", "a number"), child(path, "sigma"), 0.0, 10.0);
       d = sim::duration_dist::lognormal(median, sigma);
       break;
     }
     case sim::duration_kind::pareto: {
-      const vtime_ns scale = read_duration(r.require("scale", "a duration"), child(path, "scale"), 1);
+      const vtime_ns scale = read_duration(r.require("scale", "a duration"), child(path, "scale"), 1, cap);
       const double alpha = read_double(r.require("alpha", "a number"), child(path, "alpha"), 0.01, 100.0);
       d = sim::duration_dist::pareto(scale, alpha);
       break;
@@ -179,6 +213,92 @@ sim::duration_dist read_dist(const json& v, const std::string& path) {
   return d;
 }
 
+// --- gates ------------------------------------------------------------------
+
+std::vector<lease_variant> read_variants(const json& v, const std::string& path) {
+  static const std::pair<const char*, lease_variant> names[] = {{"seed", lease_variant::seed},
+                                                                {"server_time", lease_variant::server_time},
+                                                                {"renewal", lease_variant::renewal},
+                                                                {"fencing", lease_variant::fencing},
+                                                                {"fair", lease_variant::fair}};
+  static_assert(std::size(names) == lease_variant_count);
+  if (!v.is_array()) return {read_enum(v, path, names)};
+  if (v.empty() || v.size() > lease_variant_count)
+    fail(path, "a variant name or a list of 1 to " + std::to_string(lease_variant_count) + " distinct variant names",
+         v);
+  std::vector<lease_variant> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const lease_variant x = read_enum(v[i], child(path, i), names);
+    if (std::find(out.begin(), out.end(), x) != out.end())
+      fail(child(path, i), "a variant not listed before", v[i]);
+    out.push_back(x);
+  }
+  return out;
+}
+
+backoff_spec read_backoff(const json& v, const std::string& path) {
+  object_reader r(v, path,
+                  "a backoff object such as {\"kind\": \"fixed\", \"delay\": \"200ms\"} or {\"kind\": "
+                  "\"exponential\", \"base\": \"50ms\", \"max\": \"2s\"}");
+  static const std::pair<const char*, backoff_spec::kind> kinds[] = {{"fixed", backoff_spec::kind::fixed},
+                                                                     {"exponential", backoff_spec::kind::exponential}};
+  constexpr vtime_ns hour = 3600 * sim::sec;
+  backoff_spec b;
+  b.k = read_enum(r.require("kind", "\"fixed\" or \"exponential\""), child(path, "kind"), kinds);
+  if (b.k == backoff_spec::kind::fixed) {
+    if (const json* x = r.get("delay")) b.delay_ns = read_duration(*x, child(path, "delay"), 1, hour);
+  } else {
+    if (const json* x = r.get("base")) b.base_ns = read_duration(*x, child(path, "base"), 1, hour);
+    if (const json* x = r.get("max")) {
+      b.max_ns = read_duration(*x, child(path, "max"), 1, hour);
+      if (b.max_ns < b.base_ns)
+        fail(child(path, "max"), "a duration not below base (" + format_duration(b.base_ns) + ")", *x);
+    } else if (b.max_ns < b.base_ns) {
+      b.max_ns = b.base_ns;  // the default cap never undercuts a larger base
+    }
+    if (const json* x = r.get("jitter")) {
+      static const std::pair<const char*, backoff_spec::jitter> jit[] = {{"full", backoff_spec::jitter::full},
+                                                                         {"none", backoff_spec::jitter::none}};
+      b.jit = read_enum(*x, child(path, "jitter"), jit);
+    }
+  }
+  r.finish();
+  return b;
+}
+
+bool has_variant(const lease_params& l, lease_variant v) {
+  return std::find(l.variants.begin(), l.variants.end(), v) != l.variants.end();
+}
+
+void read_lease_fields(object_reader& r, const std::string& path, lease_params& l) {
+  if (const json* x = r.get("variant")) l.variants = read_variants(*x, child(path, "variant"));
+  l.limit = read_int(r.require("limit", "the number of permits"), child(path, "limit"), 1, lease_limit_max);
+  if (const json* x = r.get("lease")) l.lease_ns = read_duration(*x, child(path, "lease"), sim::ms, day_ns);
+  if (const json* x = r.get("acquire_timeout"))
+    l.acquire_timeout_ns = read_duration(*x, child(path, "acquire_timeout"), 0, day_ns);
+  if (const json* x = r.get("backoff")) l.backoff = read_backoff(*x, child(path, "backoff"));
+  l.renew_every_ns = l.lease_ns / 3;
+  if (const json* x = r.get("renew_every")) {
+    if (!has_variant(l, lease_variant::renewal))
+      fail(child(path, "renew_every"), "\"renew_every\" only with the \"renewal\" variant", *x);
+    l.renew_every_ns = read_duration(*x, child(path, "renew_every"), 1);
+    if (l.renew_every_ns >= l.lease_ns)
+      fail(child(path, "renew_every"), "a duration below lease (" + format_duration(l.lease_ns) + ")", *x);
+  }
+  if (const json* x = r.get("queue_timeout")) {
+    if (!has_variant(l, lease_variant::fair))
+      fail(child(path, "queue_timeout"), "\"queue_timeout\" only with the \"fair\" variant", *x);
+    l.queue_timeout_ns = read_duration(*x, child(path, "queue_timeout"), 1, day_ns);
+  }
+  if (const json* x = r.get("key")) {
+    const std::string what = "a Redis key of 1 to 256 printable ASCII characters without spaces";
+    l.key = read_string(*x, child(path, "key"), what);
+    const bool ok = !l.key.empty() && l.key.size() <= 256 &&
+                    std::all_of(l.key.begin(), l.key.end(), [](char c) { return c > ' ' && c <= '~'; });
+    if (!ok) fail(child(path, "key"), what, *x);
+  }
+}
+
 gate_spec read_gate(const json& v, const std::string& path, bool name_required) {
   object_reader r(v, path, "a gate object");
   gate_spec g;
@@ -186,8 +306,13 @@ gate_spec read_gate(const json& v, const std::string& path, bool name_required) 
     g.name = read_name(*n, child(path, "name"));
   else if (name_required)
     fail_msg(path, "missing required key \"name\" (each of several gates needs a name)");
-  static const std::pair<const char*, gate_kind> kinds[] = {{"fifo", gate_kind::fifo}};
+  static const std::pair<const char*, gate_kind> kinds[] = {{"fifo", gate_kind::fifo}, {"lease", gate_kind::lease}};
   g.kind = read_enum(r.require("kind", "the gate's kind"), child(path, "kind"), kinds);
+  if (g.kind == gate_kind::lease) {
+    read_lease_fields(r, path, g.lease);
+    r.finish();
+    return g;
+  }
   g.fifo.max_active = read_int(r.require("max_active", "the cap on active leases"), child(path, "max_active"), 1,
                                fifo::max_active_limit);
   if (const json* x = r.get("max_waiting"))
@@ -207,6 +332,392 @@ gate_spec read_gate(const json& v, const std::string& path, bool name_required) 
   }
   r.finish();
   return g;
+}
+
+std::string gate_names(const std::vector<gate_spec>& gates) {
+  std::string s;
+  for (const auto& g : gates) s += (s.empty() ? "\"" : ", \"") + g.name + "\"";
+  return s;
+}
+
+// A request's or generator's "gate": named, or the only gate by default.
+void read_gate_ref(object_reader& q, const std::string& p, const std::vector<gate_spec>& gates, std::string& name,
+                   std::size_t& index) {
+  if (const json* g = q.get("gate")) {
+    name = read_name(*g, child(p, "gate"));
+    for (std::size_t i = 0; i < gates.size(); ++i)
+      if (gates[i].name == name) {
+        index = i;
+        return;
+      }
+    fail(child(p, "gate"), "the name of a gate of this scenario (" + gate_names(gates) + ")", *g);
+  }
+  if (gates.size() != 1) fail_msg(p, "missing required key \"gate\" (the scenario has several gates)");
+  name = gates[0].name;
+  index = 0;
+}
+
+// --- fleet --------------------------------------------------------------------
+
+void read_clock_fields(object_reader& r, clock_spec& c) {
+  if (const json* x = r.get("offset"))
+    c.offset_ns = read_signed_duration(*x, child(r.path(), "offset"), clock_offset_ns_max);
+  if (const json* x = r.get("drift_ppm"))
+    c.drift_ppm = read_int(*x, child(r.path(), "drift_ppm"), -drift_ppm_max, drift_ppm_max);
+}
+
+fleet_spec read_fleet(const json& v) {
+  object_reader r(v, "/fleet", "a fleet object");
+  fleet_spec f;
+  if (const json* x = r.get("workers")) f.workers = read_int(*x, "/fleet/workers", 1, workers_max);
+  if (const json* x = r.get("clock")) {
+    object_reader c(*x, "/fleet/clock", "a clock object such as {\"offset\": \"-250ms\", \"drift_ppm\": 100}");
+    read_clock_fields(c, f.clock);
+    c.finish();
+  }
+  if (const json* x = r.get("clocks")) {
+    if (!x->is_array() || x->size() > static_cast<std::size_t>(f.workers))
+      fail("/fleet/clocks", "a list of at most " + std::to_string(f.workers) + " clock overrides (one per worker)",
+           *x);
+    for (std::size_t i = 0; i < x->size(); ++i) {
+      const std::string p = child("/fleet/clocks", i);
+      object_reader c((*x)[i], p, "a clock override such as {\"worker\": 3, \"offset\": \"+2s\"}");
+      const std::int64_t w = read_int(c.require("worker", "the worker's index"), child(p, "worker"), 0, f.workers - 1);
+      for (const auto& [other, _] : f.clocks)
+        if (other == w) fail(child(p, "worker"), "a worker not overridden before", w);
+      clock_spec cs = f.clock;  // fields not given keep the fleet's default
+      read_clock_fields(c, cs);
+      c.finish();
+      f.clocks.emplace_back(w, cs);
+    }
+    std::sort(f.clocks.begin(), f.clocks.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  r.finish();
+  return f;
+}
+
+// --- workload -----------------------------------------------------------------
+
+__extension__ typedef __int128 i128;  // exact bounds of arrival times; -Wpedantic wants the marker
+
+std::string hours_rounded_up(i128 ns) {
+  const i128 hour = 3600 * static_cast<i128>(sim::sec);
+  return std::to_string(static_cast<long long>((ns + hour - 1) / hour)) + "h";
+}
+
+// The latest instant a generator's requests can reach (Poisson: the expected
+// last arrival), exactly or as an upper bound; see arrivals.hpp.
+i128 last_arrival_bound(const arrival_spec& a) {
+  const i128 gaps = a.count - 1;
+  switch (a.kind) {
+    case arrival_kind::constant:
+      return a.start_ns + gaps * a.every_ns;
+    case arrival_kind::poisson:
+      return a.start_ns + static_cast<i128>(a.count) * a.mean_gap_ns;
+    case arrival_kind::ramp: {
+      // Each gap is from + trunc(d * k / (gaps - 1)): the exact sum of the
+      // unrounded gaps is gaps * from + d * gaps / 2, and truncation moves
+      // each by less than 1 ns.
+      const i128 d = static_cast<i128>(a.gap_to_ns) - a.gap_from_ns;
+      return a.start_ns + gaps * a.gap_from_ns + (d * gaps) / 2 + gaps;
+    }
+    case arrival_kind::deadline_surge: {
+      // No gap exceeds gap_far; once past the deadline every gap is gap_near.
+      const i128 by_far = a.start_ns + gaps * a.gap_far_ns;
+      const i128 by_near = static_cast<i128>(a.deadline_ns) + a.gap_far_ns + gaps * a.gap_near_ns;
+      return std::min(by_far, by_near);
+    }
+  }
+  return 0;
+}
+
+arrival_spec read_arrival(const json& v, const std::string& p, const std::vector<gate_spec>& gates) {
+  object_reader q(v, p, "an arrivals generator object");
+  static const std::pair<const char*, arrival_kind> kinds[] = {{"constant", arrival_kind::constant},
+                                                               {"poisson", arrival_kind::poisson},
+                                                               {"ramp", arrival_kind::ramp},
+                                                               {"deadline_surge", arrival_kind::deadline_surge}};
+  arrival_spec a;
+  a.kind = read_enum(q.require("kind", "the generator's kind"), child(p, "kind"), kinds);
+  a.count = read_int(q.require("count", "how many requests"), child(p, "count"), 1, arrival_count_max);
+  if (const json* x = q.get("start")) a.start_ns = read_duration(*x, child(p, "start"), 0, arrival_time_limit_ns);
+  read_gate_ref(q, p, gates, a.gate, a.gate_index);
+  switch (a.kind) {
+    case arrival_kind::constant:
+      a.every_ns = read_duration(q.require("every", "the gap between requests"), child(p, "every"), 0, day_ns);
+      break;
+    case arrival_kind::poisson:
+      a.mean_gap_ns = read_duration(q.require("mean_gap", "the mean gap"), child(p, "mean_gap"), 1, day_ns);
+      break;
+    case arrival_kind::ramp:
+      a.gap_from_ns = read_duration(q.require("gap_from", "the first gap"), child(p, "gap_from"), 0, day_ns);
+      a.gap_to_ns = read_duration(q.require("gap_to", "the last gap"), child(p, "gap_to"), 0, day_ns);
+      break;
+    case arrival_kind::deadline_surge: {
+      const json& dl = q.require("deadline", "the instant of the deadline");
+      a.deadline_ns = read_duration(dl, child(p, "deadline"), 0, arrival_time_limit_ns);
+      if (a.deadline_ns <= a.start_ns)
+        fail(child(p, "deadline"), "a time after start (" + format_duration(a.start_ns) + ")", dl);
+      a.gap_far_ns = read_duration(q.require("gap_far", "the gap at start"), child(p, "gap_far"), 1, day_ns);
+      const json& near = q.require("gap_near", "the gap at the deadline");
+      a.gap_near_ns = read_duration(near, child(p, "gap_near"), 1, day_ns);
+      if (a.gap_near_ns > a.gap_far_ns)
+        fail(child(p, "gap_near"), "a gap not above gap_far (" + format_duration(a.gap_far_ns) + ")", near);
+      break;
+    }
+  }
+  if (const json* x = q.get("service")) a.service = read_dist(*x, child(p, "service"));
+  if (const json* x = q.get("client_timeout")) a.client_timeout_ns = read_duration(*x, child(p, "client_timeout"), 1);
+  if (const json* x = q.get("cancel_after")) a.cancel_after_ns = read_duration(*x, child(p, "cancel_after"));
+  if (const json* x = q.get("fail_ppm")) a.fail_ppm = read_int(*x, child(p, "fail_ppm"), 0, 1'000'000);
+  q.finish();
+  const i128 last = last_arrival_bound(a);
+  if (last > arrival_time_limit_ns)
+    fail(child(p, "count"),
+         "a count whose requests arrive by " + format_duration(arrival_time_limit_ns) + " (these would run to about " +
+             hours_rounded_up(last) + ")",
+         a.count);
+  return a;
+}
+
+request_spec read_request(const json& v, const std::string& p, std::size_t i, const std::vector<gate_spec>& gates) {
+  object_reader q(v, p, "a request object");
+  request_spec rq;
+  rq.id = q.has("id") ? read_name(*q.get("id"), child(p, "id")) : "r" + std::to_string(i + 1);
+  (void)q.get("id");
+  read_gate_ref(q, p, gates, rq.gate, rq.gate_index);
+  rq.at_ns = read_duration(q.require("at", "the arrival time"), child(p, "at"), 0, arrival_time_limit_ns);
+  if (const json* x = q.get("service")) rq.service_ns = read_duration(*x, child(p, "service"));
+  if (const json* x = q.get("cancel_at")) {
+    rq.cancel_at_ns = read_duration(*x, child(p, "cancel_at"));
+    if (*rq.cancel_at_ns < rq.at_ns)
+      fail(child(p, "cancel_at"), "a time not before the request's arrival (" + format_duration(rq.at_ns) + ")", *x);
+  }
+  if (const json* x = q.get("client_timeout")) rq.client_timeout_ns = read_duration(*x, child(p, "client_timeout"), 1);
+  if (const json* x = q.get("fail")) {
+    static const std::pair<const char*, failure> fs[] = {{"none", failure::none},
+                                                          {"constructor", failure::constructor}};
+    rq.fail = read_enum(*x, child(p, "fail"), fs);
+  }
+  q.finish();
+  return rq;
+}
+
+// --- faults -------------------------------------------------------------------
+
+enum node_mask : unsigned { node_worker = 1, node_redis = 2, node_portal = 4 };
+
+struct node_context {
+  std::int64_t workers = 1;
+  bool has_redis = false;  // a lease gate exists
+};
+
+std::string node_expectation(unsigned mask, const node_context& ctx) {
+  std::vector<std::string> parts;
+  if (mask & node_worker)
+    parts.push_back(ctx.workers == 1 ? "\"worker:0\""
+                                     : "\"worker:0\" to \"worker:" + std::to_string(ctx.workers - 1) + "\"");
+  if (mask & node_redis) parts.push_back("\"redis\"");
+  if (mask & node_portal) parts.push_back("\"portal\"");
+  std::string s = "a node: ";
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == parts.size() ? " or " : ", ") + parts[i];
+  if (mask & node_worker) s += " (fleet.workers is " + std::to_string(ctx.workers) + ")";
+  return s;
+}
+
+node_ref read_node(const json& v, const std::string& path, unsigned mask, const node_context& ctx) {
+  if (!ctx.has_redis) mask &= ~static_cast<unsigned>(node_redis);
+  const std::string expected = node_expectation(mask, ctx);
+  if (!v.is_string()) fail(path, expected, v);
+  const std::string& s = v.get_ref<const std::string&>();
+  node_ref n;
+  if (s == "redis" && (mask & node_redis)) {
+    n.k = node_ref::kind::redis;
+    return n;
+  }
+  if (s == "portal" && (mask & node_portal)) {
+    n.k = node_ref::kind::portal;
+    return n;
+  }
+  constexpr std::string_view prefix = "worker:";
+  if ((mask & node_worker) && s.size() > prefix.size() && s.size() <= prefix.size() + 6 &&
+      s.compare(0, prefix.size(), prefix) == 0) {
+    std::int64_t w = 0;
+    bool digits = true;
+    for (std::size_t i = prefix.size(); i < s.size(); ++i) {
+      if (s[i] < '0' || s[i] > '9') digits = false;
+      else w = w * 10 + (s[i] - '0');
+    }
+    const bool canonical = s.size() == prefix.size() + 1 || s[prefix.size()] != '0';  // no leading zeros
+    if (digits && canonical && w < ctx.workers) {
+      n.k = node_ref::kind::worker;
+      n.worker = w;
+      return n;
+    }
+  }
+  fail(path, expected, v);
+}
+
+fault_spec read_fault(const json& v, const std::string& p, const node_context& ctx) {
+  object_reader r(v, p, "a fault object such as {\"at\": \"10s\", \"kind\": \"crash\", \"target\": \"worker:0\"}");
+  static const std::pair<const char*, fault_kind> kinds[] = {
+      {"crash", fault_kind::crash},
+      {"pause", fault_kind::pause},
+      {"partition", fault_kind::partition},
+      {"redis_restart", fault_kind::redis_restart},
+      {"redis_failover", fault_kind::redis_failover},
+      {"clock_step", fault_kind::clock_step},
+      {"client_timeout_burst", fault_kind::client_timeout_burst}};
+  static_assert(std::size(kinds) == std::size(fault_kind_names));
+  fault_spec f;
+  f.at_ns = read_duration(r.require("at", "when the fault strikes"), child(p, "at"));
+  const json& kind = r.require("kind", "what happens");
+  f.kind = read_enum(kind, child(p, "kind"), kinds);
+  const bool redis_kind = f.kind == fault_kind::redis_restart || f.kind == fault_kind::redis_failover;
+  if (redis_kind && !ctx.has_redis)
+    fail(child(p, "kind"), "a fault of a node this scenario has (Redis faults need a lease gate)", kind);
+
+  auto target = [&](unsigned mask, bool required) {
+    if (const json* x = r.get("target")) {
+      f.target = read_node(*x, child(p, "target"), mask, ctx);
+    } else if (required) {
+      fail_msg(p, "missing required key \"target\" (" + node_expectation(mask, ctx) + ")");
+    }
+  };
+  auto duration = [&](bool required, vtime_ns lo) {
+    if (const json* x = r.get("duration")) f.duration_ns = read_duration(*x, child(p, "duration"), lo, day_ns);
+    else if (required) fail_msg(p, "missing required key \"duration\" (how long the fault lasts)");
+  };
+  switch (f.kind) {
+    case fault_kind::crash:
+      target(node_worker, true);
+      duration(false, 1);
+      break;
+    case fault_kind::pause:
+      target(node_worker | node_redis, true);
+      duration(true, 1);
+      break;
+    case fault_kind::partition: {
+      constexpr unsigned any = node_worker | node_redis | node_portal;
+      const json* between = r.get("between");
+      if (r.has("target") == (between != nullptr))
+        fail_msg(p, "expected exactly one of \"target\" (cut one node off) or \"between\" (cut one link)");
+      target(any, false);
+      if (between != nullptr) {
+        const std::string bp = child(p, "between");
+        if (!between->is_array() || between->size() != 2)
+          fail(bp, "a list of two node names such as [\"worker:0\", \"redis\"]", *between);
+        const node_ref a = read_node((*between)[0], child(bp, 0), any, ctx);
+        const node_ref b = read_node((*between)[1], child(bp, 1), any, ctx);
+        if (a == b) fail(child(bp, 1), "a node other than the first", (*between)[1]);
+        f.between = std::make_pair(a, b);
+      }
+      duration(true, 1);
+      break;
+    }
+    case fault_kind::redis_restart:
+      target(node_redis, false);
+      if (const json* x = r.get("persistence")) {
+        static const std::pair<const char*, persistence> ps[] = {{"none", persistence::none},
+                                                                 {"aof_everysec", persistence::aof_everysec}};
+        f.persist = read_enum(*x, child(p, "persistence"), ps);
+      }
+      duration(false, 0);
+      if (!f.duration_ns) f.duration_ns = 0;
+      if (!f.target) f.target = node_ref{node_ref::kind::redis, 0};
+      break;
+    case fault_kind::redis_failover:
+      target(node_redis, false);
+      if (const json* x = r.get("replication_lag"))
+        f.replication_lag_ns = read_duration(*x, child(p, "replication_lag"), 0, day_ns);
+      duration(false, 0);
+      if (!f.duration_ns) f.duration_ns = 0;
+      if (!f.target) f.target = node_ref{node_ref::kind::redis, 0};
+      break;
+    case fault_kind::clock_step: {
+      target(node_worker | node_redis, true);
+      const json& step = r.require("step", "how far the clock jumps, such as \"-2s\"");
+      f.step_ns = read_signed_duration(step, child(p, "step"), day_ns);
+      if (f.step_ns == 0) fail(child(p, "step"), "a non-zero signed duration such as \"-2s\"", step);
+      break;
+    }
+    case fault_kind::client_timeout_burst:
+      target(node_portal, false);
+      if (!f.target) f.target = node_ref{node_ref::kind::portal, 0};
+      duration(true, 1);
+      f.client_timeout_ns = read_duration(r.require("client_timeout", "the clients' read timeout in the burst"),
+                                          child(p, "client_timeout"), 1, day_ns);
+      break;
+  }
+  r.finish();
+  return f;
+}
+
+fault_rates read_rates(const json& v) {
+  object_reader r(v, "/faults/rates", "a rates object such as {\"crash_per_hour\": 2, \"until\": \"1h\"}");
+  fault_rates fr;
+  auto rate = [&](const char* key, std::int64_t& out) {
+    if (const json* x = r.get(key)) out = read_int(*x, child("/faults/rates", key), 0, fault_rate_per_hour_max);
+  };
+  rate("crash_per_hour", fr.crash_per_hour);
+  rate("partition_per_hour", fr.partition_per_hour);
+  rate("pause_per_hour", fr.pause_per_hour);
+  rate("clock_step_per_hour", fr.clock_step_per_hour);
+  if (const json* x = r.get("max_step")) fr.max_step_ns = read_duration(*x, "/faults/rates/max_step", 1, day_ns);
+  if (const json* x = r.get("mean_duration"))
+    fr.mean_duration_ns = read_duration(*x, "/faults/rates/mean_duration", 1, day_ns);
+  if (const json* x = r.get("until")) fr.until_ns = read_duration(*x, "/faults/rates/until", 1);
+  else if (fr.any())
+    fail_msg("/faults/rates", "missing required key \"until\" (when drawing faults stops; needed once a rate is set)");
+  r.finish();
+  return fr;
+}
+
+faults_spec read_faults(const json& v, const node_context& ctx) {
+  object_reader r(v, "/faults", "a faults object with \"schedule\" and/or \"rates\"");
+  faults_spec fs;
+  if (const json* s = r.get("schedule")) {
+    if (!s->is_array() || s->size() > 100'000) fail("/faults/schedule", "a list of at most 100000 faults", *s);
+    for (std::size_t i = 0; i < s->size(); ++i)
+      fs.schedule.push_back(read_fault((*s)[i], child("/faults/schedule", i), ctx));
+  }
+  if (const json* x = r.get("rates")) fs.rates = read_rates(*x);
+  r.finish();
+  return fs;
+}
+
+// --- cases --------------------------------------------------------------------
+
+const char* const request_ref_what = "a request id (a name, or \"arrivals/G/N\" for a generated request)";
+
+// "arrivals/G/N" with canonical decimal numbers; nullopt for anything else.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_generated_id(std::string_view s) {
+  constexpr std::string_view prefix = "arrivals/";
+  if (s.substr(0, prefix.size()) != prefix) return std::nullopt;
+  s.remove_prefix(prefix.size());
+  const auto slash = s.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  auto number = [](std::string_view d) -> std::optional<std::uint64_t> {
+    if (d.empty() || d.size() > 12 || (d.size() > 1 && d[0] == '0')) return std::nullopt;
+    std::uint64_t n = 0;
+    for (char c : d) {
+      if (c < '0' || c > '9') return std::nullopt;
+      n = n * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return n;
+  };
+  const auto g = number(s.substr(0, slash));
+  const auto n = number(s.substr(slash + 1));
+  if (!g || !n) return std::nullopt;
+  return std::make_pair(*g, *n);
+}
+
+std::string read_request_ref(const json& v, const std::string& path) {
+  if (!v.is_string()) fail(path, request_ref_what, v);
+  const std::string& s = v.get_ref<const std::string&>();
+  if (parse_generated_id(s)) return s;
+  return read_name(v, path);
 }
 
 observation read_observation(object_reader& r, const std::string& path);
@@ -239,10 +750,10 @@ observation read_observation(object_reader& r, const std::string& path) {
     o.at_ns = read_duration(r.require("at", "when to take the snapshot"), child(path, "at"));
   } else if (const json* q = r.get("response")) {
     o.k = observation::kind::response;
-    o.target = read_name(*q, child(path, "response"));
+    o.target = read_request_ref(*q, child(path, "response"));
   } else if (const json* c = r.get("client_exception")) {
     o.k = observation::kind::client_exception;
-    o.target = read_name(*c, child(path, "client_exception"));
+    o.target = read_request_ref(*c, child(path, "client_exception"));
   } else if (const json* obj = r.get("object")) {
     o.k = observation::kind::object;
     const std::string p = child(path, "object");
@@ -251,6 +762,44 @@ observation read_observation(object_reader& r, const std::string& path) {
       o.children.emplace_back(it.key(), read_observation_value(it.value(), child(p, it.key())));
   }
   return o;
+}
+
+std::string invariant_expectation() {
+  std::string expected = "one of";
+  bool first = true;
+  for (const char* n : invariant_names) {
+    expected += std::string(first ? " " : ", ") + "\"" + n + "\"";
+    first = false;
+  }
+  return expected;
+}
+
+std::vector<std::string> read_invariant_list(const json& v, const std::string& path) {
+  if (!v.is_array()) fail(path, "a list of invariant names", v);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const json& x = v[i];
+    const bool known = x.is_string() && std::any_of(std::begin(invariant_names), std::end(invariant_names),
+                                                    [&](const char* n) { return x.get_ref<const std::string&>() == n; });
+    if (!known) fail(child(path, i), invariant_expectation(), x);
+    if (std::find(out.begin(), out.end(), x.get<std::string>()) != out.end())
+      fail(child(path, i), "an invariant not listed before", x);
+    out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+// {"verdict": ..., "violated": [...]}, the body of expect and of each of its variants.
+void read_verdict(object_reader& r, std::string& verdict, std::vector<std::string>& violated) {
+  static const std::pair<const char*, int> verdicts[] = {{"pass", 0}, {"violation", 1}};
+  verdict = read_enum(r.require("verdict", "\"pass\" or \"violation\""), child(r.path(), "verdict"), verdicts) == 0
+                ? "pass"
+                : "violation";
+  if (const json* inv = r.get("violated")) {
+    violated = read_invariant_list(*inv, child(r.path(), "violated"));
+    if (verdict == "pass" && !violated.empty())
+      fail_msg(child(r.path(), "violated"), "must be empty when the expected verdict is \"pass\"");
+  }
 }
 
 }  // namespace
@@ -277,15 +826,21 @@ scenario load_scenario_json(const json& doc) {
     if (!many->is_array() || many->empty() || many->size() > 64)
       fail("/gates", "a list of 1 to 64 gate objects", *many);
     for (std::size_t i = 0; i < many->size(); ++i) {
-      gate_spec g = read_gate((*many)[i], child("/gates", i), true);
-      for (const auto& other : sc.gates)
-        if (other.name == g.name) fail(child(child("/gates", i), "name"), "a gate name not used before", g.name);
+      const std::string p = child("/gates", i);
+      gate_spec g = read_gate((*many)[i], p, true);
+      for (const auto& other : sc.gates) {
+        if (other.name == g.name) fail(child(p, "name"), "a gate name not used before", g.name);
+        if (g.kind == gate_kind::lease && other.kind == gate_kind::lease && g.lease.key == other.lease.key)
+          fail(child(p, "key"), "a Redis key that no other lease gate uses (two gates on one key share permits)",
+               g.lease.key);
+      }
       sc.gates.push_back(std::move(g));
     }
   }
-  auto gate_exists = [&](const std::string& n) {
-    return std::any_of(sc.gates.begin(), sc.gates.end(), [&](const gate_spec& g) { return g.name == n; });
-  };
+  const bool has_lease = std::any_of(sc.gates.begin(), sc.gates.end(),
+                                     [](const gate_spec& g) { return g.kind == gate_kind::lease; });
+
+  if (const json* f = top.get("fleet")) sc.fleet = read_fleet(*f);
 
   if (const json* sv = top.get("service")) {
     object_reader r(*sv, "/service", "a service object");
@@ -293,51 +848,49 @@ scenario load_scenario_json(const json& doc) {
     if (const json* t = r.get("service_time")) sc.service.service_time = read_dist(*t, "/service/service_time");
     if (const json* t = r.get("client_timeout"))
       sc.service.client_timeout_ns = read_duration(*t, "/service/client_timeout", 1);
+    if (const json* t = r.get("over_cap")) {
+      static const std::pair<const char*, service_spec::over_cap_policy> policies[] = {
+          {"reject_429", service_spec::over_cap_policy::reject_429}, {"queue", service_spec::over_cap_policy::queue}};
+      sc.service.over_cap = read_enum(*t, "/service/over_cap", policies);
+    }
     r.finish();
   }
 
   const json& wl = top.require("workload", "what arrives when");
   {
     object_reader r(wl, "/workload", "a workload object");
-    const json& reqs = r.require("requests", "a list of requests");
-    if (!reqs.is_array() || reqs.empty() || reqs.size() > 1'000'000)
-      fail("/workload/requests", "a list of 1 to 1000000 requests", reqs);
-    std::set<std::string> ids;
-    for (std::size_t i = 0; i < reqs.size(); ++i) {
-      const std::string p = child("/workload/requests", i);
-      object_reader q(reqs[i], p, "a request object");
-      request_spec rq;
-      rq.id = q.has("id") ? read_name(*q.get("id"), child(p, "id")) : "r" + std::to_string(i + 1);
-      (void)q.get("id");
-      if (!ids.insert(rq.id).second) fail(child(p, "id"), "a request id not used before", rq.id);
-      if (const json* g = q.get("gate")) {
-        rq.gate = read_name(*g, child(p, "gate"));
-        if (!gate_exists(rq.gate)) fail(child(p, "gate"), "the name of a gate of this scenario", *g);
-      } else if (sc.gates.size() == 1) {
-        rq.gate = sc.gates[0].name;
-      } else {
-        fail_msg(p, "missing required key \"gate\" (the scenario has several gates)");
+    if (const json* reqs = r.get("requests")) {
+      if (!reqs->is_array() || reqs->size() > explicit_requests_max)
+        fail("/workload/requests", "a list of at most " + std::to_string(explicit_requests_max) + " requests", *reqs);
+      std::set<std::string> ids;
+      for (std::size_t i = 0; i < reqs->size(); ++i) {
+        const std::string p = child("/workload/requests", i);
+        request_spec rq = read_request((*reqs)[i], p, i, sc.gates);
+        if (!ids.insert(rq.id).second) fail(child(p, "id"), "a request id not used before", rq.id);
+        sc.requests.push_back(std::move(rq));
       }
-      rq.at_ns = read_duration(q.require("at", "the arrival time"), child(p, "at"));
-      if (const json* x = q.get("service")) rq.service_ns = read_duration(*x, child(p, "service"));
-      if (const json* x = q.get("cancel_at")) {
-        rq.cancel_at_ns = read_duration(*x, child(p, "cancel_at"));
-        if (*rq.cancel_at_ns < rq.at_ns)
-          fail(child(p, "cancel_at"), "a time not before the request's arrival (" + format_duration(rq.at_ns) + ")", *x);
-      }
-      if (const json* x = q.get("client_timeout")) rq.client_timeout_ns = read_duration(*x, child(p, "client_timeout"), 1);
-      if (const json* x = q.get("fail")) {
-        static const std::pair<const char*, failure> fs[] = {{"none", failure::none},
-                                                              {"constructor", failure::constructor}};
-        rq.fail = read_enum(*x, child(p, "fail"), fs);
-      }
-      q.finish();
-      sc.requests.push_back(std::move(rq));
     }
+    if (const json* gens = r.get("arrivals")) {
+      if (!gens->is_array() || gens->size() > arrival_generators_max)
+        fail("/workload/arrivals",
+             "a list of at most " + std::to_string(arrival_generators_max) + " arrivals generators", *gens);
+      for (std::size_t i = 0; i < gens->size(); ++i)
+        sc.arrivals.push_back(read_arrival((*gens)[i], child("/workload/arrivals", i), sc.gates));
+    }
+    if (sc.requests.empty() && sc.arrivals.empty())
+      fail_msg("/workload", "expected at least one request: a non-empty \"requests\" or \"arrivals\" list");
     r.finish();
   }
   std::set<std::string> request_ids;
   for (const auto& rq : sc.requests) request_ids.insert(rq.id);
+  auto request_exists = [&](const std::string& id) {
+    if (const auto g = parse_generated_id(id))
+      return g->first < sc.arrivals.size() && g->second < static_cast<std::uint64_t>(sc.arrivals[g->first].count);
+    return request_ids.count(id) != 0;
+  };
+
+  const node_context nodes{sc.fleet.workers, has_lease};
+  if (const json* f = top.get("faults")) sc.faults = read_faults(*f, nodes);
 
   if (const json* cs = top.get("cases")) {
     if (!cs->is_array()) fail("/cases", "a list of cases", *cs);
@@ -355,10 +908,11 @@ scenario load_scenario_json(const json& doc) {
       while (!stack.empty()) {
         auto [o, op] = stack.back();
         stack.pop_back();
-        if (o->k == observation::kind::snapshot && !gate_exists(o->target))
-          fail(child(op, "snapshot"), "the name of a gate of this scenario", o->target);
+        if (o->k == observation::kind::snapshot &&
+            std::none_of(sc.gates.begin(), sc.gates.end(), [&](const gate_spec& g) { return g.name == o->target; }))
+          fail(child(op, "snapshot"), "the name of a gate of this scenario (" + gate_names(sc.gates) + ")", o->target);
         if ((o->k == observation::kind::response || o->k == observation::kind::client_exception) &&
-            request_ids.count(o->target) == 0)
+            !request_exists(o->target))
           fail(child(op, o->k == observation::kind::response ? "response" : "client_exception"),
                "the id of a request of this scenario", o->target);
         for (std::size_t k = 0; k < o->children.size(); ++k)
@@ -372,48 +926,61 @@ scenario load_scenario_json(const json& doc) {
 
   if (const json* ck = top.get("checks")) {
     object_reader r(*ck, "/checks", "a checks object");
-    if (const json* inv = r.get("invariants")) {
-      if (!inv->is_array()) fail("/checks/invariants", "a list of invariant names", *inv);
-      for (std::size_t i = 0; i < inv->size(); ++i) {
-        std::string expected = "one of";
-        bool first = true;
-        for (const char* n : invariant_names) {
-          expected += std::string(first ? " " : ", ") + "\"" + n + "\"";
-          first = false;
-        }
-        const json& v = (*inv)[i];
-        if (!v.is_string()) fail(child("/checks/invariants", i), expected, v);
-        const std::string s = v.get<std::string>();
-        if (std::none_of(std::begin(invariant_names), std::end(invariant_names),
-                         [&](const char* n) { return s == n; }))
-          fail(child("/checks/invariants", i), expected, v);
-        sc.checks.invariants.push_back(s);
-      }
-    }
+    if (const json* inv = r.get("invariants")) sc.checks.invariants = read_invariant_list(*inv, "/checks/invariants");
     if (const json* x = r.get("max_events"))
       sc.checks.max_events = static_cast<std::uint64_t>(read_int(*x, "/checks/max_events", 1, 10'000'000'000));
     if (const json* x = r.get("horizon")) sc.checks.horizon_ns = read_duration(*x, "/checks/horizon", 1);
     if (const json* x = r.get("trace")) sc.checks.trace_capacity = read_int(*x, "/checks/trace", 0, 100'000);
+    if (const json* x = r.get("liveness_horizon")) {
+      sc.checks.liveness_horizon_ns = read_duration(*x, "/checks/liveness_horizon", 1);
+      if (*sc.checks.liveness_horizon_ns > sc.checks.horizon_ns)
+        fail("/checks/liveness_horizon",
+             "a duration not after checks.horizon (" + format_duration(sc.checks.horizon_ns) + ")", *x);
+    }
     r.finish();
+  }
+
+  // Faults must heal by the liveness horizon (a crash without a restart never
+  // heals: what it leaves behind is what liveness judges).
+  if (const auto lh = sc.checks.liveness_horizon_ns) {
+    const std::string horizon = "checks.liveness_horizon (" + format_duration(*lh) + ")";
+    for (std::size_t i = 0; i < sc.faults.schedule.size(); ++i) {
+      const fault_spec& f = sc.faults.schedule[i];
+      const std::string p = child("/faults/schedule", i);
+      const json& src = doc["faults"]["schedule"][i];
+      if (f.at_ns > *lh) fail(child(p, "at"), "a time not after " + horizon, src["at"]);
+      if (f.duration_ns && src.contains("duration") && f.at_ns + *f.duration_ns > *lh)
+        fail(child(p, "duration"),
+             "a duration that ends the fault (at " + format_duration(f.at_ns) + ") by " + horizon, src["duration"]);
+    }
+    if (sc.faults.rates && sc.faults.rates->any() && sc.faults.rates->until_ns > *lh)
+      fail("/faults/rates/until", "a time not after checks.liveness_horizon (" + format_duration(*lh) + ")",
+           doc["faults"]["rates"]["until"]);
   }
 
   if (const json* ex = top.get("expect")) {
     object_reader r(*ex, "/expect", "an expect object");
-    static const std::pair<const char*, int> verdicts[] = {{"pass", 0}, {"violation", 1}};
-    sc.expect.verdict = read_enum(r.require("verdict", "\"pass\" or \"violation\""), "/expect/verdict", verdicts) == 0
-                            ? "pass"
-                            : "violation";
-    if (const json* inv = r.get("violated")) {
-      if (!inv->is_array()) fail("/expect/violated", "a list of invariant names", *inv);
-      for (std::size_t i = 0; i < inv->size(); ++i) {
-        const json& v = (*inv)[i];
-        const bool known = v.is_string() && std::any_of(std::begin(invariant_names), std::end(invariant_names),
-                                                        [&](const char* n) { return v.get<std::string>() == n; });
-        if (!known) fail(child("/expect/violated", i), "an invariant name", v);
-        sc.expect.violated.push_back(v.get<std::string>());
+    read_verdict(r, sc.expect.verdict, sc.expect.violated);
+    if (const json* vs = r.get("variants")) {
+      static const std::pair<const char*, lease_variant> names[] = {{"seed", lease_variant::seed},
+                                                                    {"server_time", lease_variant::server_time},
+                                                                    {"renewal", lease_variant::renewal},
+                                                                    {"fencing", lease_variant::fencing},
+                                                                    {"fair", lease_variant::fair}};
+      if (!vs->is_object()) fail("/expect/variants", "an object mapping lease variants to verdicts", *vs);
+      for (auto it = vs->begin(); it != vs->end(); ++it) {
+        const std::string p = child("/expect/variants", it.key());
+        variant_expect ve;
+        ve.variant = read_enum(json(it.key()), p, names);
+        const bool runs = std::any_of(sc.gates.begin(), sc.gates.end(), [&](const gate_spec& g) {
+          return g.kind == gate_kind::lease && has_variant(g.lease, ve.variant);
+        });
+        if (!runs) fail(p, "a variant that a lease gate of this scenario runs", it.key());
+        object_reader vr(it.value(), p, "a verdict object such as {\"verdict\": \"pass\"}");
+        read_verdict(vr, ve.verdict, ve.violated);
+        vr.finish();
+        sc.expect.variants.push_back(std::move(ve));
       }
-      if (sc.expect.verdict == "pass" && !sc.expect.violated.empty())
-        fail_msg("/expect/violated", "must be empty when the expected verdict is \"pass\"");
     }
     r.finish();
   }
@@ -421,18 +988,103 @@ scenario load_scenario_json(const json& doc) {
   return sc;
 }
 
+namespace {
+
+// Where the parser is, as a JSON Pointer, kept up to date from nlohmann's
+// parse events so that errors the parser itself finds (a key given twice, a
+// number out of range) can still name a path.
+class parse_tracker {
+ public:
+  // Returns true: every value is kept.
+  bool on_event(json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        frames_.push_back(frame{false, 0, {}, {}});
+        break;
+      case json::parse_event_t::array_start:
+        frames_.push_back(frame{true, 0, {}, {}});
+        break;
+      case json::parse_event_t::key: {
+        frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second)
+          throw scenario_error(path(), "expected each key once in an object, got \"" + printable(f.key) +
+                                           "\" a second time");
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        next_element();
+        break;
+      case json::parse_event_t::value:
+        next_element();
+        break;
+    }
+    return true;
+  }
+
+  // The pointer of the value being read now.
+  std::string path() const {
+    std::string p;
+    for (const frame& f : frames_) p = f.is_array ? child(p, f.index) : child(p, f.key);
+    return p.empty() ? "/" : p;
+  }
+
+  // Bytes outside printable ASCII as \xNN, so that a message stays one clean line.
+  static std::string printable(std::string_view s) {
+    std::string out;
+    for (unsigned char c : s) {
+      if (c >= 0x20 && c < 0x7f) {
+        out += static_cast<char>(c);
+      } else {
+        static const char hex[] = "0123456789ABCDEF";
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 0xF];
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct frame {
+    bool is_array;
+    std::size_t index;          // arrays: the element being read
+    std::string key;            // objects: the key being read
+    std::set<std::string> keys;  // objects: the keys seen so far
+  };
+  void next_element() {
+    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+  }
+  std::vector<frame> frames_;
+};
+
+}  // namespace
+
+
 scenario load_scenario_text(std::string_view text) {
   if (text.empty()) throw scenario_error("/", "expected a JSON object, got an empty file");
   json doc;
+  parse_tracker tracker;
   try {
-    doc = json::parse(text.begin(), text.end());
+    doc = json::parse(text.begin(), text.end(),
+                      [&tracker](int, json::parse_event_t event, json& parsed) { return tracker.on_event(event, parsed); });
   } catch (const json::parse_error& e) {
     // e.what() reads "[json.exception.parse_error.101] parse error at line 1, column 2: ...".
-    std::string msg = e.what();
+    const std::string msg = e.what();
     const auto pos = msg.find("parse error");
-    throw scenario_error("/", "expected valid JSON: " + (pos == std::string::npos ? msg : msg.substr(pos)));
+    throw scenario_error(
+        "/", "expected valid JSON, got a " + parse_tracker::printable(pos == std::string::npos ? msg : msg.substr(pos)));
+  } catch (const json::out_of_range& e) {
+    // A number too large for a double ("1e400"): the lexer stops at it.
+    const std::string msg = e.what();
+    const auto pos = msg.find("number overflow");
+    throw scenario_error(tracker.path(),
+                         "expected a number within range, got a " +
+                             parse_tracker::printable(pos == std::string::npos ? msg : msg.substr(pos)));
   } catch (const json::exception& e) {
-    throw scenario_error("/", std::string("expected valid JSON: ") + e.what());
+    throw scenario_error("/", "expected valid JSON, got " + parse_tracker::printable(e.what()));
   }
   return load_scenario_json(doc);
 }

@@ -7,9 +7,14 @@
 // is integer nanoseconds of virtual time since the run started.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <compare>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gate/fifo/fifo_gate.hpp"
@@ -20,12 +25,99 @@ namespace admit::scenario {
 
 using sim::vtime_ns;
 
-enum class gate_kind : std::uint8_t { fifo };
+enum class gate_kind : std::uint8_t {
+  fifo,   // the process-local FIFO gate (gate/fifo)
+  lease,  // the fleet-wide Redis lease semaphore (gate/redis)
+};
+
+// The lease protocol's variants (issue 3): the seed design and its hardenings.
+enum class lease_variant : std::uint8_t {
+  seed,         // the caller's wall clock as `now`, reap, admit below the limit
+  server_time,  // the acquire script reads the server's TIME instead
+  renewal,      // the holder extends its lease every renew_every
+  fencing,      // each grant carries a monotonic fencing counter
+  fair,         // waiters are served in arrival order
+};
+inline constexpr const char* lease_variant_names[] = {"seed", "server_time", "renewal", "fencing", "fair"};
+inline constexpr std::size_t lease_variant_count = std::size(lease_variant_names);
+
+// How a lease client waits between acquire attempts.
+struct backoff_spec {
+  enum class kind : std::uint8_t { fixed, exponential };
+  enum class jitter : std::uint8_t { none, full };
+  kind k = kind::fixed;
+  vtime_ns delay_ns = 200 * sim::ms;  // fixed: every wait
+  vtime_ns base_ns = 50 * sim::ms;    // exponential: the first wait, doubled per attempt ...
+  vtime_ns max_ns = 2 * sim::sec;     // ... up to this
+  jitter jit = jitter::full;          // exponential: full = uniform in [0, wait]
+
+  friend bool operator==(const backoff_spec&, const backoff_spec&) = default;
+};
+
+inline constexpr std::int64_t lease_limit_max = 100'000;
+
+struct lease_params {
+  // One or more variants, distinct, in file order. Each is a separate run of
+  // the scenario; variants.front() is the one a single run uses.
+  std::vector<lease_variant> variants{lease_variant::seed};
+  std::int64_t limit = 1;                         // permits: 1 .. 100'000
+  vtime_ns lease_ns = 15 * sim::sec;              // a member older than this is reaped
+  vtime_ns acquire_timeout_ns = 30 * sim::sec;    // the client gives up (defers) after this
+  backoff_spec backoff;
+  vtime_ns renew_every_ns = 5 * sim::sec;         // renewal variant; default lease / 3
+  std::optional<vtime_ns> queue_timeout_ns;       // fair variant: a waiter leaves the queue after this
+  std::string key = "admitsim:inflight";          // the sorted set's key
+
+  friend bool operator==(const lease_params&, const lease_params&) = default;
+};
 
 struct gate_spec {
   std::string name = "gate";
   gate_kind kind = gate_kind::fifo;
-  fifo::config fifo;  // max_active, max_waiting, wait_deadline_ns, event_log_capacity, mutation
+  fifo::config fifo;   // kind fifo: max_active, max_waiting, wait_deadline_ns, event_log_capacity, mutation
+  lease_params lease;  // kind lease
+
+  // The cap this gate promises: max_active (fifo) or limit (lease).
+  std::int64_t cap() const { return kind == gate_kind::fifo ? fifo.max_active : lease.limit; }
+};
+
+// A node of the simulated system, as fault targets name it: "worker:3",
+// "redis", "portal".
+struct node_ref {
+  enum class kind : std::uint8_t { worker, redis, portal };
+  kind k = kind::worker;
+  std::int64_t worker = 0;  // kind worker: 0 .. fleet.workers - 1
+
+  friend bool operator==(const node_ref&, const node_ref&) = default;
+  friend auto operator<=>(const node_ref&, const node_ref&) = default;
+};
+std::string to_string(const node_ref& n);  // "worker:3", "redis", "portal"
+
+inline constexpr std::int64_t workers_max = 100'000;
+inline constexpr std::int64_t drift_ppm_max = 1'000'000;
+inline constexpr vtime_ns clock_offset_ns_max = 24LL * 3600 * sim::sec;
+
+// A worker's wall clock reads virtual time + offset_ns + drift: at virtual
+// time t it reads t + offset_ns + t * drift_ppm / 1'000'000 (the world owns
+// the rounding). The Redis server's clock is virtual time, moved by faults.
+struct clock_spec {
+  vtime_ns offset_ns = 0;        // -24h .. +24h
+  std::int64_t drift_ppm = 0;    // -1'000'000 .. 1'000'000
+
+  friend bool operator==(const clock_spec&, const clock_spec&) = default;
+};
+
+struct fleet_spec {
+  std::int64_t workers = 1;                      // 1 .. 100'000
+  clock_spec clock;                              // every worker's, unless overridden
+  std::vector<std::pair<std::int64_t, clock_spec>> clocks;  // overrides, ascending worker index, distinct
+
+  // The clock of worker `w` (an override, or the default).
+  clock_spec clock_of(std::int64_t w) const {
+    const auto it = std::lower_bound(clocks.begin(), clocks.end(), w,
+                                     [](const auto& entry, std::int64_t index) { return entry.first < index; });
+    return it != clocks.end() && it->first == w ? it->second : clock;
+  }
 };
 
 // How a request's server-side work ends, when it does not simply complete.
@@ -37,6 +129,7 @@ enum class failure : std::uint8_t {
 struct request_spec {
   std::string id;
   std::string gate;                         // which gate it enters
+  std::size_t gate_index = 0;               // its index in scenario::gates
   vtime_ns at_ns = 0;                       // arrival
   std::optional<vtime_ns> service_ns;       // work duration; default: service.service_time
   std::optional<vtime_ns> cancel_at_ns;     // the server-side handler is cancelled then
@@ -44,10 +137,104 @@ struct request_spec {
   failure fail = failure::none;
 };
 
+// A generator of requests: `count` requests from `start` on, spaced as its
+// kind says. The exact formulas are in docs/scenarios.md and arrivals.hpp.
+enum class arrival_kind : std::uint8_t { constant, poisson, ramp, deadline_surge };
+
+inline constexpr std::int64_t arrival_count_max = 100'000'000;
+inline constexpr std::size_t arrival_generators_max = 1'000;
+inline constexpr std::size_t explicit_requests_max = 1'000'000;
+// No arrival is ever later than this (100 days); the loader rejects
+// generators whose last arrival would be later, and Poisson times clamp here.
+inline constexpr vtime_ns arrival_time_limit_ns = 100LL * 24 * 3600 * sim::sec;
+
+// The id of a generated request: "arrivals/<generator>/<seq>", both counted
+// from 0 ("arrivals/0/0" is the first request of the first generator). An
+// explicit request's id cannot contain '/', so the two never collide.
+std::string generated_request_id(std::size_t generator, std::uint64_t seq);
+
+struct arrival_spec {
+  arrival_kind kind = arrival_kind::constant;
+  std::int64_t count = 1;          // 1 .. 100'000'000
+  vtime_ns start_ns = 0;           // the first arrival (poisson: the process starts here)
+  std::string gate;                // which gate the requests enter
+  std::size_t gate_index = 0;      // its index in scenario::gates
+  vtime_ns every_ns = 0;           // constant: the gap
+  vtime_ns mean_gap_ns = 0;        // poisson: the mean of the exponential gaps
+  vtime_ns gap_from_ns = 0;        // ramp: the first gap ...
+  vtime_ns gap_to_ns = 0;          // ... moving linearly to the last
+  vtime_ns deadline_ns = 0;        // deadline_surge: the instant of the deadline (> start)
+  vtime_ns gap_far_ns = 0;         // deadline_surge: the gap at start ...
+  vtime_ns gap_near_ns = 0;        // ... shrinking linearly in the remaining time to this at the deadline
+  std::optional<sim::duration_dist> service;   // overrides service.service_time
+  std::optional<vtime_ns> client_timeout_ns;   // overrides service.client_timeout
+  std::optional<vtime_ns> cancel_after_ns;     // the handler is cancelled this long after arrival
+  std::int64_t fail_ppm = 0;                   // parts per million whose worker fails while starting
+};
+
 struct service_spec {
+  enum class over_cap_policy : std::uint8_t {
+    reject_429,  // above its true cap the portal answers 429 at once
+    queue,       // above its true cap the portal queues the connection
+  };
   std::optional<std::int64_t> portal_cap;  // true concurrency cap; default: the gates' total
   sim::duration_dist service_time = sim::duration_dist::fixed(350 * sim::ms);
   std::optional<vtime_ns> client_timeout_ns;  // default client read timeout
+  over_cap_policy over_cap = over_cap_policy::reject_429;
+};
+
+enum class fault_kind : std::uint8_t {
+  crash,                 // a worker dies (its leases are never released); restarts after duration, if given
+  pause,                 // a worker or redis stops for duration (a GC pause, SIGSTOP)
+  partition,             // a link (between) or a node (target) is cut off for duration
+  redis_restart,         // redis restarts, keeping what its persistence kept; down for duration
+  redis_failover,        // a replica that lags by replication_lag takes over; down for duration
+  clock_step,            // a worker's or redis's clock jumps by step
+  client_timeout_burst,  // requests arriving in [at, at + duration) get client_timeout
+};
+inline constexpr const char* fault_kind_names[] = {"crash",          "pause",      "partition",           "redis_restart",
+                                                   "redis_failover", "clock_step", "client_timeout_burst"};
+
+enum class persistence : std::uint8_t {
+  none,          // a restart forgets every key
+  aof_everysec,  // a restart keeps what was written up to the last whole second
+};
+
+struct fault_spec {
+  vtime_ns at_ns = 0;
+  fault_kind kind = fault_kind::crash;
+  std::optional<node_ref> target;              // every kind but a partition given by `between`
+  std::optional<std::pair<node_ref, node_ref>> between;  // partition of one link (two distinct nodes)
+  std::optional<vtime_ns> duration_ns;         // pause, partition, client_timeout_burst: required;
+                                               // crash: restart after (none: never); redis_*: downtime (0)
+  vtime_ns step_ns = 0;                        // clock_step: signed, not zero
+  persistence persist = persistence::none;     // redis_restart
+  vtime_ns replication_lag_ns = 0;             // redis_failover: writes this recent are lost
+  vtime_ns client_timeout_ns = 0;              // client_timeout_burst
+};
+
+inline constexpr std::int64_t fault_rate_per_hour_max = 3'600;
+
+// Rates from which the world draws a schedule from the seed. The loader only
+// types and checks them; the drawing (documented in docs/scenarios.md as the
+// intended contract) belongs to the world: each kind a Poisson process of its
+// rate until until_ns, pause and partition durations with mean
+// mean_duration_ns, clock steps of at most max_step_ns either way.
+struct fault_rates {
+  std::int64_t crash_per_hour = 0;
+  std::int64_t partition_per_hour = 0;
+  std::int64_t pause_per_hour = 0;
+  std::int64_t clock_step_per_hour = 0;
+  vtime_ns max_step_ns = 1 * sim::sec;
+  vtime_ns mean_duration_ns = 5 * sim::sec;
+  vtime_ns until_ns = 0;  // no fault is drawn at or after it; required when a rate is set
+
+  bool any() const { return crash_per_hour + partition_per_hour + pause_per_hour + clock_step_per_hour > 0; }
+};
+
+struct faults_spec {
+  std::vector<fault_spec> schedule;  // file order; the world applies same-instant faults in this order
+  std::optional<fault_rates> rates;
 };
 
 // What a case of the report shows (the lab's shapes).
@@ -84,11 +271,21 @@ struct checks_spec {
   std::uint64_t max_events = 50'000'000;
   vtime_ns horizon_ns = 24LL * 3600 * sim::sec;  // the run is cut off here
   std::int64_t trace_capacity = 64;
+  // Every fault has healed by then and the system must be idle at it; at most horizon_ns.
+  std::optional<vtime_ns> liveness_horizon_ns;
+};
+
+// The verdict of one lease variant's run, when the scenario compares several.
+struct variant_expect {
+  lease_variant variant = lease_variant::seed;
+  std::string verdict = "pass";
+  std::vector<std::string> violated;
 };
 
 struct expect_spec {
   std::string verdict = "pass";          // "pass" or "violation"
   std::vector<std::string> violated;     // with "violation": the invariants expected to break
+  std::vector<variant_expect> variants;  // per lease variant, overriding the two above; file order
 };
 
 struct scenario {
@@ -96,8 +293,11 @@ struct scenario {
   std::string description;
   std::uint64_t seed = 1;
   std::vector<gate_spec> gates;
-  std::vector<request_spec> requests;
+  fleet_spec fleet;
+  std::vector<request_spec> requests;   // explicit requests, file order
+  std::vector<arrival_spec> arrivals;   // generators, file order
   service_spec service;
+  faults_spec faults;
   std::vector<case_spec> cases;
   checks_spec checks;
   expect_spec expect;
