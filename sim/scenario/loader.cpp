@@ -12,10 +12,34 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// A value as the message shows it: its JSON, cut to 60 bytes (never inside
-// a UTF-8 sequence).
+// A value as the message shows it: compact JSON, cut after about 60 bytes
+// (never inside a UTF-8 sequence). Written here rather than with dump(),
+// which would walk a deeply nested value whole, and recursively.
+void show_into(const json& v, std::string& out, int depth) {
+  constexpr std::size_t budget = 64;
+  if (out.size() > budget) return;
+  if (v.is_array() || v.is_object()) {
+    if (depth >= 8) {
+      out += v.is_array() ? "[...]" : "{...}";
+      return;
+    }
+    out += v.is_array() ? '[' : '{';
+    bool first = true;
+    for (auto it = v.begin(); it != v.end() && out.size() <= budget; ++it) {
+      if (!first) out += ',';
+      first = false;
+      if (v.is_object()) out += json(it.key()).dump() + ':';
+      show_into(it.value(), out, depth + 1);
+    }
+    out += v.is_array() ? ']' : '}';
+    return;
+  }
+  out += v.dump();
+}
+
 std::string shown(const json& v) {
-  std::string s = v.dump();
+  std::string s;
+  show_into(v, s, 0);
   if (s.size() > 60) {
     std::size_t cut = 57;
     while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
@@ -999,10 +1023,13 @@ class parse_tracker {
   bool on_event(json::parse_event_t event, json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
-        frames_.push_back(frame{false, 0, {}, {}});
-        break;
       case json::parse_event_t::array_start:
-        frames_.push_back(frame{true, 0, {}, {}});
+        // No scenario needs more than a dozen levels; a bound keeps every
+        // later walk over the document (checks, messages) shallow.
+        if (frames_.size() >= max_depth)
+          throw scenario_error(path(), "expected values nested at most " + std::to_string(max_depth) +
+                                           " deep, got deeper nesting");
+        frames_.push_back(frame{event == json::parse_event_t::array_start, 0, {}, {}});
         break;
       case json::parse_event_t::key: {
         frame& f = frames_.back();
@@ -1048,6 +1075,7 @@ class parse_tracker {
   }
 
  private:
+  static constexpr std::size_t max_depth = 64;
   struct frame {
     bool is_array;
     std::size_t index;          // arrays: the element being read
