@@ -1,0 +1,904 @@
+#include "gate/redis/replica.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+#include "gate/admit_assert.hpp"
+
+namespace admit::redis {
+namespace {
+
+// Redis 7.0's error texts, word for word.
+constexpr std::string_view wrongtype_text =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+constexpr std::string_view not_integer_text = "ERR value is not an integer or out of range";
+constexpr std::string_view not_float_text = "ERR value is not a valid float";
+constexpr std::string_view syntax_error_text = "ERR syntax error";
+constexpr std::string_view range_not_float_text = "ERR min or max is not a float";
+
+constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
+
+std::int64_t to_ms(std::int64_t server_now_us) {
+  ADMIT_ASSERT(server_now_us >= 0, "the server clock counts from the Unix epoch");
+  return server_now_us / 1000;
+}
+
+bool expired(const std::optional<std::int64_t>& expire_at_ms, std::int64_t now_ms) {
+  return expire_at_ms.has_value() && now_ms > *expire_at_ms;
+}
+
+char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool equals_ci(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  }
+  return true;
+}
+
+// Redis's string2ll: an optional '-', no '+', no spaces, no leading zeros,
+// "0" but not "-0", at most 20 characters, no overflow.
+std::optional<std::int64_t> parse_int64(std::string_view s) {
+  if (s.empty() || s.size() >= 21) return std::nullopt;
+  if (s.size() == 1 && s[0] == '0') return 0;
+  std::size_t i = 0;
+  const bool negative = s[0] == '-';
+  if (negative) {
+    ++i;
+    if (i == s.size()) return std::nullopt;
+  }
+  if (s[i] < '1' || s[i] > '9') return std::nullopt;
+  unsigned long long v = static_cast<unsigned long long>(s[i] - '0');
+  ++i;
+  constexpr unsigned long long ull_max = std::numeric_limits<unsigned long long>::max();
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+    const auto digit = static_cast<unsigned long long>(s[i] - '0');
+    if (v > ull_max / 10) return std::nullopt;
+    v *= 10;
+    if (v > ull_max - digit) return std::nullopt;
+    v += digit;
+  }
+  if (negative) {
+    if (v > static_cast<unsigned long long>(int64_max) + 1ULL) return std::nullopt;
+    return static_cast<std::int64_t>(0ULL - v);
+  }
+  if (v > static_cast<unsigned long long>(int64_max)) return std::nullopt;
+  return static_cast<std::int64_t>(v);
+}
+
+// Redis's getDoubleFromObject, as ZADD parses a score: strtod over the whole
+// argument, no leading space, no NaN, no overflow or underflow to zero.
+std::optional<double> parse_score(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  if (s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(s.c_str(), &end);
+  if (static_cast<std::size_t>(end - s.c_str()) != s.size()) return std::nullopt;
+  if (errno == ERANGE &&
+      (value == HUGE_VAL || value == -HUGE_VAL || std::fpclassify(value) == FP_ZERO)) {
+    return std::nullopt;
+  }
+  if (std::isnan(value)) return std::nullopt;
+  return value;
+}
+
+// One end of zslParseRange: "(" makes the end exclusive; the rest goes to
+// strtod, which must stop at the terminating NUL (so "" reads as 0, as in Redis).
+std::optional<score_bound> parse_bound(const std::string& s) {
+  score_bound bound;
+  const char* start = s.c_str();
+  if (!s.empty() && s[0] == '(') {
+    bound.exclusive = true;
+    ++start;
+  }
+  char* end = nullptr;
+  bound.value = std::strtod(start, &end);
+  if (*end != '\0' || std::isnan(bound.value)) return std::nullopt;
+  return bound;
+}
+
+reply integer_reply(std::int64_t v) { return reply::from_integer(v); }
+reply error_reply(std::string_view text) { return reply::error(std::string(text)); }
+
+std::string arity_error(std::string_view name) {
+  return "ERR wrong number of arguments for '" + std::string(name) + "' command";
+}
+
+}  // namespace
+
+std::string format_score(double score) {
+  if (std::isinf(score)) return score > 0 ? "inf" : "-inf";
+  std::array<char, 64> buf{};
+  const int n = std::snprintf(buf.data(), buf.size(), "%.17g", score);
+  ADMIT_ASSERT(n > 0, "a double always formats");
+  ADMIT_ASSERT(static_cast<std::size_t>(n) < buf.size(), "%.17g fits in 64 characters");
+  return std::string(buf.data(), static_cast<std::size_t>(n));
+}
+
+// ---------------------------------------------------------------------------
+// Keyspace access
+
+replica::stored_value* replica::find_live(std::string_view key, std::int64_t server_now_us) {
+  const auto it = keys_.find(key);
+  if (it == keys_.end()) return nullptr;
+  if (expired(it->second.expire_at_ms, to_ms(server_now_us))) {
+    keys_.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+sorted_set* replica::find_zset(std::string_view key, std::int64_t server_now_us) {
+  stored_value* v = find_live(key, server_now_us);
+  if (v == nullptr) return nullptr;
+  auto* set = std::get_if<sorted_set>(&v->data);
+  if (set == nullptr) throw command_error(std::string(wrongtype_text));
+  return set;
+}
+
+sorted_set& replica::zset_for_write(std::string_view key, std::int64_t server_now_us) {
+  if (sorted_set* set = find_zset(key, server_now_us)) return *set;
+  auto [it, inserted] = keys_.emplace(std::string(key), stored_value{sorted_set{}, std::nullopt});
+  ADMIT_ASSERT(inserted, "a missing key is inserted");
+  return std::get<sorted_set>(it->second.data);
+}
+
+void replica::drop_if_empty(std::string_view key, const sorted_set& set) {
+  if (!set.empty()) return;
+  const auto it = keys_.find(key);
+  ADMIT_ASSERT(it != keys_.end(), "the emptied set belongs to a stored key");
+  keys_.erase(it);
+}
+
+// ---------------------------------------------------------------------------
+// Typed commands
+
+namespace {
+
+// What zsetAdd did to one member. `unchanged` (same score) still counts as
+// processed for ZADD INCR's reply; `nop` (an option refused it) does not.
+enum class zadd_effect : std::uint8_t { added, updated, unchanged, nop };
+
+// Redis's zsetAdd for one member. `score` is the new score, or the increment
+// when `incr`; on return `score` holds the member's resulting score. Returns
+// nullopt when an increment makes the score NaN.
+std::optional<zadd_effect> zset_add(sorted_set& set, double& score, std::string_view member,
+                                    const zadd_options& o, bool incr) {
+  ADMIT_ASSERT(!std::isnan(score), "scores are checked for NaN when parsed");
+  if (const auto current = set.score(member)) {
+    if (o.nx) return zadd_effect::nop;
+    if (incr) {
+      score += *current;
+      if (std::isnan(score)) return std::nullopt;
+    }
+    if ((o.lt && score >= *current) || (o.gt && score <= *current)) return zadd_effect::nop;
+    if (score != *current) {
+      set.insert_or_assign(score, member);
+      return zadd_effect::updated;
+    }
+    return zadd_effect::unchanged;
+  }
+  if (o.xx) return zadd_effect::nop;
+  set.insert_or_assign(score, member);
+  return zadd_effect::added;
+}
+
+void check_zadd_options(const zadd_options& o) {
+  ADMIT_ASSERT(!(o.nx && o.xx), "ZADD NX and XX exclude each other");
+  ADMIT_ASSERT(!(o.nx && (o.gt || o.lt)), "ZADD NX excludes GT and LT");
+  ADMIT_ASSERT(!(o.gt && o.lt), "ZADD GT and LT exclude each other");
+}
+
+}  // namespace
+
+std::int64_t replica::zadd(std::string_view key, double score, std::string_view member,
+                           std::int64_t server_now_us, zadd_options options) {
+  check_zadd_options(options);
+  ADMIT_ASSERT(!std::isnan(score), "Redis refuses NaN scores");
+  if (options.xx && find_zset(key, server_now_us) == nullptr) return 0;
+  sorted_set& set = zset_for_write(key, server_now_us);
+  const auto effect = zset_add(set, score, member, options, false);
+  ADMIT_ASSERT(effect.has_value(), "only an increment can produce NaN");
+  if (*effect == zadd_effect::added) return 1;
+  if (*effect == zadd_effect::updated && options.ch) return 1;
+  return 0;
+}
+
+std::int64_t replica::zrem(std::string_view key, std::string_view member,
+                           std::int64_t server_now_us) {
+  sorted_set* set = find_zset(key, server_now_us);
+  if (set == nullptr) return 0;
+  const bool removed = set->erase(member);
+  drop_if_empty(key, *set);
+  return removed ? 1 : 0;
+}
+
+std::int64_t replica::zcard(std::string_view key, std::int64_t server_now_us) {
+  const sorted_set* set = find_zset(key, server_now_us);
+  return set == nullptr ? 0 : static_cast<std::int64_t>(set->size());
+}
+
+std::optional<double> replica::zscore(std::string_view key, std::string_view member,
+                                      std::int64_t server_now_us) {
+  const sorted_set* set = find_zset(key, server_now_us);
+  if (set == nullptr) return std::nullopt;
+  return set->score(member);
+}
+
+std::optional<std::int64_t> replica::zrank(std::string_view key, std::string_view member,
+                                           std::int64_t server_now_us) {
+  const sorted_set* set = find_zset(key, server_now_us);
+  if (set == nullptr) return std::nullopt;
+  const auto rank = set->rank(member);
+  if (!rank) return std::nullopt;
+  return static_cast<std::int64_t>(*rank);
+}
+
+std::int64_t replica::zremrangebyscore(std::string_view key, score_bound min, score_bound max,
+                                       std::int64_t server_now_us) {
+  sorted_set* set = find_zset(key, server_now_us);
+  if (set == nullptr) return 0;
+  const std::size_t removed = set->erase_score_range(min, max);
+  drop_if_empty(key, *set);
+  return static_cast<std::int64_t>(removed);
+}
+
+std::vector<sorted_set::entry> replica::zrangebyscore(std::string_view key, score_bound min,
+                                                      score_bound max,
+                                                      std::int64_t server_now_us) {
+  const sorted_set* set = find_zset(key, server_now_us);
+  if (set == nullptr) return {};
+  const auto [first, last] = set->score_range(min, max);
+  const auto entries = set->entries();
+  return {entries.begin() + static_cast<std::ptrdiff_t>(first),
+          entries.begin() + static_cast<std::ptrdiff_t>(last)};
+}
+
+std::int64_t replica::pexpire(std::string_view key, std::int64_t ttl_ms,
+                              std::int64_t server_now_us) {
+  const std::int64_t now_ms = to_ms(server_now_us);
+  if (ttl_ms > int64_max - now_ms) {
+    throw command_error("ERR invalid expire time in 'pexpire' command");
+  }
+  const std::int64_t deadline_ms = now_ms + ttl_ms;
+  if (find_live(key, server_now_us) == nullptr) return 0;
+  const auto it = keys_.find(key);
+  ADMIT_ASSERT(it != keys_.end(), "a live key is stored");
+  if (deadline_ms <= now_ms) {
+    keys_.erase(it);  // Redis deletes a key whose new deadline has already passed
+  } else {
+    it->second.expire_at_ms = deadline_ms;
+  }
+  return 1;
+}
+
+std::int64_t replica::pttl(std::string_view key, std::int64_t server_now_us) {
+  const stored_value* v = find_live(key, server_now_us);
+  if (v == nullptr) return -2;
+  if (!v->expire_at_ms) return -1;
+  return std::max<std::int64_t>(0, *v->expire_at_ms - to_ms(server_now_us));
+}
+
+std::int64_t replica::pexpiretime(std::string_view key, std::int64_t server_now_us) {
+  const stored_value* v = find_live(key, server_now_us);
+  if (v == nullptr) return -2;
+  return v->expire_at_ms.value_or(-1);
+}
+
+std::int64_t replica::del(std::string_view key, std::int64_t server_now_us) {
+  if (find_live(key, server_now_us) == nullptr) return 0;
+  const auto it = keys_.find(key);
+  keys_.erase(it);
+  return 1;
+}
+
+bool replica::exists(std::string_view key, std::int64_t server_now_us) {
+  return find_live(key, server_now_us) != nullptr;
+}
+
+std::int64_t replica::incr(std::string_view key, std::int64_t server_now_us) {
+  stored_value* v = find_live(key, server_now_us);
+  std::int64_t value = 0;
+  if (v != nullptr) {
+    const auto* text = std::get_if<std::string>(&v->data);
+    if (text == nullptr) throw command_error(std::string(wrongtype_text));
+    const auto parsed = parse_int64(*text);
+    if (!parsed) throw command_error(std::string(not_integer_text));
+    value = *parsed;
+  }
+  if (value == int64_max) throw command_error("ERR increment or decrement would overflow");
+  ++value;
+  if (v != nullptr) {
+    v->data = std::to_string(value);  // INCR keeps the key's deadline
+  } else {
+    keys_.emplace(std::string(key), stored_value{std::to_string(value), std::nullopt});
+  }
+  return value;
+}
+
+std::optional<std::string> replica::get(std::string_view key, std::int64_t server_now_us) {
+  const stored_value* v = find_live(key, server_now_us);
+  if (v == nullptr) return std::nullopt;
+  const auto* text = std::get_if<std::string>(&v->data);
+  if (text == nullptr) throw command_error(std::string(wrongtype_text));
+  return *text;
+}
+
+void replica::set(std::string_view key, std::string_view value, std::int64_t server_now_us) {
+  if (stored_value* v = find_live(key, server_now_us)) {
+    v->data = std::string(value);
+    v->expire_at_ms.reset();
+    return;
+  }
+  keys_.emplace(std::string(key), stored_value{std::string(value), std::nullopt});
+}
+
+// ---------------------------------------------------------------------------
+// Whole keyspace
+
+std::size_t replica::expire_due(std::int64_t server_now_us) {
+  const std::int64_t now_ms = to_ms(server_now_us);
+  return std::erase_if(keys_, [&](const auto& kv) { return expired(kv.second.expire_at_ms, now_ms); });
+}
+
+std::vector<key_dump> replica::dump_keys(std::int64_t server_now_us) const {
+  const std::int64_t now_ms = to_ms(server_now_us);
+  std::vector<key_dump> out;
+  out.reserve(keys_.size());
+  for (const auto& [key, v] : keys_) {
+    if (expired(v.expire_at_ms, now_ms)) continue;
+    key_dump d;
+    d.key = key;
+    d.expire_at_ms = v.expire_at_ms;
+    if (const auto* set = std::get_if<sorted_set>(&v.data)) {
+      d.type = value_type::zset;
+      d.members.assign(set->entries().begin(), set->entries().end());
+    } else {
+      d.type = value_type::string;
+      d.value = std::get<std::string>(v.data);
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::string replica::dump(std::int64_t server_now_us) const {
+  return render_dump(dump_keys(server_now_us));
+}
+
+void replica::restore(std::span<const key_dump> keys) {
+  keys_.clear();
+  for (const key_dump& d : keys) {
+    stored_value v;
+    v.expire_at_ms = d.expire_at_ms;
+    if (d.type == value_type::zset) {
+      ADMIT_ASSERT(!d.members.empty(), "Redis never stores an empty sorted set");
+      sorted_set set;
+      for (const auto& e : d.members) set.insert_or_assign(e.score, e.member);
+      v.data = std::move(set);
+    } else {
+      v.data = d.value;
+    }
+    const bool inserted = keys_.emplace(d.key, std::move(v)).second;
+    ADMIT_ASSERT(inserted, "a dump names each key once");
+  }
+}
+
+namespace {
+
+std::string quoted(std::string_view s) {
+  static constexpr std::string_view hex = "0123456789abcdef";
+  std::string out = "\"";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u >= 0x7f) {
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string render_dump(std::span<const key_dump> keys) {
+  // Built with append() only: GCC 12 warns falsely (-Wrestrict) on some
+  // chains of string operator+.
+  std::string out;
+  for (const key_dump& d : keys) {
+    out.append("key ").append(quoted(d.key));
+    out.append(d.type == value_type::zset ? " zset" : " string");
+    out.append(" pexpireat=");
+    out.append(d.expire_at_ms ? std::to_string(*d.expire_at_ms) : std::string("none"));
+    if (d.type == value_type::string) out.append(" ").append(quoted(d.value));
+    out.append("\n");
+    for (const auto& e : d.members) {
+      out.append("  ").append(quoted(e.member)).append(" ").append(format_score(e.score));
+      out.append("\n");
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The generic entry point
+
+using argv_span = std::span<const std::string>;
+
+struct command_impl {
+  static reply wrongtype() { return error_reply(wrongtype_text); }
+
+  // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
+  static reply zadd(replica& r, argv_span argv, std::int64_t now_us) {
+    zadd_options o;
+    bool incr = false;
+    std::size_t at = 2;
+    for (; at < argv.size(); ++at) {
+      const std::string& opt = argv[at];
+      if (equals_ci(opt, "nx")) o.nx = true;
+      else if (equals_ci(opt, "xx")) o.xx = true;
+      else if (equals_ci(opt, "ch")) o.ch = true;
+      else if (equals_ci(opt, "incr")) incr = true;
+      else if (equals_ci(opt, "gt")) o.gt = true;
+      else if (equals_ci(opt, "lt")) o.lt = true;
+      else break;
+    }
+    const std::size_t rest = argv.size() - at;
+    if (rest == 0 || rest % 2 != 0) return error_reply(syntax_error_text);
+    if (o.nx && o.xx) return error_reply("ERR XX and NX options at the same time are not compatible");
+    if ((o.gt && o.nx) || (o.lt && o.nx) || (o.gt && o.lt)) {
+      return error_reply("ERR GT, LT, and/or NX options at the same time are not compatible");
+    }
+    if (incr && rest > 2) return error_reply("ERR INCR option supports a single increment-element pair");
+    // Every score is parsed before anything changes: ZADD applies fully or not at all.
+    std::vector<double> scores;
+    for (std::size_t i = at; i < argv.size(); i += 2) {
+      const auto score = parse_score(argv[i]);
+      if (!score) return error_reply(not_float_text);
+      scores.push_back(*score);
+    }
+    const std::string& key = argv[1];
+    sorted_set* set = nullptr;
+    try {
+      set = r.find_zset(key, now_us);
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+    std::int64_t added = 0;
+    std::int64_t updated = 0;
+    std::int64_t processed = 0;
+    double score = 0.0;
+    if (set == nullptr && !o.xx) set = &r.zset_for_write(key, now_us);
+    if (set != nullptr) {
+      for (std::size_t j = 0; j < scores.size(); ++j) {
+        score = scores[j];
+        const auto effect = zset_add(*set, score, argv[at + 2 * j + 1], o, incr);
+        if (!effect) {
+          r.drop_if_empty(key, *set);
+          return error_reply("ERR resulting score is not a number (NaN)");
+        }
+        if (*effect == zadd_effect::added) ++added;
+        if (*effect == zadd_effect::updated) ++updated;
+        if (*effect != zadd_effect::nop) ++processed;
+      }
+      r.drop_if_empty(key, *set);
+    }
+    if (incr) return processed > 0 ? reply::bulk(format_score(score)) : reply::nil();
+    return integer_reply(o.ch ? added + updated : added);
+  }
+
+  // ZREM key member [member ...]
+  static reply zrem(replica& r, argv_span argv, std::int64_t now_us) {
+    sorted_set* set = nullptr;
+    try {
+      set = r.find_zset(argv[1], now_us);
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+    if (set == nullptr) return integer_reply(0);
+    std::int64_t removed = 0;
+    for (std::size_t i = 2; i < argv.size(); ++i) {
+      if (set->erase(argv[i])) ++removed;
+      if (set->empty()) break;
+    }
+    r.drop_if_empty(argv[1], *set);
+    return integer_reply(removed);
+  }
+
+  static reply zcard(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      return integer_reply(r.zcard(argv[1], now_us));
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  static reply zscore(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      const auto score = r.zscore(argv[1], argv[2], now_us);
+      return score ? reply::bulk(format_score(*score)) : reply::nil();
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  static reply zrank(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      const auto rank = r.zrank(argv[1], argv[2], now_us);
+      return rank ? integer_reply(*rank) : reply::nil();
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  // ZREMRANGEBYSCORE key min max
+  static reply zremrangebyscore(replica& r, argv_span argv, std::int64_t now_us) {
+    const auto min = parse_bound(argv[2]);
+    const auto max = parse_bound(argv[3]);
+    if (!min || !max) return error_reply(range_not_float_text);
+    try {
+      return integer_reply(r.zremrangebyscore(argv[1], *min, *max, now_us));
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  enum class range_kind : std::uint8_t { automatic, rank, score, lex };
+
+  // ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
+  // and ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count], following
+  // Redis 7.0's zrangeGenericCommand step by step (options, conflicts, range,
+  // then the key).
+  static reply zrange_generic(replica& r, argv_span argv, std::int64_t now_us,
+                              range_kind kind, bool direction_fixed) {
+    bool withscores = false;
+    bool reverse = false;
+    std::int64_t offset = 0;
+    std::int64_t limit = -1;
+    for (std::size_t j = 4; j < argv.size(); ++j) {
+      const std::size_t left = argv.size() - j - 1;
+      if (equals_ci(argv[j], "withscores")) {
+        withscores = true;
+      } else if (equals_ci(argv[j], "limit") && left >= 2) {
+        const auto o = parse_int64(argv[j + 1]);
+        if (!o) return error_reply(not_integer_text);
+        const auto l = parse_int64(argv[j + 2]);
+        if (!l) return error_reply(not_integer_text);
+        offset = *o;
+        limit = *l;
+        j += 2;
+      } else if (!direction_fixed && !reverse && equals_ci(argv[j], "rev")) {
+        reverse = true;
+      } else if (kind == range_kind::automatic && equals_ci(argv[j], "bylex")) {
+        kind = range_kind::lex;
+      } else if (kind == range_kind::automatic && equals_ci(argv[j], "byscore")) {
+        kind = range_kind::score;
+      } else {
+        return error_reply(syntax_error_text);
+      }
+    }
+    if (kind == range_kind::automatic) kind = range_kind::rank;
+    if (limit != -1 && kind == range_kind::rank) {
+      return error_reply(
+          "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+    }
+    if (withscores && kind == range_kind::lex) {
+      return error_reply("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+    }
+    if (kind == range_kind::lex) return error_reply("ERR admitsim replica: ZRANGE BYLEX is not supported");
+
+    std::size_t min_at = 2;
+    std::size_t max_at = 3;
+    if (reverse && kind == range_kind::score) std::swap(min_at, max_at);
+
+    std::int64_t start = 0;
+    std::int64_t stop = 0;
+    score_bound min;
+    score_bound max;
+    if (kind == range_kind::rank) {
+      const auto a = parse_int64(argv[min_at]);
+      if (!a) return error_reply(not_integer_text);
+      const auto b = parse_int64(argv[max_at]);
+      if (!b) return error_reply(not_integer_text);
+      start = *a;
+      stop = *b;
+    } else {
+      const auto a = parse_bound(argv[min_at]);
+      const auto b = parse_bound(argv[max_at]);
+      if (!a || !b) return error_reply(range_not_float_text);
+      min = *a;
+      max = *b;
+    }
+
+    const sorted_set* set = nullptr;
+    try {
+      set = r.find_zset(argv[1], now_us);
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+    std::vector<reply> out;
+    if (set == nullptr) return reply::array(std::move(out));
+    const auto entries = set->entries();
+    const auto emit = [&](const sorted_set::entry& e) {
+      out.push_back(reply::bulk(e.member));
+      if (withscores) out.push_back(reply::bulk(format_score(e.score)));
+    };
+
+    if (kind == range_kind::rank) {
+      const auto length = static_cast<std::int64_t>(entries.size());
+      if (start < 0) start += length;
+      if (stop < 0) stop += length;
+      if (start < 0) start = 0;
+      if (start > stop || start >= length) return reply::array(std::move(out));
+      if (stop >= length) stop = length - 1;
+      for (std::int64_t i = start; i <= stop; ++i) {
+        const auto index = reverse ? length - 1 - i : i;
+        emit(entries[static_cast<std::size_t>(index)]);
+      }
+      return reply::array(std::move(out));
+    }
+
+    if (offset > 0 && offset >= static_cast<std::int64_t>(entries.size())) {
+      return reply::array(std::move(out));
+    }
+    if (offset < 0) return reply::array(std::move(out));  // Redis skips everything
+    const auto [first, last] = set->score_range(min, max);
+    std::vector<std::size_t> picked;
+    for (std::size_t k = 0; k < last - first; ++k) {
+      picked.push_back(reverse ? last - 1 - k : first + k);
+    }
+    std::int64_t remaining = limit;
+    for (std::size_t k = static_cast<std::size_t>(offset); k < picked.size(); ++k) {
+      if (remaining == 0) break;
+      emit(entries[picked[k]]);
+      if (remaining > 0) --remaining;
+    }
+    return reply::array(std::move(out));
+  }
+
+  static reply zrange(replica& r, argv_span argv, std::int64_t now_us) {
+    return zrange_generic(r, argv, now_us, range_kind::automatic, false);
+  }
+
+  static reply zrangebyscore(replica& r, argv_span argv, std::int64_t now_us) {
+    return zrange_generic(r, argv, now_us, range_kind::score, true);
+  }
+
+  // PEXPIRE key milliseconds [NX|XX|GT|LT]
+  static reply pexpire(replica& r, argv_span argv, std::int64_t now_us) {
+    bool nx = false;
+    bool xx = false;
+    bool gt = false;
+    bool lt = false;
+    for (std::size_t j = 3; j < argv.size(); ++j) {
+      if (equals_ci(argv[j], "nx")) nx = true;
+      else if (equals_ci(argv[j], "xx")) xx = true;
+      else if (equals_ci(argv[j], "gt")) gt = true;
+      else if (equals_ci(argv[j], "lt")) lt = true;
+      else return reply::error("ERR Unsupported option " + argv[j]);
+    }
+    if ((nx && xx) || (nx && gt) || (nx && lt)) {
+      return error_reply("ERR NX and XX, GT or LT options at the same time are not compatible");
+    }
+    if (gt && lt) return error_reply("ERR GT and LT options at the same time are not compatible");
+    const auto ttl_ms = parse_int64(argv[2]);
+    if (!ttl_ms) return error_reply(not_integer_text);
+    const std::int64_t now_ms = to_ms(now_us);
+    if (*ttl_ms > int64_max - now_ms) {
+      return error_reply("ERR invalid expire time in 'pexpire' command");
+    }
+    const std::int64_t deadline_ms = *ttl_ms + now_ms;
+    const replica::stored_value* v = r.find_live(argv[1], now_us);
+    if (v == nullptr) return integer_reply(0);
+    const auto current = v->expire_at_ms;
+    if (nx && current) return integer_reply(0);
+    if (xx && !current) return integer_reply(0);
+    if (gt && (!current || deadline_ms <= *current)) return integer_reply(0);
+    if (lt && current && deadline_ms >= *current) return integer_reply(0);
+    return integer_reply(r.pexpire(argv[1], *ttl_ms, now_us));
+  }
+
+  static reply pttl(replica& r, argv_span argv, std::int64_t now_us) {
+    return integer_reply(r.pttl(argv[1], now_us));
+  }
+
+  static reply pexpiretime(replica& r, argv_span argv, std::int64_t now_us) {
+    return integer_reply(r.pexpiretime(argv[1], now_us));
+  }
+
+  static reply time(replica&, argv_span, std::int64_t now_us) {
+    ADMIT_ASSERT(now_us >= 0, "the server clock counts from the Unix epoch");
+    std::vector<reply> out;
+    out.push_back(reply::bulk(std::to_string(now_us / 1'000'000)));
+    out.push_back(reply::bulk(std::to_string(now_us % 1'000'000)));
+    return reply::array(std::move(out));
+  }
+
+  static reply incr(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      return integer_reply(r.incr(argv[1], now_us));
+    } catch (const command_error& e) {
+      return reply::error(e.what());
+    }
+  }
+
+  static reply get(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      const auto value = r.get(argv[1], now_us);
+      return value ? reply::bulk(*value) : reply::nil();
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]
+  static reply set(replica& r, argv_span argv, std::int64_t now_us) {
+    enum class unit : std::uint8_t { none, ex, px, exat, pxat };
+    bool nx = false;
+    bool xx = false;
+    bool get_old = false;
+    bool keepttl = false;
+    unit expire_unit = unit::none;
+    const std::string* expire_arg = nullptr;
+    for (std::size_t j = 3; j < argv.size(); ++j) {
+      const std::string& opt = argv[j];
+      const bool has_next = j + 1 < argv.size();
+      const bool timed = expire_unit != unit::none;
+      if (equals_ci(opt, "nx") && !xx) {
+        nx = true;
+      } else if (equals_ci(opt, "xx") && !nx) {
+        xx = true;
+      } else if (equals_ci(opt, "get")) {
+        get_old = true;
+      } else if (equals_ci(opt, "keepttl") && !timed) {
+        keepttl = true;
+      } else if (equals_ci(opt, "ex") && !keepttl && (expire_unit == unit::none || expire_unit == unit::ex) && has_next) {
+        expire_unit = unit::ex;
+        expire_arg = &argv[++j];
+      } else if (equals_ci(opt, "px") && !keepttl && (expire_unit == unit::none || expire_unit == unit::px) && has_next) {
+        expire_unit = unit::px;
+        expire_arg = &argv[++j];
+      } else if (equals_ci(opt, "exat") && !keepttl && (expire_unit == unit::none || expire_unit == unit::exat) && has_next) {
+        expire_unit = unit::exat;
+        expire_arg = &argv[++j];
+      } else if (equals_ci(opt, "pxat") && !keepttl && (expire_unit == unit::none || expire_unit == unit::pxat) && has_next) {
+        expire_unit = unit::pxat;
+        expire_arg = &argv[++j];
+      } else {
+        return error_reply(syntax_error_text);
+      }
+    }
+    std::optional<std::int64_t> deadline_ms;
+    if (expire_unit != unit::none) {
+      const auto amount = parse_int64(*expire_arg);
+      if (!amount) return error_reply(not_integer_text);
+      const bool seconds = expire_unit == unit::ex || expire_unit == unit::exat;
+      const std::string invalid = "ERR invalid expire time in 'set' command";
+      if (*amount <= 0 || (seconds && *amount > int64_max / 1000)) return reply::error(invalid);
+      std::int64_t ms = seconds ? *amount * 1000 : *amount;
+      if (expire_unit == unit::ex || expire_unit == unit::px) {
+        const std::int64_t now_ms = to_ms(now_us);
+        if (ms > int64_max - now_ms) return reply::error(invalid);
+        ms += now_ms;
+      }
+      deadline_ms = ms;
+    }
+    reply old = reply::nil();
+    if (get_old) {
+      try {
+        const auto value = r.get(argv[1], now_us);
+        if (value) old = reply::bulk(*value);
+      } catch (const command_error&) {
+        return wrongtype();
+      }
+    }
+    replica::stored_value* v = r.find_live(argv[1], now_us);
+    if ((nx && v != nullptr) || (xx && v == nullptr)) return get_old ? old : reply::nil();
+    std::optional<std::int64_t> kept;
+    if (keepttl && v != nullptr) kept = v->expire_at_ms;
+    r.set(argv[1], argv[2], now_us);
+    replica::stored_value* stored = r.find_live(argv[1], now_us);
+    ADMIT_ASSERT(stored != nullptr, "SET stores the key");
+    stored->expire_at_ms = deadline_ms ? deadline_ms : kept;
+    return get_old ? old : reply::status("OK");
+  }
+
+  static reply del(replica& r, argv_span argv, std::int64_t now_us) {
+    std::int64_t n = 0;
+    for (std::size_t i = 1; i < argv.size(); ++i) n += r.del(argv[i], now_us);
+    return integer_reply(n);
+  }
+
+  static reply exists(replica& r, argv_span argv, std::int64_t now_us) {
+    std::int64_t n = 0;
+    for (std::size_t i = 1; i < argv.size(); ++i) n += r.exists(argv[i], now_us) ? 1 : 0;
+    return integer_reply(n);
+  }
+
+  static reply type(replica& r, argv_span argv, std::int64_t now_us) {
+    const replica::stored_value* v = r.find_live(argv[1], now_us);
+    if (v == nullptr) return reply::status("none");
+    return reply::status(std::holds_alternative<sorted_set>(v->data) ? "zset" : "string");
+  }
+};
+
+namespace {
+
+using handler = reply (*)(replica&, argv_span, std::int64_t);
+
+struct command_spec {
+  std::string_view name;
+  int arity;  // > 0: exactly this many arguments (with the name); < 0: at least -arity
+  handler run;
+};
+
+constexpr std::array<command_spec, 18> commands{{
+    {"zadd", -4, &command_impl::zadd},
+    {"zrem", -3, &command_impl::zrem},
+    {"zcard", 2, &command_impl::zcard},
+    {"zscore", 3, &command_impl::zscore},
+    {"zrank", 3, &command_impl::zrank},
+    {"zrange", -4, &command_impl::zrange},
+    {"zrangebyscore", -4, &command_impl::zrangebyscore},
+    {"zremrangebyscore", 4, &command_impl::zremrangebyscore},
+    {"pexpire", -3, &command_impl::pexpire},
+    {"pttl", 2, &command_impl::pttl},
+    {"pexpiretime", 2, &command_impl::pexpiretime},
+    {"time", 1, &command_impl::time},
+    {"incr", 2, &command_impl::incr},
+    {"get", 2, &command_impl::get},
+    {"set", -3, &command_impl::set},
+    {"del", -2, &command_impl::del},
+    {"exists", -2, &command_impl::exists},
+    {"type", 2, &command_impl::type},
+}};
+
+std::string unknown_command_error(argv_span argv) {
+  // Redis 7.0: "unknown command '%.128s', with args beginning with: " then
+  // "'%.*s' " for each argument while the list is shorter than 128 bytes.
+  std::string args;
+  for (std::size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
+    const std::size_t room = 128 - args.size();
+    args.push_back('\'');
+    args.append(argv[i], 0, room);
+    args.append("' ");
+  }
+  std::string out = "ERR unknown command '";
+  out.append(argv[0], 0, 128);
+  out.append("', with args beginning with: ");
+  out.append(args);
+  return out;
+}
+
+}  // namespace
+
+reply replica::execute(std::span<const std::string> argv, std::int64_t server_now_us) {
+  ADMIT_ASSERT(!argv.empty(), "a command has a name");
+  ADMIT_ASSERT(server_now_us >= 0, "the server clock counts from the Unix epoch");
+  for (const command_spec& spec : commands) {
+    if (!equals_ci(argv[0], spec.name)) continue;
+    const auto argc = static_cast<int>(argv.size());
+    if ((spec.arity > 0 && argc != spec.arity) || (spec.arity < 0 && argc < -spec.arity)) {
+      return reply::error(arity_error(spec.name));
+    }
+    return spec.run(*this, argv, server_now_us);
+  }
+  return reply::error(unknown_command_error(argv));
+}
+
+}  // namespace admit::redis

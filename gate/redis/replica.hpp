@@ -1,0 +1,173 @@
+// admit::redis::replica: an in-memory model of one Redis 7.0 database.
+//
+// Model. A keyspace of string and sorted-set values, each key with an optional
+// expiry deadline. It reproduces what the lease protocol needs from Redis,
+// with Redis's exact replies, and nothing else: sorted-set commands, key
+// expiry, strings and INCR, TIME.
+//
+// Time. The replica never reads a clock. Every command takes the server's
+// clock as `server_now_us`: microseconds since the Unix epoch, the value TIME
+// reports. Redis keeps expiry deadlines in whole milliseconds, and so does the
+// replica: its "now" for expiry is server_now_us / 1000. A key whose deadline
+// is D is gone once now_ms > D (so PEXPIRE k 5 at 100 keeps k through 105).
+// Expiry is lazy, as in Redis: a command that touches a key first deletes it
+// if its deadline has passed. `expire_due()` runs what Redis's active expiry
+// cycle would do. The server clock may jump back (a stepped clock is a fault
+// the world can inject); the replica accepts that, as Redis does.
+//
+// Atomicity. The replica is single-threaded and a script is a plain function
+// call over the typed methods below, so a script runs atomically by
+// construction. One script uses one `server_now_us` throughout, which is what
+// Redis 7.0 does for expiry inside a script (time is frozen at script start).
+//
+// Two ways in:
+//  - `execute(argv, now)`: the generic entry point, parsing argv like Redis
+//    and answering a `reply` shaped like RESP2 (errors included), so tests can
+//    compare against a real server reply by reply.
+//  - typed methods (`zadd`, `zcard`, ...): what the C++ script bodies call on
+//    the hot path, with no string parsing. They throw `command_error`, carrying
+//    Redis's error text, where Redis would answer an error (WRONGTYPE, an
+//    INCR on a non-integer, an expiry overflow).
+//
+// The replica is a value type: copying it snapshots the whole keyspace.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "gate/redis/reply.hpp"
+#include "gate/redis/sorted_set.hpp"
+
+namespace admit::redis {
+
+// A command Redis would refuse with an error reply; what() is the reply text,
+// e.g. "WRONGTYPE Operation against a key holding the wrong kind of value".
+class command_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class value_type : std::uint8_t { string, zset };
+
+// ZADD's options. NX, GT and LT exclude one another, as do NX and XX.
+struct zadd_options {
+  bool nx = false;  // only add new members
+  bool xx = false;  // only update existing members
+  bool gt = false;  // only update when the new score is greater
+  bool lt = false;  // only update when the new score is less
+  bool ch = false;  // count changed members in the reply, not only new ones
+};
+
+// One live key as the agreement test compares it with a real server: the same
+// fields come from TYPE, PEXPIRETIME, ZRANGE 0 -1 WITHSCORES and GET.
+struct key_dump {
+  std::string key;
+  value_type type = value_type::string;
+  std::optional<std::int64_t> expire_at_ms;  // absolute, Unix ms (PEXPIRETIME)
+  std::vector<sorted_set::entry> members;    // value_type::zset, in Redis order
+  std::string value;                         // value_type::string
+
+  friend bool operator==(const key_dump&, const key_dump&) = default;
+};
+
+// Renders a dump as text, one key per line followed by one line per member:
+//   key "gate" zset pexpireat=1700000015000
+//     "t1" 1700000000000
+//   key "gate:fence" string pexpireat=none "3"
+// Scores are printed as Redis prints them. Deterministic: the same keyspace
+// gives the same bytes.
+[[nodiscard]] std::string render_dump(std::span<const key_dump> keys);
+
+// Redis 7.0's text for a score in a RESP2 reply: "%.17g", integers without a
+// decimal point, "inf" and "-inf".
+[[nodiscard]] std::string format_score(double score);
+
+class replica {
+ public:
+  // The generic entry point: argv[0] is the command name (any case).
+  // Supported: ZADD (NX XX GT LT CH INCR), ZREM, ZCARD, ZSCORE, ZRANK,
+  // ZRANGE (index ranges, BYSCORE, REV, LIMIT, WITHSCORES; not BYLEX),
+  // ZRANGEBYSCORE, ZREMRANGEBYSCORE, PEXPIRE (NX XX GT LT), PTTL,
+  // PEXPIRETIME, TIME, INCR, GET, SET (NX XX GET EX PX EXAT PXAT KEEPTTL),
+  // DEL, EXISTS, TYPE. Anything else is answered as Redis answers an unknown
+  // command; an option Redis has but the replica lacks (ZRANGE BYLEX) is an
+  // error starting "ERR admitsim replica:".
+  reply execute(std::span<const std::string> argv, std::int64_t server_now_us);
+
+  // --- sorted sets ---------------------------------------------------------
+  // ZADD key [options] score member: the reply's integer (new members, or
+  // changed ones with `ch`).
+  std::int64_t zadd(std::string_view key, double score, std::string_view member,
+                    std::int64_t server_now_us, zadd_options options = {});
+  std::int64_t zrem(std::string_view key, std::string_view member, std::int64_t server_now_us);
+  std::int64_t zcard(std::string_view key, std::int64_t server_now_us);
+  std::optional<double> zscore(std::string_view key, std::string_view member,
+                               std::int64_t server_now_us);
+  std::optional<std::int64_t> zrank(std::string_view key, std::string_view member,
+                                    std::int64_t server_now_us);
+  std::int64_t zremrangebyscore(std::string_view key, score_bound min, score_bound max,
+                                std::int64_t server_now_us);
+  std::vector<sorted_set::entry> zrangebyscore(std::string_view key, score_bound min,
+                                               score_bound max, std::int64_t server_now_us);
+
+  // --- keys ----------------------------------------------------------------
+  // PEXPIRE key ttl_ms: 1 when the key exists (a ttl_ms <= 0 deletes it), else 0.
+  std::int64_t pexpire(std::string_view key, std::int64_t ttl_ms, std::int64_t server_now_us);
+  // PTTL: -2 when the key is missing, -1 when it has no deadline, else ms left.
+  std::int64_t pttl(std::string_view key, std::int64_t server_now_us);
+  // PEXPIRETIME: -2 missing, -1 no deadline, else the absolute deadline in ms.
+  std::int64_t pexpiretime(std::string_view key, std::int64_t server_now_us);
+  std::int64_t del(std::string_view key, std::int64_t server_now_us);
+  bool exists(std::string_view key, std::int64_t server_now_us);
+
+  // --- strings -------------------------------------------------------------
+  std::int64_t incr(std::string_view key, std::int64_t server_now_us);
+  std::optional<std::string> get(std::string_view key, std::int64_t server_now_us);
+  // Plain SET: replaces any value of any type and clears the deadline.
+  void set(std::string_view key, std::string_view value, std::int64_t server_now_us);
+
+  // --- the keyspace as a whole ---------------------------------------------
+  // Stored keys, like DBSIZE: keys past their deadline that no command has
+  // touched yet still count.
+  [[nodiscard]] std::size_t key_count() const noexcept { return keys_.size(); }
+  // Deletes every key past its deadline (Redis's active expiry, run to the
+  // end); returns how many.
+  std::size_t expire_due(std::int64_t server_now_us);
+  // Live keys (deadline not passed at server_now_us) in key byte order.
+  [[nodiscard]] std::vector<key_dump> dump_keys(std::int64_t server_now_us) const;
+  [[nodiscard]] std::string dump(std::int64_t server_now_us) const;
+  // Replaces the keyspace with `keys` (deadlines kept as given).
+  void restore(std::span<const key_dump> keys);
+  void clear() noexcept { keys_.clear(); }
+
+ private:
+  friend struct command_impl;
+
+  struct stored_value {
+    std::variant<std::string, sorted_set> data;
+    std::optional<std::int64_t> expire_at_ms;
+  };
+  using keyspace = std::map<std::string, stored_value, std::less<>>;
+
+  // The key's value if it exists and its deadline has not passed; deletes it
+  // (lazy expiry) if the deadline has passed.
+  stored_value* find_live(std::string_view key, std::int64_t server_now_us);
+  // The key's sorted set, nullptr when missing; throws WRONGTYPE for a string.
+  sorted_set* find_zset(std::string_view key, std::int64_t server_now_us);
+  // The key's sorted set, created empty (without a deadline) when missing.
+  sorted_set& zset_for_write(std::string_view key, std::int64_t server_now_us);
+  // Deletes `key` if its set became empty, as Redis does.
+  void drop_if_empty(std::string_view key, const sorted_set& set);
+
+  keyspace keys_;
+};
+
+}  // namespace admit::redis

@@ -1,0 +1,111 @@
+#include "gate/redis/sorted_set.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gate/admit_assert.hpp"
+
+namespace admit::redis {
+namespace {
+
+// Redis order: score first, then member bytes. std::string_view compares
+// through char_traits<char>, which compares as unsigned char, i.e. memcmp.
+bool entry_before(double score_a, std::string_view member_a, double score_b,
+                  std::string_view member_b) {
+  if (score_a != score_b) return score_a < score_b;
+  return member_a < member_b;
+}
+
+bool above_min(double score, score_bound min) {
+  return min.exclusive ? score > min.value : score >= min.value;
+}
+
+bool below_max(double score, score_bound max) {
+  return max.exclusive ? score < max.value : score <= max.value;
+}
+
+}  // namespace
+
+std::optional<double> sorted_set::score(std::string_view member) const {
+  const auto it = index_.find(member);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::size_t sorted_set::position_of(double score, std::string_view member) const {
+  const auto it = std::lower_bound(
+      entries_.begin(), entries_.end(), std::pair{score, member},
+      [](const entry& e, const std::pair<double, std::string_view>& key) {
+        return entry_before(e.score, e.member, key.first, key.second);
+      });
+  ADMIT_ASSERT(it != entries_.end(), "an indexed member is in the ordered entries");
+  ADMIT_ASSERT(it->member == member, "the index and the ordered entries agree");
+  return static_cast<std::size_t>(it - entries_.begin());
+}
+
+std::optional<std::size_t> sorted_set::rank(std::string_view member) const {
+  const auto it = index_.find(member);
+  if (it == index_.end()) return std::nullopt;
+  return position_of(it->second, member);
+}
+
+bool sorted_set::insert_or_assign(double score, std::string_view member) {
+  ADMIT_ASSERT(!std::isnan(score), "Redis refuses NaN scores before they reach a set");
+  if (score == 0.0) score = 0.0;  // -0 becomes 0
+  const auto found = index_.find(member);
+  const bool is_new = found == index_.end();
+  if (!is_new) {
+    if (found->second == score) return false;
+    entries_.erase(entries_.begin() +
+                   static_cast<std::ptrdiff_t>(position_of(found->second, member)));
+    found->second = score;
+  } else {
+    index_.emplace(std::string(member), score);
+  }
+  // Scores are timestamps or tickets that grow, so the common case appends.
+  auto at = entries_.end();
+  if (!entries_.empty() && !entry_before(entries_.back().score, entries_.back().member, score,
+                                         member)) {
+    at = std::lower_bound(entries_.begin(), entries_.end(), std::pair{score, member},
+                          [](const entry& e, const std::pair<double, std::string_view>& key) {
+                            return entry_before(e.score, e.member, key.first, key.second);
+                          });
+  }
+  entries_.insert(at, entry{score, std::string(member)});
+  ADMIT_ASSERT(entries_.size() == index_.size(), "every member is indexed once");
+  return is_new;
+}
+
+bool sorted_set::erase(std::string_view member) {
+  const auto found = index_.find(member);
+  if (found == index_.end()) return false;
+  entries_.erase(entries_.begin() +
+                 static_cast<std::ptrdiff_t>(position_of(found->second, member)));
+  index_.erase(found);
+  ADMIT_ASSERT(entries_.size() == index_.size(), "every member is indexed once");
+  return true;
+}
+
+std::pair<std::size_t, std::size_t> sorted_set::score_range(score_bound min,
+                                                            score_bound max) const {
+  const auto first = std::partition_point(entries_.begin(), entries_.end(),
+                                          [&](const entry& e) { return !above_min(e.score, min); });
+  const auto last = std::partition_point(first, entries_.end(),
+                                         [&](const entry& e) { return below_max(e.score, max); });
+  return {static_cast<std::size_t>(first - entries_.begin()),
+          static_cast<std::size_t>(last - entries_.begin())};
+}
+
+std::size_t sorted_set::erase_score_range(score_bound min, score_bound max) {
+  const auto [first, last] = score_range(min, max);
+  for (std::size_t i = first; i < last; ++i) {
+    const auto erased = index_.erase(entries_[i].member);
+    ADMIT_ASSERT(erased == 1, "every ordered entry is indexed");
+  }
+  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(first),
+                 entries_.begin() + static_cast<std::ptrdiff_t>(last));
+  ADMIT_ASSERT(entries_.size() == index_.size(), "every member is indexed once");
+  return last - first;
+}
+
+}  // namespace admit::redis
