@@ -16,7 +16,7 @@ const char* to_string(run_status s) {
   return "unknown";
 }
 
-scheduler::scheduler() = default;
+scheduler::scheduler() : heap_(heap_pad) {}
 
 scheduler::~scheduler() { shutdown(); }
 
@@ -37,15 +37,13 @@ void scheduler::shutdown() noexcept {
         unique_task dropped = std::move(slots_[i].fn);
       }
     }
-    while (!ready_.empty()) {
+    while (ready_size_ != 0) {
       any = true;
-      std::deque<ready_entry> batch;
-      batch.swap(ready_);
-      batch.clear();
+      unique_task dropped = ready_pop_front();  // its destructor may post more
     }
     if (!any) break;
   }
-  heap_.clear();
+  heap_.resize(heap_pad);
   live_timers_ = 0;
   free_slots_.clear();
   for (std::size_t i = slots_.size(); i > 0; --i) free_slots_.push_back(static_cast<std::uint32_t>(i - 1));
@@ -53,6 +51,91 @@ void scheduler::shutdown() noexcept {
 }
 
 sim_executor scheduler::get_executor() noexcept { return sim_executor(*this); }
+
+void scheduler::grow_ready() {
+  const std::size_t capacity = ready_.empty() ? 64 : ready_.size() * 2;
+  std::vector<ready_entry> bigger(capacity);
+  for (std::size_t i = 0; i < ready_size_; ++i) {
+    ready_entry& e = ready_[(ready_head_ + i) & (ready_.size() - 1)];
+    bigger[i].seq = e.seq;
+    bigger[i].fn = std::move(e.fn);
+  }
+  ready_.swap(bigger);
+  ready_head_ = 0;
+}
+
+// Sift up from the new last position, moving parents down into the hole.
+// Indices are logical (the root is 0); h points at the root.
+void scheduler::heap_push(const heap_entry& e) {
+  heap_.push_back(e);
+  heap_entry* const h = heap_.data() + heap_pad;
+  std::size_t i = heap_size() - 1;
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / heap_arity;
+    if (!heap_less(e, h[parent])) break;
+    h[i] = h[parent];
+    i = parent;
+  }
+  h[i] = e;
+}
+
+// The smallest of a node's four children c[0..3] (a full group): the earliest
+// time, found with flags rather than branches because the times are random.
+// Equal earliest times need the sequence numbers; then `tie` is set and the
+// caller decides with heap_less.
+std::size_t scheduler::earliest_of_four(const heap_entry* c, bool& tie) noexcept {
+  const vtime_ns w0 = c[0].when, w1 = c[1].when, w2 = c[2].when, w3 = c[3].when;
+  const std::size_t a = w1 < w0 ? 1 : 0;
+  const vtime_ns wa = w1 < w0 ? w1 : w0;
+  const std::size_t b = w3 < w2 ? 3 : 2;
+  const vtime_ns wb = w3 < w2 ? w3 : w2;
+  const vtime_ns m = wb < wa ? wb : wa;
+  const int at_min = static_cast<int>(w0 == m) + static_cast<int>(w1 == m) + static_cast<int>(w2 == m) +
+                     static_cast<int>(w3 == m);
+  tie = at_min > 1;
+  return wb < wa ? b : a;
+}
+
+// Removes the top (Floyd's bottom-up deletion, as libstdc++'s pop_heap does):
+// the hole at the root sinks to a leaf along the smallest children, without
+// comparing against the entry that will fill it; then the last entry fills
+// the hole and sifts up, usually not at all, since it came from the bottom.
+// Each level reads one cache line (the four children).
+void scheduler::heap_pop_top() noexcept {
+  const heap_entry last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_size();
+  if (n == 0) return;
+  heap_entry* const h = heap_.data() + heap_pad;
+  std::size_t i = 0;
+  for (;;) {
+    const std::size_t first = heap_arity * i + 1;
+    if (first >= n) break;
+    std::size_t best;
+    if (first + heap_arity <= n) {
+      bool tie = false;
+      best = first + earliest_of_four(h + first, tie);
+      if (tie) [[unlikely]] {
+        best = first;
+        for (std::size_t c = first + 1; c < first + heap_arity; ++c)
+          if (heap_less(h[c], h[best])) best = c;
+      }
+    } else {
+      best = first;
+      for (std::size_t c = first + 1; c < n; ++c)
+        if (heap_less(h[c], h[best])) best = c;
+    }
+    h[i] = h[best];
+    i = best;
+  }
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / heap_arity;
+    if (!heap_less(last, h[parent])) break;
+    h[i] = h[parent];
+    i = parent;
+  }
+  h[i] = last;
+}
 
 timer_handle scheduler::schedule_at(vtime_ns when_ns, unique_task t) {
   ADMIT_ASSERT(static_cast<bool>(t), "a scheduled task must hold a callable");
@@ -67,28 +150,26 @@ timer_handle scheduler::schedule_at(vtime_ns when_ns, unique_task t) {
     free_slots_.pop_back();
   } else {
     ADMIT_ASSERT(slots_.size() < UINT32_MAX, "timer slot table exhausted");
+    // Room for every slot in the free list first, so release_slot never
+    // allocates (it runs in cancel paths that must not throw).
+    if (free_slots_.capacity() <= slots_.size()) free_slots_.reserve(std::max<std::size_t>(64, 2 * slots_.size()));
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
   }
   slot_entry& s = slots_[slot];
   s.fn = std::move(t);
+  s.seq = seq_++;
   s.live = true;
   ++live_timers_;
-  heap_.push_back(heap_entry{when_ns, seq_++, slot, s.generation});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  heap_push(heap_entry{when_ns, slot});
   return timer_handle{slot, s.generation};
 }
 
+// The slot of a cancelled or taken entry stays reserved until its heap entry
+// reaches the top (peek_next), so that no entry's tie-break key changes.
 bool scheduler::cancel(timer_handle h) noexcept {
-  if (h.slot >= slots_.size()) return false;
-  slot_entry& s = slots_[h.slot];
-  if (!s.live || s.generation != h.generation) return false;
-  s.live = false;
-  ++s.generation;  // the heap entry is now stale and will be skipped
-  --live_timers_;
-  free_slots_.push_back(h.slot);
-  unique_task dropped = std::move(s.fn);  // destroyed after the slot is consistent
-  return true;
+  unique_task dropped = take(h);  // destroyed after the slot is consistent
+  return static_cast<bool>(dropped);
 }
 
 unique_task scheduler::take(timer_handle h) noexcept {
@@ -98,41 +179,39 @@ unique_task scheduler::take(timer_handle h) noexcept {
   s.live = false;
   ++s.generation;
   --live_timers_;
-  free_slots_.push_back(h.slot);
   return std::move(s.fn);
 }
 
 scheduler::next_kind scheduler::peek_next(vtime_ns horizon_ns) {
-  // Discard stale (cancelled) entries at the top of the heap.
-  while (!heap_.empty()) {
-    const heap_entry& top = heap_.front();
-    const slot_entry& s = slots_[top.slot];
-    if (s.live && s.generation == top.generation) break;
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    heap_.pop_back();
+  // Drop dead (cancelled or taken) entries at the top of the heap and free
+  // their slots.
+  while (heap_size() != 0) {
+    const std::uint32_t slot = heap_top().slot;
+    if (slots_[slot].live) break;
+    heap_pop_top();
+    release_slot(slot);
   }
-  if (!ready_.empty()) {
+  if (ready_size_ != 0) {
     // A timer due now that was scheduled before the oldest ready entry wins.
-    if (!heap_.empty() && heap_.front().when <= now_ && heap_.front().seq < ready_.front().seq)
+    if (heap_size() != 0 && heap_top().when <= now_ && slots_[heap_top().slot].seq < ready_[ready_head_].seq)
       return next_kind::timer;
     return next_kind::ready;
   }
-  if (heap_.empty()) return next_kind::none;
-  if (heap_.front().when > horizon_ns) return next_kind::none;
+  if (heap_size() == 0) return next_kind::none;
+  if (heap_top().when > horizon_ns) return next_kind::none;
   return next_kind::timer;
 }
 
 void scheduler::run_ready() {
-  unique_task fn = std::move(ready_.front().fn);
-  ready_.pop_front();
+  unique_task fn = ready_pop_front();
   ++events_run_;
   fn();
 }
 
 void scheduler::run_timer() {
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  heap_entry e = heap_.back();
-  heap_.pop_back();
+  const heap_entry e = heap_top();
+  heap_pop_top();
+  if (heap_size() != 0) __builtin_prefetch(&slots_[heap_top().slot]);  // the next event's task
   slot_entry& s = slots_[e.slot];
   ADMIT_ASSERT(e.when >= now_, "virtual time must never move backwards");
   now_ = e.when;
@@ -140,7 +219,7 @@ void scheduler::run_timer() {
   s.live = false;
   ++s.generation;
   --live_timers_;
-  free_slots_.push_back(e.slot);
+  release_slot(e.slot);
   ++events_run_;
   fn();
 }
@@ -158,7 +237,7 @@ run_status scheduler::run(run_limits limits) {
     if (stop_requested_) return run_status::stopped;
     next_kind k = peek_next(limits.horizon_ns);
     if (k == next_kind::none) {
-      if (!heap_.empty()) return run_status::time_limit;
+      if (heap_size() != 0) return run_status::time_limit;
       return run_status::idle;
     }
     if (budget == 0) return run_status::event_limit;

@@ -12,10 +12,20 @@
 // Limits. A run stops, with a typed status, at an event budget or a time
 // horizon; it never hangs. One scheduler belongs to one thread: parallelism in
 // admitsim is across runs, never inside one.
+//
+// Cost (see docs/performance.md). The ready queue is a ring buffer that only
+// grows; the timer heap is a 4-ary min-heap of 16-byte (time, slot) entries
+// whose tasks and sequence numbers live in a slot table, so sifting moves
+// small entries, never a task, and a node's children share one cache line. A
+// cancelled entry stays in the heap, marked dead in its slot, and is dropped
+// when it reaches the top. Once the queues have grown to a run's peak,
+// scheduling allocates nothing. None of this depends on an address: the
+// order of events is (time, sequence) alone.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <new>
 #include <vector>
 
 #include "gate/admit_assert.hpp"
@@ -25,6 +35,23 @@
 namespace admit::sim {
 
 class sim_executor;
+
+namespace detail {
+
+// Allocates on 64-byte boundaries (the scheduler's timer heap).
+template <class T>
+struct cache_line_allocator {
+  using value_type = T;
+  static constexpr std::align_val_t alignment{64};
+  cache_line_allocator() noexcept = default;
+  template <class U>
+  cache_line_allocator(const cache_line_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), alignment)); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, alignment); }
+  friend bool operator==(const cache_line_allocator&, const cache_line_allocator&) noexcept { return true; }
+};
+
+}  // namespace detail
 
 // Identifies one scheduled timer entry so that it can be cancelled. A handle
 // whose entry already ran or was cancelled is inert.
@@ -57,14 +84,18 @@ class scheduler {
   vtime_ns now_ns() const noexcept { return now_; }
   std::uint64_t events_run() const noexcept { return events_run_; }
   std::uint64_t next_sequence() const noexcept { return seq_; }
-  std::size_t pending() const noexcept { return ready_.size() + live_timers_; }
+  std::size_t pending() const noexcept { return ready_size_ + live_timers_; }
   bool running() const noexcept { return running_; }
 
   sim_executor get_executor() noexcept;
 
   // Queues `t` to run at the current instant, after everything already queued.
   void post(unique_task t) {
-    ready_.push_back(ready_entry{seq_++, std::move(t)});
+    if (ready_size_ == ready_.size()) grow_ready();
+    ready_entry& e = ready_[(ready_head_ + ready_size_) & (ready_.size() - 1)];
+    e.seq = seq_++;
+    e.fn = std::move(t);
+    ++ready_size_;
   }
 
   // Queues `t` to run at `when_ns` (an instant in the past means now).
@@ -102,21 +133,48 @@ class scheduler {
     std::uint64_t seq;
     unique_task fn;
   };
+  // A heap entry is 16 bytes, so the four children of a node share one
+  // 64-byte cache line (see heap_ below). The sequence number lives in the
+  // slot and is read only to break a tie between equal times. That is sound
+  // because a slot is not reused while an entry for it is still in the heap:
+  // a cancelled entry keeps its slot (live = false) until it reaches the top
+  // and is dropped, so every entry's (when, seq) stays fixed while it is in
+  // the heap.
   struct heap_entry {
     vtime_ns when;
-    std::uint64_t seq;
     std::uint32_t slot;
-    std::uint32_t generation;
+    std::uint32_t unused_ = 0;
   };
   struct slot_entry {
     unique_task fn;
-    std::uint32_t generation = 0;
-    bool live = false;
+    std::uint64_t seq = 0;         // of the entry that holds this slot
+    std::uint32_t generation = 0;  // bumped when the entry runs or is cancelled
+    bool live = false;             // scheduled, not yet run, cancelled or taken
   };
-  // Min-heap on (when, seq) stored in a vector; std::*_heap is a max-heap, so
-  // the comparison is reversed.
-  static bool later(const heap_entry& a, const heap_entry& b) noexcept {
-    return a.when != b.when ? a.when > b.when : a.seq > b.seq;
+  static constexpr std::size_t heap_arity = 4;
+  // The first entry sits this many places into the storage, so that the
+  // children of node i (storage index 4i + 4 .. 4i + 7) start on a 64-byte
+  // boundary of a 64-byte-aligned buffer.
+  static constexpr std::size_t heap_pad = heap_arity - 1;
+
+  bool heap_less(const heap_entry& a, const heap_entry& b) const noexcept {
+    bool less = a.when < b.when;  // a flag, not a branch: sifting compares random times
+    if (a.when == b.when) [[unlikely]]
+      less = slots_[a.slot].seq < slots_[b.slot].seq;
+    return less;
+  }
+  const heap_entry& heap_top() const noexcept { return heap_[heap_pad]; }
+  std::size_t heap_size() const noexcept { return heap_.size() - heap_pad; }
+  static std::size_t earliest_of_four(const heap_entry* c, bool& tie) noexcept;
+  void heap_push(const heap_entry& e);
+  void heap_pop_top() noexcept;
+  void release_slot(std::uint32_t slot) noexcept { free_slots_.push_back(slot); }
+  void grow_ready();
+  unique_task ready_pop_front() noexcept {
+    ready_entry& e = ready_[ready_head_];
+    ready_head_ = (ready_head_ + 1) & (ready_.size() - 1);
+    --ready_size_;
+    return std::move(e.fn);
   }
 
   enum class next_kind { none, ready, timer };
@@ -131,10 +189,13 @@ class scheduler {
   bool running_ = false;
   bool stop_requested_ = false;
   bool tearing_down_ = false;
-  std::deque<ready_entry> ready_;
-  std::vector<heap_entry> heap_;
+  std::vector<ready_entry> ready_;  // a ring: capacity a power of two (or 0)
+  std::size_t ready_head_ = 0;
+  std::size_t ready_size_ = 0;
+  // 4-ary min-heap on (when, seq), after heap_pad unused entries.
+  std::vector<heap_entry, detail::cache_line_allocator<heap_entry>> heap_;
   std::vector<slot_entry> slots_;
-  std::vector<std::uint32_t> free_slots_;
+  std::vector<std::uint32_t> free_slots_;  // capacity >= slots_.size(): push_back never allocates
 };
 
 }  // namespace admit::sim
