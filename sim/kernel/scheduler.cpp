@@ -1,10 +1,42 @@
 #include "sim/kernel/scheduler.hpp"
 
 #include <algorithm>
+#include <boost/asio/detail/call_stack.hpp>
+#include <boost/asio/detail/thread_context.hpp>
+#include <boost/asio/detail/thread_info_base.hpp>
 
 #include "sim/kernel/sim_executor.hpp"
 
 namespace admit::sim {
+
+namespace {
+
+// Asio's recycling allocator. Asio allocates every awaitable frame (one per
+// coroutine call, and one per `co_await op(use_awaitable)`), cancellation
+// slot handlers, and operations through recycling_allocator<> (sim_timer's
+// waits, see sim_timer.hpp) from a small per-thread cache: the
+// thread_info_base at the top of its thread call stack. Asio's io_context
+// pushes one while it runs handlers; without one the cache is off and each of
+// those is a malloc and a free. run() pushes this scheduler's own, so a
+// simulation gets the same recycling a real io_context thread gets.
+//
+// Why it is safe (Boost 1.81, detail/thread_info_base.hpp, impl/awaitable.hpp,
+// detail/thread_context.hpp). A block carries its own size class (a byte
+// past the requested size), so a block may be allocated inside run() and
+// freed outside it (or the reverse) or under an io_context's thread info:
+// with no cache on top, deallocate simply frees. The cache is a few pointers;
+// blocks still cached when run() returns are freed by thread_info_base's
+// destructor. Asio consults the top of the stack only for memory; the
+// exception capture of io_context looks its own key up by address
+// (call_stack::contains), never this one. And addresses never influence
+// what the simulation does: the order of events is (time, sequence) alone.
+using asio_thread_call_stack =
+    boost::asio::detail::call_stack<boost::asio::detail::thread_context, boost::asio::detail::thread_info_base>;
+
+// The key under which run() pushes its thread info; only its address matters.
+boost::asio::detail::thread_context recycling_key;
+
+}  // namespace
 
 const char* to_string(run_status s) {
   switch (s) {
@@ -232,6 +264,8 @@ run_status scheduler::run(run_limits limits) {
     bool& flag;
     ~reset_running() { flag = false; }
   } guard{running_};
+  boost::asio::detail::thread_info_base recycling_cache;
+  asio_thread_call_stack::context recycling_context(&recycling_key, recycling_cache);
   std::uint64_t budget = limits.max_events;
   for (;;) {
     if (stop_requested_) return run_status::stopped;

@@ -19,8 +19,11 @@
 // small entries, never a task, and a node's children share one cache line. A
 // cancelled entry stays in the heap, marked dead in its slot, and is dropped
 // when it reaches the top. Once the queues have grown to a run's peak,
-// scheduling allocates nothing. None of this depends on an address: the
-// order of events is (time, sequence) alone.
+// scheduling allocates nothing. While run() is active it also gives Asio's
+// per-thread recycling allocator a home (see scheduler.cpp), so coroutine
+// frames and timer operations reuse memory instead of calling malloc for
+// every wait. None of this depends on an address: the order of events is
+// (time, sequence) alone.
 #pragma once
 
 #include <cstddef>

@@ -13,8 +13,14 @@
 // once it has been cancelled. So tearing down a scheduler destroys every
 // suspended wait exactly once, and a timer only links its waits for
 // cancellation. A sim_timer must not outlive its scheduler.
+//
+// Memory. A wait's operation is allocated, as Asio's own operations are, with
+// the handler's associated allocator, by default Asio's recycling_allocator:
+// while the scheduler runs, a completed wait's block is reused by the next
+// wait instead of going back to malloc (see scheduler.cpp).
 #pragma once
 
+#include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -23,8 +29,10 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/prefer.hpp>
+#include <boost/asio/recycling_allocator.hpp>
 #include <boost/system/error_code.hpp>
 #include <chrono>
+#include <memory>
 #include <utility>
 
 #include "sim/kernel/scheduler.hpp"
@@ -86,9 +94,11 @@ class sim_timer {
     op_base* next = nullptr;
     timer_handle handle{};
     boost::system::error_code ec{};
-    virtual void complete() = 0;  // invokes the handler; deletes this
-    virtual void destroy() noexcept = 0;  // drops the handler unrun; deletes this
-    virtual ~op_base() = default;
+    virtual void complete() = 0;  // invokes the handler; frees this
+    virtual void destroy() noexcept = 0;  // drops the handler unrun; frees this
+
+   protected:
+    ~op_base() = default;  // ops are freed through their allocator, never deleted as op_base
   };
 
   // The task stored in the scheduler: owns the op until it completes.
@@ -124,6 +134,8 @@ class sim_timer {
     using work_executor = std::decay_t<decltype(boost::asio::prefer(
         std::declval<boost::asio::associated_executor_t<Handler, sim_executor>>(),
         boost::asio::execution::outstanding_work.tracked))>;
+    using allocator_type = typename std::allocator_traits<
+        boost::asio::associated_allocator_t<Handler, boost::asio::recycling_allocator<void>>>::template rebind_alloc<op>;
 
     Handler handler;
     work_executor work;
@@ -133,19 +145,42 @@ class sim_timer {
           work(boost::asio::prefer(boost::asio::get_associated_executor(handler, io_ex),
                                    boost::asio::execution::outstanding_work.tracked)) {}
 
+    static allocator_type allocator_of(const Handler& h) {
+      return allocator_type(boost::asio::get_associated_allocator(h, boost::asio::recycling_allocator<void>()));
+    }
+    static op* create(Handler&& h, const sim_executor& io_ex) {
+      allocator_type a = allocator_of(h);
+      op* mem = std::allocator_traits<allocator_type>::allocate(a, 1);
+      try {
+        return ::new (static_cast<void*>(mem)) op(std::move(h), io_ex);
+      } catch (...) {
+        std::allocator_traits<allocator_type>::deallocate(a, mem, 1);
+        throw;
+      }
+    }
+    // Destroys and frees this op with `a`, taken from the handler before it
+    // was moved out.
+    void free_self(allocator_type a) noexcept {
+      this->~op();
+      std::allocator_traits<allocator_type>::deallocate(a, this, 1);
+    }
+
     void complete() override {
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.clear();
+      allocator_type a = allocator_of(handler);
       Handler h(std::move(handler));
       work_executor ex(std::move(work));
       boost::system::error_code e = ec;
-      delete this;
+      // Freed before the handler runs, so the handler's next wait can reuse
+      // this block (Asio's rule for operations).
+      free_self(a);
       boost::asio::dispatch(ex, [h = std::move(h), e]() mutable { std::move(h)(e); });
     }
     void destroy() noexcept override {
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.clear();
-      delete this;
+      free_self(allocator_of(handler));
     }
   };
 
@@ -154,7 +189,7 @@ class sim_timer {
     template <class Handler>
     void operator()(Handler&& handler) const {
       using handler_t = std::decay_t<Handler>;
-      auto* o = new op<handler_t>(std::forward<Handler>(handler), self->ex_);
+      auto* o = op<handler_t>::create(std::forward<Handler>(handler), self->ex_);
       o->owner = self;
       self->link(o);
       auto slot = boost::asio::get_associated_cancellation_slot(o->handler);
