@@ -1,9 +1,22 @@
 #!/usr/bin/env bash
-# Configures and builds admitsim (Release) into build/, after installing the
-# dependencies. Extra arguments go to the CMake configure step.
+# Configures and builds admitsim, after installing the dependencies.
+#   scripts/build.sh [CMAKE_ARGS...]               Release into build/; extra arguments go
+#                                                  to the CMake configure step
+#   scripts/build.sh --preset NAME [CMAKE_ARGS...] a preset of CMakePresets.json: release,
+#                                                  asan (build-asan/), clang-release
+#                                                  (build-clang/, admitsim only), fuzz
+#                                                  (build-fuzz/, the fuzz targets only)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
 jobs="$(nproc 2>/dev/null || echo 2)"
-cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build "$root/build" -j"$jobs"
+if [ "${1:-}" = "--preset" ]; then
+  preset="${2:?usage: scripts/build.sh --preset NAME [CMAKE_ARGS...]}"
+  shift 2
+  cd "$root"
+  cmake --preset "$preset" "$@" >/dev/null
+  cmake --build --preset "$preset" -j"$jobs"
+else
+  cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$root/build" -j"$jobs"
+fi

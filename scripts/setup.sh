@@ -13,6 +13,8 @@ packages=(
   libbenchmark-dev        # Google Benchmark, for bench/
   libhiredis-dev          # client for the real-Redis agreement tests
   redis-server            # started on loopback by the integration tests' runner
+  clang                   # clang++ (14 on Debian 12): second compiler, and the fuzz targets
+  libclang-rt-14-dev      # libFuzzer and the sanitizer runtimes for clang 14
 )
 
 missing=()
