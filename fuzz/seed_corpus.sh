@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Seeds a fuzz target's corpus directory from the repository's scenarios, at
+# run time (nothing duplicated is committed):
+#   fuzz/seed_corpus.sh TARGET DIR
+# fuzz_scenario_loader: scenarios/*.json (schema.json too: it is JSON the
+#   loader must reject cleanly), tests/scenario/malformed/*.json, and the
+#   saved regressions.
+# fuzz_short_run: the same scenarios, each behind two 8-byte seeds (the
+#   target reads the first 8 bytes as a little-endian seed), and its saved
+#   regressions.
+# Files already in DIR (inputs a previous run found) are kept.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+target="${1:?usage: fuzz/seed_corpus.sh TARGET DIR}"
+dir="${2:?usage: fuzz/seed_corpus.sh TARGET DIR}"
+mkdir -p "$dir"
+shopt -s nullglob
+
+sources=("$root"/scenarios/*.json "$root"/tests/scenario/malformed/*.json)
+n=0
+case "$target" in
+  fuzz_scenario_loader)
+    for f in "${sources[@]}"; do
+      cp "$f" "$dir/seed-$(basename "$(dirname "$f")")-$(basename "$f")"
+      n=$((n + 1))
+    done
+    ;;
+  fuzz_short_run)
+    for f in "${sources[@]}"; do
+      base="$(basename "$(dirname "$f")")-$(basename "$f" .json)"
+      # Seed 1 (most scenarios' own) and 2^64 - 1 (every bit set).
+      { printf '\001\000\000\000\000\000\000\000'; cat "$f"; } >"$dir/seed-$base-1"
+      { printf '\377\377\377\377\377\377\377\377'; cat "$f"; } >"$dir/seed-$base-max"
+      n=$((n + 2))
+    done
+    ;;
+  *)
+    echo "seed_corpus.sh: unknown target $target (fuzz_scenario_loader or fuzz_short_run)" >&2
+    exit 2
+    ;;
+esac
+for f in "$root/fuzz/regressions/$target"/*; do
+  cp "$f" "$dir/regression-$(basename "$f")"
+  n=$((n + 1))
+done
+echo "seed_corpus: $n seeds for $target in $dir" >&2
