@@ -930,7 +930,9 @@ scenario load_scenario_json(const json& doc) {
       // References must resolve.
       std::vector<std::pair<const observation*, std::string>> stack{{&c.what, p}};
       while (!stack.empty()) {
-        auto [o, op] = stack.back();
+        // Not a structured binding: clang 14 cannot capture one in the lambda below.
+        const observation* o = stack.back().first;
+        const std::string op = stack.back().second;
         stack.pop_back();
         if (o->k == observation::kind::snapshot &&
             std::none_of(sc.gates.begin(), sc.gates.end(), [&](const gate_spec& g) { return g.name == o->target; }))
