@@ -4,14 +4,34 @@
 // Callables up to `inline_bytes` that are nothrow-movable live inside the
 // task (no allocation); larger ones go to the heap. The scheduler's ready
 // queue and timer heap store these by value.
+//
+// Asio's binders. asio::post and asio::dispatch hand the executor their
+// handler wrapped in detail::binder0 (binder1, binder2 with arguments), whose
+// move constructor is not declared noexcept although it only moves the
+// handler and arguments it holds. moves_without_throwing looks through them,
+// so a posted handler that fits is stored inline like any other callable
+// instead of costing an allocation per post.
 #pragma once
 
+#include <boost/asio/detail/bind_handler.hpp>
 #include <cstddef>
 #include <new>
 #include <type_traits>
 #include <utility>
 
 namespace admit::sim {
+
+template <class D>
+struct moves_without_throwing : std::is_nothrow_move_constructible<D> {};
+template <class H>
+struct moves_without_throwing<boost::asio::detail::binder0<H>> : moves_without_throwing<H> {};
+template <class H, class A1>
+struct moves_without_throwing<boost::asio::detail::binder1<H, A1>>
+    : std::bool_constant<moves_without_throwing<H>::value && std::is_nothrow_move_constructible_v<A1>> {};
+template <class H, class A1, class A2>
+struct moves_without_throwing<boost::asio::detail::binder2<H, A1, A2>>
+    : std::bool_constant<moves_without_throwing<H>::value && std::is_nothrow_move_constructible_v<A1> &&
+                         std::is_nothrow_move_constructible_v<A2>> {};
 
 class unique_task {
  public:
@@ -80,7 +100,7 @@ class unique_task {
   template <class D>
   static constexpr bool fits_inline() {
     return sizeof(D) <= inline_bytes && alignof(D) <= alignof(std::max_align_t) &&
-           std::is_nothrow_move_constructible_v<D>;
+           moves_without_throwing<D>::value;
   }
 
   template <class D>
