@@ -1,0 +1,342 @@
+// Tests for sim/scenario: the typed model the loader builds, section by
+// section, its defaults, and the duration grammars. Rejections with their
+// exact messages live in malformed_test.cpp.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "sim/scenario/duration.hpp"
+#include "sim/scenario/loader.hpp"
+#include "tests/scenario/scenario_test_support.hpp"
+
+namespace {
+
+using namespace admit::scenario;
+using admit::sim::ms;
+using admit::sim::sec;
+using admit::test::rejection;
+
+constexpr vtime_ns minute = 60 * sec;
+
+// A minimal scenario around the given fragments (each a JSON member list).
+std::string doc(const std::string& gate, const std::string& workload, const std::string& extra = "") {
+  return R"({"name": "t", "gate": )" + gate + R"(, "workload": )" + workload + (extra.empty() ? "" : ", " + extra) + "}";
+}
+const std::string fifo_gate = R"({"kind": "fifo", "max_active": 2})";
+const std::string one_request = R"({"requests": [{"id": "a", "at": "0ms"}]})";
+
+}  // namespace
+
+TEST_CASE("signed durations take one optional sign before the unsigned grammar") {
+  // Goal: parse_signed_duration_ns accepts exactly a sign plus what parse_duration_ns accepts.
+  // Method: a table of spellings and their values, and of spellings to reject.
+  CHECK(parse_signed_duration_ns("-250ms") == -250 * ms);
+  CHECK(parse_signed_duration_ns("+2s") == 2 * sec);
+  CHECK(parse_signed_duration_ns("2s") == 2 * sec);
+  CHECK(parse_signed_duration_ns("-1.5s") == -1'500 * ms);
+  CHECK(parse_signed_duration_ns("-0ms") == 0);
+  for (const char* bad : {"-", "+", "--1s", "+-1s", "- 1s", "1s-", "-5", "-.5s", "-1e3ms", ""})
+    CHECK_FALSE(parse_signed_duration_ns(bad).has_value());
+  CHECK_FALSE(parse_duration_ns("-5ms").has_value());
+  CHECK_FALSE(parse_duration_ns("+5ms").has_value());
+}
+
+TEST_CASE("the lab scenario loads as before") {
+  // Goal: the catalogue's first file keeps its meaning. Method: load it and check its gates, requests and cases.
+  const scenario sc = load_scenario_text(admit::test::read_bytes(admit::test::source_path("scenarios/lab_fifo.json")));
+  REQUIRE(sc.gates.size() == 3);
+  CHECK(sc.gates[0].name == "delay");
+  CHECK(sc.gates[0].kind == gate_kind::fifo);
+  CHECK(sc.gates[0].fifo.wait_deadline_ns == 150 * ms);
+  CHECK(sc.gates[0].cap() == 1);
+  REQUIRE(sc.requests.size() == 7);
+  CHECK(sc.requests[3].id == "slow_client");
+  CHECK(sc.requests[3].client_timeout_ns == 100 * ms);
+  CHECK(sc.requests[4].gate_index == 1);
+  CHECK(sc.requests[6].fail == failure::constructor);
+  CHECK(sc.arrivals.empty());
+  CHECK(sc.fleet.workers == 1);
+  CHECK(sc.faults.schedule.empty());
+  CHECK(sc.cases.size() == 9);
+}
+
+TEST_CASE("a lease gate loads with its defaults") {
+  // Goal: the lease parameters' documented defaults. Method: a lease gate with only kind and limit.
+  const scenario sc = load_scenario_text(doc(R"({"kind": "lease", "limit": 8})", one_request));
+  const gate_spec& g = sc.gates.at(0);
+  CHECK(g.kind == gate_kind::lease);
+  CHECK(g.cap() == 8);
+  CHECK(g.lease.variants == std::vector<lease_variant>{lease_variant::seed});
+  CHECK(g.lease.lease_ns == 15 * sec);
+  CHECK(g.lease.acquire_timeout_ns == 30 * sec);
+  CHECK(g.lease.backoff.k == backoff_spec::kind::fixed);
+  CHECK(g.lease.backoff.delay_ns == 200 * ms);
+  CHECK(g.lease.renew_every_ns == 5 * sec);
+  CHECK_FALSE(g.lease.queue_timeout_ns.has_value());
+  CHECK(g.lease.key == "admitsim:inflight");
+}
+
+TEST_CASE("a lease gate loads every field, and variants to compare") {
+  // Goal: each lease field reaches the model. Method: a gate that sets them all, then spot checks of the rules between them.
+  const scenario sc = load_scenario_text(doc(R"({"name": "fleet", "kind": "lease", "variant": ["seed", "renewal", "fair"],
+      "limit": 100000, "lease": "9s", "acquire_timeout": "0ms", "renew_every": "2s", "queue_timeout": "4s",
+      "backoff": {"kind": "exponential", "base": "10ms", "max": "1s", "jitter": "none"}, "key": "x:{a}"})",
+                                             one_request));
+  const lease_params& l = sc.gates.at(0).lease;
+  CHECK(l.variants == std::vector<lease_variant>{lease_variant::seed, lease_variant::renewal, lease_variant::fair});
+  CHECK(l.limit == 100'000);
+  CHECK(l.lease_ns == 9 * sec);
+  CHECK(l.acquire_timeout_ns == 0);
+  CHECK(l.renew_every_ns == 2 * sec);
+  CHECK(l.queue_timeout_ns == 4 * sec);
+  CHECK(l.backoff.k == backoff_spec::kind::exponential);
+  CHECK(l.backoff.base_ns == 10 * ms);
+  CHECK(l.backoff.max_ns == 1 * sec);
+  CHECK(l.backoff.jit == backoff_spec::jitter::none);
+  CHECK(l.key == "x:{a}");
+  // The default renewal period follows the lease.
+  CHECK(load_scenario_text(doc(R"({"kind": "lease", "limit": 1, "lease": "3s", "variant": "renewal"})", one_request))
+            .gates[0]
+            .lease.renew_every_ns == 1 * sec);
+  // A larger base lifts the default cap of an exponential backoff.
+  CHECK(load_scenario_text(
+            doc(R"({"kind": "lease", "limit": 1, "backoff": {"kind": "exponential", "base": "5s"}})", one_request))
+            .gates[0]
+            .lease.backoff.max_ns == 5 * sec);
+  CHECK(rejection(doc(R"({"kind": "lease", "limit": 1, "variant": ["seed", "seed"]})", one_request)) ==
+        "/gate/variant/1: expected a variant not listed before, got \"seed\"");
+  CHECK(rejection(doc(R"({"kind": "lease", "limit": 1, "variant": []})", one_request)) ==
+        "/gate/variant: expected a variant name or a list of 1 to 5 distinct variant names, got []");
+  CHECK(rejection(doc(R"({"kind": "lease", "limit": 1, "queue_timeout": "1s"})", one_request)) ==
+        "/gate/queue_timeout: expected \"queue_timeout\" only with the \"fair\" variant, got \"1s\"");
+  CHECK(rejection(doc(R"({"kind": "lease", "limit": 1, "key": "has space"})", one_request)) ==
+        "/gate/key: expected a Redis key of 1 to 256 printable ASCII characters without spaces, got \"has space\"");
+}
+
+TEST_CASE("two lease gates may not share a key") {
+  // Goal: a key names one semaphore. Method: two gates on the default key, then on distinct keys.
+  const std::string two_default = R"({"name": "t", "gates": [{"name": "a", "kind": "lease", "limit": 1},
+      {"name": "b", "kind": "lease", "limit": 2}], "workload": {"requests": [{"gate": "a", "at": "0ms"}]}})";
+  CHECK(rejection(two_default) ==
+        "/gates/1/key: expected a Redis key that no other lease gate uses (two gates on one key share permits), got "
+        "\"admitsim:inflight\"");
+  const std::string distinct = R"({"name": "t", "gates": [{"name": "a", "kind": "lease", "limit": 1},
+      {"name": "b", "kind": "lease", "limit": 2, "key": "other"}, {"name": "c", "kind": "fifo", "max_active": 1}],
+      "workload": {"requests": [{"gate": "c", "at": "0ms"}]}})";
+  const scenario sc = load_scenario_text(distinct);
+  CHECK(sc.gates.size() == 3);
+  CHECK(sc.requests[0].gate_index == 2);
+}
+
+TEST_CASE("fleet clocks: a default for every worker and overrides by index") {
+  // Goal: clock_of gives each worker its clock. Method: a default clock and two overrides given out of order.
+  const scenario sc = load_scenario_text(doc(fifo_gate, one_request, R"("fleet": {"workers": 5,
+      "clock": {"offset": "-250ms", "drift_ppm": 100},
+      "clocks": [{"worker": 4, "offset": "+2s"}, {"worker": 1, "drift_ppm": -50}]})"));
+  const fleet_spec& f = sc.fleet;
+  CHECK(f.workers == 5);
+  CHECK(f.clock_of(0) == clock_spec{-250 * ms, 100});
+  CHECK(f.clock_of(1) == clock_spec{-250 * ms, -50});  // the offset not given keeps the default
+  CHECK(f.clock_of(2) == clock_spec{-250 * ms, 100});
+  CHECK(f.clock_of(4) == clock_spec{2 * sec, 100});
+  REQUIRE(f.clocks.size() == 2);
+  CHECK(f.clocks[0].first == 1);  // sorted by worker
+  CHECK(rejection(doc(fifo_gate, one_request, R"("fleet": {"clock": {"offset": "+25h"}})")) ==
+        "/fleet/clock/offset: expected a signed duration from -24h to +24h, got \"+25h\"");
+  CHECK(rejection(doc(fifo_gate, one_request, R"("fleet": {"workers": 2, "clocks": [{"worker": 0}, {"worker": 1}, {"worker": 0}]})")) ==
+        "/fleet/clocks: expected a list of at most 2 clock overrides (one per worker), got [{\"worker\":0},{\"worker\":1},{\"worker\":0}]");
+}
+
+TEST_CASE("arrivals generators load per kind, with their gate and overrides") {
+  // Goal: each generator kind's fields reach the model. Method: one generator of each kind beside explicit requests.
+  const scenario sc = load_scenario_text(R"({"name": "t",
+      "gates": [{"name": "a", "kind": "fifo", "max_active": 1}, {"name": "b", "kind": "fifo", "max_active": 1}],
+      "workload": {"arrivals": [
+        {"kind": "constant", "gate": "b", "count": 3, "every": "0ms"},
+        {"kind": "poisson", "gate": "a", "count": 100000000, "mean_gap": "50us", "start": "1m",
+         "service": {"kind": "exponential", "mean": "700ms"}, "client_timeout": "20s", "cancel_after": "1s", "fail_ppm": 250},
+        {"kind": "ramp", "gate": "a", "count": 10, "gap_from": "1s", "gap_to": "10ms"},
+        {"kind": "deadline_surge", "gate": "b", "count": 5000, "deadline": "30m", "gap_far": "2s", "gap_near": "10ms"}]}})");
+  CHECK(sc.requests.empty());
+  REQUIRE(sc.arrivals.size() == 4);
+  const arrival_spec& c = sc.arrivals[0];
+  CHECK(c.kind == arrival_kind::constant);
+  CHECK(c.gate == "b");
+  CHECK(c.gate_index == 1);
+  CHECK(c.every_ns == 0);
+  const arrival_spec& p = sc.arrivals[1];
+  CHECK(p.kind == arrival_kind::poisson);
+  CHECK(p.count == 100'000'000);
+  CHECK(p.start_ns == minute);
+  CHECK(p.mean_gap_ns == 50'000);
+  CHECK(p.service == admit::sim::duration_dist::exponential(700 * ms));
+  CHECK(p.client_timeout_ns == 20 * sec);
+  CHECK(p.cancel_after_ns == 1 * sec);
+  CHECK(p.fail_ppm == 250);
+  CHECK(sc.arrivals[2].gap_from_ns == 1 * sec);
+  CHECK(sc.arrivals[2].gap_to_ns == 10 * ms);
+  const arrival_spec& s = sc.arrivals[3];
+  CHECK(s.deadline_ns == 30 * minute);
+  CHECK(s.gap_far_ns == 2 * sec);
+  CHECK(s.gap_near_ns == 10 * ms);
+  CHECK(rejection(R"({"name": "t", "gates": [{"name": "a", "kind": "fifo", "max_active": 1},
+      {"name": "b", "kind": "fifo", "max_active": 1}],
+      "workload": {"arrivals": [{"kind": "constant", "count": 3, "every": "1s"}]}})") ==
+        "/workload/arrivals/0: missing required key \"gate\" (the scenario has several gates)");
+}
+
+TEST_CASE("a generator must end by the time limit, judged exactly or by a sound bound") {
+  // Goal: no generated time can pass arrival_time_limit_ns. Method: generators just inside and just outside 2400h.
+  auto with = [](const std::string& gen) { return doc(fifo_gate, R"({"arrivals": [)" + gen + "]}"); };
+  // constant: exact. 2400h = 8640000s; count 8640001 at 1s ends exactly there.
+  CHECK(rejection(with(R"({"kind": "constant", "count": 8640001, "every": "1s"})")).empty());
+  CHECK(rejection(with(R"({"kind": "constant", "count": 8640002, "every": "1s"})")) ==
+        "/workload/arrivals/0/count: expected a count whose requests arrive by 2400h (these would run to about 2401h), "
+        "got 8640002");
+  // A surge bounded by the deadline: 100M requests at a 1ms peak end near 1h + 100000s.
+  CHECK(rejection(with(R"({"kind": "deadline_surge", "count": 100000000, "deadline": "1h", "gap_far": "24h",
+      "gap_near": "1ms"})"))
+            .empty());
+  CHECK_FALSE(rejection(with(R"({"kind": "poisson", "count": 100000000, "mean_gap": "1s"})")).empty());
+}
+
+TEST_CASE("the workload needs at least one request; requests are optional beside arrivals") {
+  // Goal: the "at least one" rule. Method: empty lists, then arrivals alone.
+  CHECK(rejection(doc(fifo_gate, R"({})")) ==
+        "/workload: expected at least one request: a non-empty \"requests\" or \"arrivals\" list");
+  CHECK(rejection(doc(fifo_gate, R"({"requests": []})")) ==
+        "/workload: expected at least one request: a non-empty \"requests\" or \"arrivals\" list");
+  CHECK(rejection(doc(fifo_gate, R"({"arrivals": [{"kind": "constant", "count": 1, "every": "1s"}]})")).empty());
+}
+
+TEST_CASE("cases may name generated requests within their generator's count") {
+  // Goal: "arrivals/G/N" resolves against the generators. Method: the last request, one past it, and bad spellings.
+  const std::string wl = R"({"requests": [{"id": "a", "at": "0ms"}],
+      "arrivals": [{"kind": "constant", "count": 10, "every": "1s"}]})";
+  auto with_case = [&](const std::string& target) {
+    return doc(fifo_gate, wl, R"("cases": [{"name": "c", "response": ")" + target + R"("}])");
+  };
+  CHECK(rejection(with_case("arrivals/0/9")).empty());
+  CHECK(rejection(with_case("a")).empty());
+  CHECK(rejection(with_case("arrivals/0/10")) ==
+        "/cases/0/response: expected the id of a request of this scenario, got \"arrivals/0/10\"");
+  CHECK(rejection(with_case("arrivals/1/0")) ==
+        "/cases/0/response: expected the id of a request of this scenario, got \"arrivals/1/0\"");
+  CHECK(rejection(with_case("arrivals/0/09")) ==
+        "/cases/0/response: expected a name of 1 to 64 letters, digits, '_', '-' or '.', got \"arrivals/0/09\"");
+  CHECK(generated_request_id(3, 17) == "arrivals/3/17");
+}
+
+TEST_CASE("service: the over-cap policy and the distribution cap") {
+  // Goal: over_cap's default and values; distributions stay within the kernel's cap. Method: load and compare.
+  CHECK(load_scenario_text(doc(fifo_gate, one_request)).service.over_cap == service_spec::over_cap_policy::reject_429);
+  CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("service": {"over_cap": "queue"})")).service.over_cap ==
+        service_spec::over_cap_policy::queue);
+  CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("service": {"service_time": "1000000s"})"))
+            .service.service_time == admit::sim::duration_dist::fixed(admit::sim::duration_cap_ns));
+  CHECK(rejection(doc(fifo_gate, one_request,
+                      R"("service": {"service_time": {"kind": "uniform", "min": "1ms", "max": "1000001s"}})")) ==
+        "/service/service_time/max: expected a duration from 0ms to 1000000s, got \"1000001s\"");
+}
+
+TEST_CASE("faults: every kind with its targets and fields") {
+  // Goal: the fault schedule's model and per-kind defaults. Method: one fault of each kind in a lease scenario.
+  const scenario sc = load_scenario_text(doc(R"({"kind": "lease", "limit": 2})", one_request, R"("fleet": {"workers": 3},
+      "faults": {"schedule": [
+        {"at": "1s", "kind": "crash", "target": "worker:2"},
+        {"at": "2s", "kind": "pause", "target": "redis", "duration": "500ms"},
+        {"at": "3s", "kind": "partition", "between": ["worker:0", "redis"], "duration": "10s"},
+        {"at": "3s", "kind": "partition", "target": "portal", "duration": "1s"},
+        {"at": "4s", "kind": "redis_restart", "persistence": "aof_everysec", "duration": "2s"},
+        {"at": "5s", "kind": "redis_failover", "replication_lag": "1s"},
+        {"at": "6s", "kind": "clock_step", "target": "worker:1", "step": "-3s"},
+        {"at": "7s", "kind": "client_timeout_burst", "duration": "1m", "client_timeout": "1s"}],
+      "rates": {"crash_per_hour": 2, "clock_step_per_hour": 1, "max_step": "5s", "until": "1h"}},
+      "checks": {"liveness_horizon": "2h"})"));
+  const auto& f = sc.faults.schedule;
+  REQUIRE(f.size() == 8);
+  CHECK(f[0].kind == fault_kind::crash);
+  CHECK(f[0].target == node_ref{node_ref::kind::worker, 2});
+  CHECK_FALSE(f[0].duration_ns.has_value());  // never restarts
+  CHECK(f[1].target == node_ref{node_ref::kind::redis, 0});
+  CHECK(f[1].duration_ns == 500 * ms);
+  CHECK_FALSE(f[2].target.has_value());
+  CHECK(f[2].between == std::make_pair(node_ref{node_ref::kind::worker, 0}, node_ref{node_ref::kind::redis, 0}));
+  CHECK(f[3].target == node_ref{node_ref::kind::portal, 0});
+  CHECK(f[4].persist == persistence::aof_everysec);
+  CHECK(f[4].duration_ns == 2 * sec);
+  CHECK(f[4].target == node_ref{node_ref::kind::redis, 0});
+  CHECK(f[5].replication_lag_ns == 1 * sec);
+  CHECK(f[5].duration_ns == 0);
+  CHECK(f[6].step_ns == -3 * sec);
+  CHECK(f[7].target == node_ref{node_ref::kind::portal, 0});
+  CHECK(f[7].client_timeout_ns == 1 * sec);
+  REQUIRE(sc.faults.rates.has_value());
+  CHECK(sc.faults.rates->crash_per_hour == 2);
+  CHECK(sc.faults.rates->clock_step_per_hour == 1);
+  CHECK(sc.faults.rates->max_step_ns == 5 * sec);
+  CHECK(sc.faults.rates->mean_duration_ns == 5 * sec);
+  CHECK(sc.faults.rates->until_ns == 60 * minute);
+  CHECK(sc.checks.liveness_horizon_ns == 120 * minute);
+  CHECK(to_string(node_ref{node_ref::kind::worker, 12}) == "worker:12");
+  // Rates that are all zero need no end.
+  CHECK(rejection(doc(fifo_gate, one_request, R"("faults": {"rates": {"crash_per_hour": 0}})")).empty());
+}
+
+TEST_CASE("fault targets are checked against the fleet and the gates") {
+  // Goal: a target names a node the scenario has. Method: worker indexes, leading zeros, and redis without a lease gate.
+  auto fault = [](const std::string& gate, const std::string& f) {
+    return doc(gate, one_request, R"("fleet": {"workers": 2}, "faults": {"schedule": [)" + f + "]}");
+  };
+  const std::string lease = R"({"kind": "lease", "limit": 1})";
+  CHECK(rejection(fault(lease, R"({"at": "1s", "kind": "crash", "target": "worker:1"})")).empty());
+  CHECK(rejection(fault(lease, R"({"at": "1s", "kind": "crash", "target": "worker:01"})")) ==
+        "/faults/schedule/0/target: expected a node: \"worker:0\" to \"worker:1\" (fleet.workers is 2), got \"worker:01\"");
+  CHECK(rejection(fault(lease, R"({"at": "1s", "kind": "crash", "target": "redis"})")) ==
+        "/faults/schedule/0/target: expected a node: \"worker:0\" to \"worker:1\" (fleet.workers is 2), got \"redis\"");
+  CHECK(rejection(fault(lease, R"({"at": "1s", "kind": "pause", "target": "portal", "duration": "1s"})")) ==
+        "/faults/schedule/0/target: expected a node: \"worker:0\" to \"worker:1\" or \"redis\" (fleet.workers is 2), got "
+        "\"portal\"");
+  CHECK(rejection(fault(fifo_gate, R"({"at": "1s", "kind": "pause", "target": "redis", "duration": "1s"})")) ==
+        "/faults/schedule/0/target: expected a node: \"worker:0\" to \"worker:1\" (fleet.workers is 2), got \"redis\"");
+  CHECK(rejection(fault(lease, R"({"at": "1s", "kind": "redis_restart", "target": "portal"})")) ==
+        "/faults/schedule/0/target: expected a node: \"redis\", got \"portal\"");
+  CHECK(rejection(fault(lease, R"({"at": "1s", "kind": "crash"})")) ==
+        "/faults/schedule/0: missing required key \"target\" (a node: \"worker:0\" to \"worker:1\" (fleet.workers is 2))");
+}
+
+TEST_CASE("checks and expect: the liveness horizon and per-variant verdicts") {
+  // Goal: the new checks and expect fields. Method: load them, and the per-variant rules.
+  const scenario sc = load_scenario_text(doc(R"({"kind": "lease", "limit": 1, "variant": ["seed", "fencing"]})",
+                                             one_request, R"("checks": {"horizon": "1h", "liveness_horizon": "30m"},
+      "expect": {"verdict": "pass", "variants": {"seed": {"verdict": "violation", "violated": ["portal_inflight_le_cap"]},
+                                                 "fencing": {"verdict": "pass"}}})"));
+  CHECK(sc.checks.liveness_horizon_ns == 30 * minute);
+  REQUIRE(sc.expect.variants.size() == 2);
+  CHECK(sc.expect.variants[0].variant == lease_variant::seed);
+  CHECK(sc.expect.variants[0].verdict == "violation");
+  CHECK(sc.expect.variants[0].violated == std::vector<std::string>{"portal_inflight_le_cap"});
+  CHECK(sc.expect.variants[1].variant == lease_variant::fencing);
+  CHECK(sc.expect.variants[1].verdict == "pass");
+  CHECK(rejection(doc(fifo_gate, one_request, R"("expect": {"verdict": "pass", "variants": {"bogus": {"verdict": "pass"}}})")) ==
+        "/expect/variants/bogus: expected one of \"seed\", \"server_time\", \"renewal\", \"fencing\", \"fair\", got "
+        "\"bogus\"");
+  std::string names;
+  for (const char* n : invariant_names) names += std::string(names.empty() ? "" : ", ") + "\"" + n + "\"";
+  CHECK(rejection(doc(fifo_gate, one_request, R"("expect": {"verdict": "violation", "violated": ["bogus"]})")) ==
+        "/expect/violated/0: expected one of " + names + ", got \"bogus\"");
+  CHECK(rejection(doc(fifo_gate, one_request, R"("checks": {"invariants": ["liveness", "liveness"]})")) ==
+        "/checks/invariants/1: expected an invariant not listed before, got \"liveness\"");
+}
+
+TEST_CASE("error values are shown short, escaped and on one line") {
+  // Goal: a message stays one readable line whatever the input. Method: a long string, a control character, a
+  // wide array, and a number the parser cannot hold in an array.
+  const std::string long_name(100, 'x');
+  CHECK(rejection(R"({"name": ")" + long_name + R"("})") ==
+        "/name: expected a name of 1 to 64 letters, digits, '_', '-' or '.', got \"" + std::string(56, 'x') + "...");
+  CHECK(rejection("{\"name\": \"a\\nb\"}") ==
+        "/name: expected a name of 1 to 64 letters, digits, '_', '-' or '.', got \"a\\nb\"");
+  CHECK(rejection(R"({"name": "t", "gate": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25]})") ==
+        "/gate: expected a gate object, got [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22...");
+  CHECK(rejection(R"({"x": [1, 2, 1e999]})") == "/x/2: expected a number within range, got a number overflow parsing '1e999'");
+}
