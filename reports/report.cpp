@@ -88,11 +88,23 @@ json snapshot_json(const fifo::snapshot& s) {
   return j;
 }
 
+namespace {
+// The expectation that applies to a run: its variant's, or the scenario's.
+std::pair<std::string, std::vector<std::string>> expectation_for(const scenario::scenario& sc,
+                                                                 const world::run_record& rec) {
+  for (const auto& v : sc.expect.variants)
+    if (!rec.variant.empty() && rec.variant == scenario::lease_variant_names[static_cast<std::size_t>(v.variant)])
+      return {v.verdict, v.violated};
+  return {sc.expect.verdict, sc.expect.violated};
+}
+}  // namespace
+
 bool as_expected(const scenario::scenario& sc, const world::run_record& rec) {
   const bool violated = rec.any_violation();
-  if (sc.expect.verdict == "pass") return !violated;
+  const auto [verdict, expected_violated] = expectation_for(sc, rec);
+  if (verdict == "pass") return !violated;
   if (!violated) return false;
-  for (const auto& name : sc.expect.violated) {
+  for (const auto& name : expected_violated) {
     const auto it = std::find_if(rec.invariants.begin(), rec.invariants.end(),
                                  [&](const world::invariant_result& r) { return r.name == name; });
     if (it == rec.invariants.end() || it->holds) return false;
@@ -100,26 +112,9 @@ bool as_expected(const scenario::scenario& sc, const world::run_record& rec) {
   return true;
 }
 
-json build_report(const report_input& in) {
-  const scenario::scenario& sc = *in.sc;
-  const world::run_record& rec = *in.rec;
-  json r;
-  r["format"] = report_format;
-  r["execution_mode"] = execution_mode;
-  json s;
-  s["name"] = sc.name;
-  s["file"] = in.file;
-  s["sha256"] = in.sha256;
-  if (in.source != nullptr) s["source"] = *in.source;
-  r["scenario"] = std::move(s);
-  r["seed"] = rec.seed;
-  r["verdict"] = rec.any_violation() ? "violation" : "pass";
-  json ex;
-  ex["verdict"] = sc.expect.verdict;
-  ex["violated"] = sc.expect.violated;
-  ex["met"] = as_expected(sc, rec);
-  r["expected"] = std::move(ex);
+namespace {
 
+json invariants_json(const world::run_record& rec) {
   json inv = json::object();
   for (const auto& i : rec.invariants) {
     json j;
@@ -134,8 +129,10 @@ json build_report(const report_input& in) {
     }
     inv[i.name] = std::move(j);
   }
-  r["invariants"] = std::move(inv);
+  return inv;
+}
 
+json metrics_json(const world::run_record& rec) {
   const world::run_metrics& m = rec.metrics;
   json mj;
   mj["requests"] = m.requests;
@@ -146,7 +143,18 @@ json build_report(const report_input& in) {
   mj["client_timeouts"] = m.client_timeouts;
   mj["gate_inflight_max"] = m.gate_inflight_max;
   mj["portal_inflight_max"] = m.portal_inflight_max;
-  mj["waiting_max"] = m.waiting_max;
+  if (!rec.lease) mj["waiting_max"] = m.waiting_max;
+  if (rec.lease) {
+    const world::lease_metrics& l = *rec.lease;
+    mj["holders_max"] = l.holders_max;
+    mj["portal_429"] = l.portal_429;
+    mj["leases_reaped_live"] = l.leases_reaped_live;
+    mj["deferred"] = l.deferred;
+    mj["redis_calls"] = l.redis_calls;
+    mj["redis_errors"] = l.redis_errors;
+    mj["failed_releases"] = l.failed_releases;
+    mj["renewals_lost"] = l.renewals_lost;
+  }
   mj["simulated_ns"] = m.simulated_ns;
   mj["events"] = m.events;
   mj["run_status"] = sim::to_string(rec.status);
@@ -154,30 +162,86 @@ json build_report(const report_input& in) {
   lat["wait"] = latency_json(m.wait_ns);
   lat["service"] = latency_json(m.service_ns);
   mj["latency_ns"] = std::move(lat);
-  r["metrics"] = std::move(mj);
+  return mj;
+}
 
-  json cases = json::object();
-  for (const auto& c : sc.cases) cases[c.name] = observation_json(c.what, rec);
-  r["cases"] = std::move(cases);
-
-  if (rec.any_violation()) {
-    json t;
-    t["dropped_before"] = rec.trace_dropped;
-    json entries = json::array();
-    for (const auto& e : rec.trace) {
-      json j;
-      j["at_ns"] = e.at_ns;
-      j["source"] = e.source;
-      j["what"] = e.what;
-      j["active"] = e.active;
-      j["waiting"] = e.waiting;
-      j["ref"] = e.ref;
-      entries.push_back(std::move(j));
-    }
-    t["entries"] = std::move(entries);
-    r["trace"] = std::move(t);
+json trace_json(const world::run_record& rec) {
+  json t;
+  t["dropped_before"] = rec.trace_dropped;
+  json entries = json::array();
+  for (const auto& e : rec.trace) {
+    json j;
+    j["at_ns"] = e.at_ns;
+    j["source"] = e.source;
+    j["what"] = e.what;
+    j["active"] = e.active;
+    j["waiting"] = e.waiting;
+    j["ref"] = e.ref;
+    entries.push_back(std::move(j));
   }
-  r["replay"] = "admitsim run " + in.file + " --seed " + std::to_string(rec.seed);
+  t["entries"] = std::move(entries);
+  return t;
+}
+
+}  // namespace
+
+json build_report(const report_input& in) {
+  const scenario::scenario& sc = *in.sc;
+  std::vector<const world::run_record*> runs = in.runs;
+  if (runs.empty() && in.rec != nullptr) runs.push_back(in.rec);
+  const bool per_variant = runs.size() > 1 || (!runs.empty() && !runs.front()->variant.empty());
+  bool any_violation = false;
+  bool all_met = true;
+  for (const auto* r : runs) {
+    any_violation = any_violation || r->any_violation();
+    all_met = all_met && as_expected(sc, *r);
+  }
+  json r;
+  r["format"] = report_format;
+  r["execution_mode"] = execution_mode;
+  json s;
+  s["name"] = sc.name;
+  s["file"] = in.file;
+  s["sha256"] = in.sha256;
+  if (in.source != nullptr) s["source"] = *in.source;
+  r["scenario"] = std::move(s);
+  r["seed"] = runs.empty() ? 0 : runs.front()->seed;
+  r["verdict"] = any_violation ? "violation" : "pass";
+  json ex;
+  if (!per_variant) {
+    ex["verdict"] = sc.expect.verdict;
+    ex["violated"] = sc.expect.violated;
+  }
+  ex["met"] = all_met;
+  r["expected"] = std::move(ex);
+
+  if (!per_variant) {
+    const world::run_record& rec = *runs.front();
+    r["invariants"] = invariants_json(rec);
+    r["metrics"] = metrics_json(rec);
+    json cases = json::object();
+    for (const auto& c : sc.cases) cases[c.name] = observation_json(c.what, rec);
+    r["cases"] = std::move(cases);
+    if (rec.any_violation()) r["trace"] = trace_json(rec);
+  } else {
+    json variants = json::object();
+    for (const auto* rec : runs) {
+      json v;
+      v["verdict"] = rec->any_violation() ? "violation" : "pass";
+      const auto [verdict, violated] = expectation_for(sc, *rec);
+      json e;
+      e["verdict"] = verdict;
+      e["violated"] = violated;
+      e["met"] = as_expected(sc, *rec);
+      v["expected"] = std::move(e);
+      v["invariants"] = invariants_json(*rec);
+      v["metrics"] = metrics_json(*rec);
+      if (rec->any_violation()) v["trace"] = trace_json(*rec);
+      variants[rec->variant] = std::move(v);
+    }
+    r["variants"] = std::move(variants);
+  }
+  r["replay"] = "admitsim run " + in.file + " --seed " + std::to_string(runs.empty() ? 0 : runs.front()->seed);
   return r;
 }
 

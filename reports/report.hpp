@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,10 +26,12 @@ struct report_input {
   const nlohmann::ordered_json* source = nullptr;  // the scenario document, embedded for replay
   std::string file;                                // the path as given on the command line
   std::string sha256;                              // of the scenario file's bytes
-  const world::run_record* rec = nullptr;
+  const world::run_record* rec = nullptr;     // a FIFO scenario's run
+  std::vector<const world::run_record*> runs;  // or a lease scenario's runs, one per variant
 };
 
-// Whether the run's outcome is what the scenario's `expect` says.
+// Whether the run's outcome is what the scenario's `expect` says (for a
+// lease run, the expectation of its variant when the scenario gives one).
 bool as_expected(const scenario::scenario& sc, const world::run_record& rec);
 
 nlohmann::ordered_json build_report(const report_input& in);

@@ -257,6 +257,9 @@ struct case_spec {
   observation what;
 };
 
+// Every invariant a scenario may name (checks.invariants, expect.violated).
+// The FIFO world checks the first six; the lease world checks
+// gate_inflight_le_cap, portal_inflight_le_cap, token_granted_once and liveness.
 inline constexpr const char* invariant_names[] = {
     "gate_inflight_le_cap",    // the gate never grants more than its cap
     "waiting_le_max",          // the queue never holds more than max_waiting
@@ -264,7 +267,9 @@ inline constexpr const char* invariant_names[] = {
     "fifo_order",              // waiters are promoted in arrival order
     "lease_released_once",     // every granted lease is released exactly once
     "liveness",                // at the end every request has ended and the gates are idle
+    "token_granted_once",      // lease gate: no token is granted while it already holds a permit
 };
+inline constexpr std::size_t fifo_invariant_count = 6;  // the first six
 
 struct checks_spec {
   std::vector<std::string> invariants;  // empty: all

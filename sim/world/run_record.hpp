@@ -65,6 +65,19 @@ struct run_metrics {
   check::histogram service_ns;  // lease to the end of the work
 };
 
+// What only the lease world measures.
+struct lease_metrics {
+  std::int64_t holders_max = 0;            // workers that believed they held a permit at once
+  std::uint64_t portal_429 = 0;            // connections the portal refused above its true cap
+  std::uint64_t leases_reaped_live = 0;    // permits reaped while their holder was still working
+  std::uint64_t deferred = 0;              // items whose permit could not be had in time
+  std::uint64_t redis_calls = 0;           // script calls sent
+  std::uint64_t redis_errors = 0;          // calls that ended without a reply (lost, down, timed out)
+  std::uint64_t failed_releases = 0;       // releases that got no confirmation (expiry is the backstop)
+  std::uint64_t renewals_lost = 0;         // renewal variant: renewals answered "no longer held"
+  std::int64_t set_members_max = 0;        // largest ZCARD the gate key reached
+};
+
 struct captured_snapshot {
   std::string gate;
   vtime_ns at_ns = 0;
@@ -74,8 +87,10 @@ struct captured_snapshot {
 struct run_record {
   std::uint64_t seed = 0;
   sim::run_status status = sim::run_status::idle;
-  std::vector<invariant_result> invariants;  // in the fixed order of scenario::invariant_names
+  std::vector<invariant_result> invariants;  // in a fixed order per world
   run_metrics metrics;
+  std::optional<lease_metrics> lease;  // lease-gate runs only
+  std::string variant;                 // lease-gate runs: the protocol variant
   std::vector<captured_snapshot> snapshots;
   std::map<std::string, request_outcome> outcomes;  // requests the cases refer to
   std::vector<trace_entry> trace;                   // bounded: the entries before the first violation

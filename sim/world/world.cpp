@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <unordered_set>
 
 #include "gate/asio/async_fifo_gate.hpp"
@@ -15,6 +16,8 @@
 #include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/prng.hpp"
 #include "sim/kernel/sim_env.hpp"
+#include "sim/world/arrivals.hpp"
+#include "sim/world/lease_world.hpp"
 
 namespace admit::world {
 
@@ -33,7 +36,7 @@ enum inv : std::size_t {
   inv_liveness,
   inv_count,
 };
-static_assert(std::size(scenario::invariant_names) == inv_count);
+static_assert(scenario::fifo_invariant_count == inv_count);
 
 class world;
 
@@ -55,7 +58,7 @@ struct gate_slot final : fifo::event_sink, gate::fifo_observer {
 };
 
 struct request_state {
-  const scenario::request_spec* spec = nullptr;
+  arrival a;
   std::uint64_t number = 0;
   gate_slot* gate = nullptr;
   vtime_ns service_ns = 0;
@@ -66,9 +69,10 @@ struct request_state {
 
 class world {
  public:
-  world(const scenario::scenario& sc, std::uint64_t seed) : sc_(sc), service_rng_(sim::substream(seed, "service")) {
+  world(const scenario::scenario& sc, std::uint64_t seed)
+      : sc_(sc), service_rng_(sim::substream(seed, "service")), src_(sc, seed) {
     rec_.seed = seed;
-    for (std::size_t i = 0; i < std::size(scenario::invariant_names); ++i) {
+    for (std::size_t i = 0; i < inv_count; ++i) {
       invariant_result r;
       r.name = scenario::invariant_names[i];
       r.enabled = sc.checks.invariants.empty() ||
@@ -89,11 +93,8 @@ class world {
     trace_cap_ = static_cast<std::size_t>(sc.checks.trace_capacity);
 
     // Requests in arrival order (stable: equal times keep file order).
-    for (const auto& r : sc.requests) order_.push_back(&r);
-    std::stable_sort(order_.begin(), order_.end(),
-                     [](const scenario::request_spec* a, const scenario::request_spec* b) { return a->at_ns < b->at_ns; });
     collect_case_refs();
-    keep_all_ = sc.requests.size() <= 10'000;
+    keep_all_ = src_.total() <= 10'000;
   }
 
   ~world() {
@@ -136,7 +137,7 @@ class world {
 
   void on_gate_event(gate_slot& g, const fifo::event& e) {
     if (tearing_down_) return;
-    push_trace(g.name, std::string(fifo::to_string(e.st)), e.active, e.waiting, e.ticket);
+    push_trace(&g, fifo::to_string(e.st).data(), e.active, e.waiting, e.ticket);
     rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, e.active);
     rec_.metrics.waiting_max = std::max(rec_.metrics.waiting_max, e.waiting);
     const fifo::config& cfg = g.gate.core().cfg();
@@ -206,16 +207,16 @@ class world {
     if (tearing_down_) return;
     ++portal_inflight_;
     rec_.metrics.portal_inflight_max = std::max(rec_.metrics.portal_inflight_max, portal_inflight_);
-    push_trace("portal", "begin", portal_inflight_, 0, r.number);
+    push_trace(nullptr, "portal begin", portal_inflight_, 0, r.number);
     check(inv_portal_inflight, portal_inflight_ <= portal_cap_, [&] {
-      return "portal: request " + r.spec->id + " made " + std::to_string(portal_inflight_) +
+      return "portal: request " + r.a.id() + " made " + std::to_string(portal_inflight_) +
              " requests in flight, above the portal's cap " + std::to_string(portal_cap_);
     });
   }
   void portal_end(request_state& r) {
     if (tearing_down_) return;
     --portal_inflight_;
-    push_trace("portal", "end", portal_inflight_, 0, r.number);
+    push_trace(nullptr, "portal end", portal_inflight_, 0, r.number);
   }
 
  private:
@@ -234,7 +235,18 @@ class world {
     }
   }
 
-  void push_trace(const std::string& source, std::string what, std::int64_t active, std::int64_t waiting,
+  // The live trace is a ring of small entries; text is made only for the
+  // entries a report shows. `source` is a gate (nullptr: the request itself,
+  // or the portal when `what` says so); `what` is a static string.
+  struct live_entry {
+    vtime_ns at_ns;
+    const gate_slot* source;
+    const char* what;
+    std::int64_t active;
+    std::int64_t waiting;
+    std::uint64_t ref;
+  };
+  void push_trace(const gate_slot* source, const char* what, std::int64_t active, std::int64_t waiting,
                   std::uint64_t ref) {
     ++trace_total_;
     if (frozen_trace_ || trace_cap_ == 0) return;
@@ -242,7 +254,14 @@ class world {
       trace_.pop_front();
       ++rec_.trace_dropped;
     }
-    trace_.push_back(trace_entry{sched_.now_ns(), source, std::move(what), active, waiting, ref});
+    trace_.push_back(live_entry{sched_.now_ns(), source, what, active, waiting, ref});
+  }
+
+  void copy_trace() {
+    rec_.trace.clear();
+    for (const live_entry& e : trace_)
+      rec_.trace.push_back(trace_entry{e.at_ns, e.source != nullptr ? e.source->name : std::string("request"),
+                                       e.what, e.active, e.waiting, e.ref});
   }
 
   void collect_case_refs() {
@@ -270,41 +289,43 @@ class world {
   }
 
   void schedule_next_arrival() {
-    if (next_ >= order_.size()) return;
-    const scenario::request_spec* spec = order_[next_++];
-    sched_.schedule_at(spec->at_ns, [this, spec] {
+    std::optional<arrival> next = src_.next();
+    if (!next) return;
+    const vtime_ns at = next->at_ns;
+    sched_.schedule_at(at, [this, a = std::move(*next)]() mutable {
       schedule_next_arrival();
-      arrive(*spec);
+      arrive(std::move(a));
     });
   }
 
-  void arrive(const scenario::request_spec& spec) {
+  void arrive(arrival a) {
     auto r = std::make_shared<request_state>();
-    r->spec = &spec;
+    r->a = std::move(a);
     r->number = ++request_count_;
-    r->gate = find_gate(spec.gate);
-    r->service_ns = spec.service_ns ? *spec.service_ns : sc_.service.service_time.sample(service_rng_);
-    r->out.id = spec.id;
+    r->gate = gates_[r->a.gate_index].get();
+    r->service_ns = r->a.service_ns ? *r->a.service_ns : sc_.service.service_time.sample(service_rng_);
     r->out.arrived_ns = sched_.now_ns();
-    r->keep = keep_all_ || kept_ids_.count(spec.id) != 0;
+    r->keep = keep_all_ || (r->a.spec != nullptr && kept_ids_.count(r->a.spec->id) != 0);
+    if (r->keep) r->out.id = r->a.id();
     ++rec_.metrics.requests;
     ++outstanding_;
-    push_trace("request", "arrive " + spec.id, 0, 0, r->number);
+    push_trace(nullptr, "arrive", 0, 0, r->number);
 
     const std::optional<vtime_ns> read_timeout =
-        spec.client_timeout_ns ? spec.client_timeout_ns : sc_.service.client_timeout_ns;
+        r->a.client_timeout_ns ? r->a.client_timeout_ns : sc_.service.client_timeout_ns;
     if (read_timeout) {
       sched_.schedule_after(*read_timeout, [this, r] {
         if (r->out.responded) return;
         r->out.client_timed_out = true;
         ++rec_.metrics.client_timeouts;
-        push_trace("request", "client ReadTimeout " + r->spec->id, 0, 0, r->number);
+        push_trace(nullptr, "client ReadTimeout", 0, 0, r->number);
+        if (r->keep) rec_.outcomes[r->out.id] = r->out;
       });
     }
-    if (spec.cancel_at_ns) {
-      sched_.schedule_at(*spec.cancel_at_ns, [this, r] {
+    if (r->a.cancel_at_ns) {
+      sched_.schedule_at(*r->a.cancel_at_ns, [this, r] {
         if (r->out.responded) return;
-        push_trace("request", "cancel " + r->spec->id, 0, 0, r->number);
+        push_trace(nullptr, "cancel", 0, 0, r->number);
         r->cancel.emit(asio::cancellation_type::terminal);
       });
     }
@@ -326,7 +347,7 @@ class world {
     }
     const vtime_ns granted_at = sched_.now_ns();
     rec_.metrics.wait_ns.add(granted_at - r->out.arrived_ns);
-    if (r->spec->fail == scenario::failure::constructor) {
+    if (r->a.fail == scenario::failure::constructor) {
       lease.reset();
       respond(*r, 500, "internal_error");
       co_return;
@@ -360,16 +381,15 @@ class world {
       ++rec_.metrics.completed;
     else
       ++rec_.metrics.refused[status];
-    push_trace("request", "respond " + std::to_string(http_status) + " " + status + " " + r.spec->id, 0, 0,
-               r.number);
-    if (r.keep) rec_.outcomes[r.spec->id] = r.out;
+    push_trace(nullptr, status, http_status, 0, r.number);
+    if (r.keep) rec_.outcomes[r.out.id] = r.out;
   }
 
   void finish() {
     rec_.metrics.simulated_ns = sched_.now_ns();
     rec_.metrics.events = sched_.events_run();
     if (stopped_) {
-      rec_.trace.assign(trace_.begin(), trace_.end());
+      copy_trace();
       return;
     }
     std::string why;
@@ -377,7 +397,7 @@ class world {
       why = "the run used its budget of " + std::to_string(sc_.checks.max_events) + " events";
     else if (rec_.status == sim::run_status::time_limit)
       why = "the run reached its horizon with work pending";
-    else if (next_ < order_.size() || outstanding_ != 0)
+    else if (!src_.exhausted() || outstanding_ != 0)
       why = std::to_string(outstanding_) + " requests never ended";
     const bool all_ended = why.empty();
     for (const auto& g : gates_) {
@@ -394,7 +414,7 @@ class world {
               std::to_string(core.waiting());
     }
     check(inv_liveness, why.empty(), [&] { return why; });
-    rec_.trace.assign(trace_.begin(), trace_.end());
+    copy_trace();
   }
 
   const scenario::scenario& sc_;
@@ -402,8 +422,7 @@ class world {
   std::vector<std::unique_ptr<gate_slot>> gates_;
   sim::prng service_rng_;
   run_record rec_;
-  std::vector<const scenario::request_spec*> order_;
-  std::size_t next_ = 0;
+  arrival_source src_;
   std::uint64_t request_count_ = 0;
   std::int64_t outstanding_ = 0;
   std::int64_t portal_inflight_ = 0;
@@ -416,7 +435,7 @@ class world {
   bool frozen_trace_ = false;
   std::size_t trace_cap_ = 64;
   std::uint64_t trace_total_ = 0;
-  std::deque<trace_entry> trace_;
+  std::deque<live_entry> trace_;
 };
 
 void gate_slot::on_event(const fifo::event& e) { owner.on_gate_event(*this, e); }
@@ -425,8 +444,25 @@ void gate_slot::on_gate_change(const fifo::fifo_gate& core) { owner.on_gate_chan
 }  // namespace
 
 run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed) {
+  for (const auto& g : sc.gates)
+    if (g.kind != scenario::gate_kind::fifo)
+      throw std::invalid_argument("/gates: a scenario with a lease gate runs through run_all");
   world w(sc, seed);
   return w.run();
+}
+
+std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed) {
+  std::vector<run_record> out;
+  const bool any_lease = std::any_of(sc.gates.begin(), sc.gates.end(),
+                                     [](const scenario::gate_spec& g) { return g.kind == scenario::gate_kind::lease; });
+  if (!any_lease) {
+    out.push_back(run_scenario(sc, seed));
+    return out;
+  }
+  if (sc.gates.size() != 1)
+    throw std::invalid_argument("/gates: a scenario with a lease gate must have exactly that one gate");
+  for (scenario::lease_variant v : sc.gates.front().lease.variants) out.push_back(run_lease_scenario(sc, seed, v));
+  return out;
 }
 
 }  // namespace admit::world

@@ -16,12 +16,19 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world {
 
+// A scenario with FIFO gates: one run.
 run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed);
+
+// Any scenario: one run for FIFO gates; for a lease gate, one run per
+// variant the scenario names, in file order (each record's `variant` says
+// which). Throws std::invalid_argument for a combination no world runs.
+std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed);
 
 }  // namespace admit::world

@@ -21,7 +21,8 @@ inline std::string slurp(const std::string& path) {
 }
 
 struct rendered {
-  world::run_record rec;
+  world::run_record rec;                 // the first run
+  std::vector<world::run_record> runs;   // every run (one per lease variant)
   nlohmann::ordered_json report;
   std::string bytes;
 };
@@ -30,13 +31,14 @@ inline rendered run_text(const std::string& text, std::uint64_t seed, const std:
   const scenario::scenario sc = scenario::load_scenario_text(text);
   const auto doc = nlohmann::ordered_json::parse(text);
   rendered r;
-  r.rec = world::run_scenario(sc, seed);
+  r.runs = world::run_all(sc, seed);
+  r.rec = r.runs.front();
   reports::report_input in;
   in.sc = &sc;
   in.source = &doc;
   in.file = file;
   in.sha256 = reports::sha256_hex(text);
-  in.rec = &r.rec;
+  for (const auto& run : r.runs) in.runs.push_back(&run);
   r.report = reports::build_report(in);
   r.bytes = reports::render_report(r.report);
   return r;

@@ -1,0 +1,692 @@
+#include "sim/world/lease_world.hpp"
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "gate/asio/lease_client.hpp"
+#include "gate/redis/lease_scripts.hpp"
+#include "gate/redis/replica.hpp"
+#include "sim/kernel/awaitable.hpp"
+#include "sim/kernel/prng.hpp"
+#include "sim/kernel/sim_env.hpp"
+#include "sim/world/arrivals.hpp"
+
+namespace admit::world {
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+redis::variant to_redis(scenario::lease_variant v) {
+  switch (v) {
+    case scenario::lease_variant::seed: return redis::variant::seed;
+    case scenario::lease_variant::server_time: return redis::variant::server_time;
+    case scenario::lease_variant::renewal: return redis::variant::renewal;
+    case scenario::lease_variant::fencing: return redis::variant::fencing;
+    case scenario::lease_variant::fair: return redis::variant::fair;
+  }
+  return redis::variant::seed;
+}
+
+enum lease_inv : std::size_t { l_gate_inflight, l_portal_inflight, l_token_once, l_liveness, l_count };
+constexpr const char* lease_invariant_names[l_count] = {"gate_inflight_le_cap", "portal_inflight_le_cap",
+                                                        "token_granted_once", "liveness"};
+
+struct work_item {
+  std::uint64_t number = 0;
+  vtime_ns arrived_ns = 0;
+  vtime_ns service_ns = 0;
+  vtime_ns read_timeout_ns = 0;
+};
+
+struct worker_crashed {};
+
+class lease_world;
+
+// Carries one worker's script calls to the Redis node over the simulated network.
+struct redis_transport {
+  lease_world* world;
+  std::size_t worker;
+  template <class Token>
+  auto async_script(redis::script_op op, const gate::script_request& req, Token&& token);
+};
+
+using client_t = gate::lease_client<sim::sim_env, redis_transport>;
+
+struct worker_state {
+  std::size_t index = 0;
+  std::uint64_t generation = 0;
+  bool alive = true;
+  vtime_ns paused_until = 0;
+  scenario::clock_spec clock;
+  vtime_ns step_ns = 0;
+  std::unique_ptr<redis_transport> transport;
+  std::unique_ptr<client_t> client;
+  std::unique_ptr<asio::cancellation_signal> kill;
+  std::unique_ptr<sim::sim_timer> wake;
+  bool idle = false;
+  std::optional<std::string> holding;   // token of the permit it believes it holds
+  std::optional<work_item> current;     // the item it works on
+  sim::prng jitter{0};
+};
+
+struct logged_op {
+  vtime_ns at_ns;
+  std::int64_t server_now_us;
+  redis::script_op op;
+  gate::script_request req;
+};
+
+struct cut {
+  std::string a, b;  // node names; b empty: the whole node a
+  vtime_ns until_ns;
+};
+
+class lease_world {
+ public:
+  lease_world(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant v)
+      : sc_(sc), gate_(sc.gates.front()), var_(to_redis(v)), service_rng_(sim::substream(seed, "service")),
+        src_(sc, seed) {
+    rec_.seed = seed;
+    rec_.variant = scenario::lease_variant_names[static_cast<std::size_t>(v)];
+    rec_.lease.emplace();
+    for (std::size_t i = 0; i < l_count; ++i) {
+      invariant_result r;
+      r.name = lease_invariant_names[i];
+      r.enabled = sc.checks.invariants.empty() ||
+                  std::find(sc.checks.invariants.begin(), sc.checks.invariants.end(), r.name) !=
+                      sc.checks.invariants.end();
+      rec_.invariants.push_back(r);
+    }
+    const scenario::lease_params& lp = gate_.lease;
+    cfg_.var = var_;
+    cfg_.key = lp.key;
+    cfg_.limit = lp.limit;
+    cfg_.lease_ms = lp.lease_ns / sim::ms;
+    cfg_.acquire_timeout_ns = lp.acquire_timeout_ns;
+    cfg_.queue_timeout_ms = lp.queue_timeout_ns ? *lp.queue_timeout_ns / sim::ms : 2 * cfg_.lease_ms;
+    cfg_.backoff.exponential = lp.backoff.k == scenario::backoff_spec::kind::exponential;
+    cfg_.backoff.delay_ns = lp.backoff.delay_ns;
+    cfg_.backoff.base_ns = lp.backoff.base_ns;
+    cfg_.backoff.max_ns = lp.backoff.max_ns;
+    cfg_.backoff.full_jitter = lp.backoff.jit == scenario::backoff_spec::jitter::full;
+    portal_cap_ = sc.service.portal_cap.value_or(lp.limit);
+    read_timeout_default_ = sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns);
+    trace_cap_ = static_cast<std::size_t>(sc.checks.trace_capacity);
+    for (const auto& f : sc.faults.schedule)
+      if (f.kind == scenario::fault_kind::redis_failover) max_lag_ns_ = std::max(max_lag_ns_, f.replication_lag_ns);
+
+    for (std::int64_t i = 0; i < sc.fleet.workers; ++i) {
+      auto w = std::make_unique<worker_state>();
+      w->index = static_cast<std::size_t>(i);
+      w->clock = sc.fleet.clock_of(i);
+      w->jitter = sim::substream(seed, "jitter/" + std::to_string(i));
+      w->transport = std::make_unique<redis_transport>(redis_transport{this, w->index});
+      worker_state* raw = w.get();
+      w->client = std::make_unique<client_t>(
+          sched_.get_executor(), *w->transport, cfg_, [this, raw] { return wall_ms(*raw); },
+          [raw](std::int64_t ceiling) {
+            return ceiling <= 0 ? 0 : static_cast<std::int64_t>(raw->jitter.uniform_u64(static_cast<std::uint64_t>(ceiling) + 1));
+          });
+      w->wake = std::make_unique<sim::sim_timer>(sched_);
+      workers_.push_back(std::move(w));
+    }
+  }
+
+  ~lease_world() {
+    tearing_down_ = true;
+    sched_.shutdown();
+  }
+
+  run_record run() {
+    schedule_next_arrival();
+    if (src_.total() == 0) arrivals_done_ = true;
+    for (const auto& f : sc_.faults.schedule) {
+      const scenario::fault_spec* fp = &f;
+      sched_.schedule_at(f.at_ns, [this, fp] { apply_fault(*fp); });
+    }
+    for (auto& w : workers_) spawn_worker(*w);
+    rec_.status = sched_.run(sim::run_limits{sc_.checks.max_events, sc_.checks.horizon_ns});
+    finish();
+    tearing_down_ = true;
+    sched_.shutdown();
+    return std::move(rec_);
+  }
+
+  // --- the Redis node -------------------------------------------------------
+
+  template <class Handler>
+  void start_call(std::size_t wi, redis::script_op op, gate::script_request req, Handler handler) {
+    struct call_state {
+      std::optional<Handler> h;
+      bool done = false;
+      sim::timer_handle timeout;
+    };
+    auto st = std::make_shared<call_state>();
+    st->h.emplace(std::move(handler));
+    ++rec_.lease->redis_calls;
+    auto complete = [this, st](error_code ec, redis::script_reply reply) {
+      if (st->done) return;
+      st->done = true;
+      sched_.cancel(st->timeout);
+      if (ec) ++rec_.lease->redis_errors;
+      Handler h(std::move(*st->h));
+      st->h.reset();
+      auto ex = asio::get_associated_executor(h, sched_.get_executor());
+      asio::dispatch(ex, [h = std::move(h), ec, reply]() mutable { std::move(h)(ec, reply); });
+    };
+    st->timeout = sched_.schedule_after(redis_call_timeout_ns, [complete] { complete(asio::error::timed_out, {}); });
+    if (!link_up(wi)) return;  // the request is lost; the client waits for its socket timeout
+    sched_.schedule_after(redis_latency_ns, [this, wi, op, req = std::move(req), complete]() mutable {
+      deliver_to_redis(wi, op, std::move(req), std::move(complete));
+    });
+  }
+
+ private:
+  template <class Complete>
+  void deliver_to_redis(std::size_t wi, redis::script_op op, gate::script_request req, Complete complete) {
+    if (!link_up(wi)) return;
+    if (sched_.now_ns() < redis_paused_until_) {
+      // A paused server runs the script late: its effect lands even if the client gave up.
+      const vtime_ns resume = redis_paused_until_;
+      sched_.schedule_at(resume, [this, wi, op, req = std::move(req), complete]() mutable {
+        deliver_to_redis(wi, op, std::move(req), std::move(complete));
+      });
+      return;
+    }
+    const redis::script_reply reply = execute(wi, op, req);
+    sched_.schedule_after(redis_latency_ns, [this, wi, complete, reply] {
+      if (link_up(wi)) complete({}, reply);
+    });
+  }
+
+  std::int64_t server_now_us() const {
+    return (lease_world_epoch_ms * 1'000'000 + sched_.now_ns() + redis_offset_ns_) / 1'000;
+  }
+
+  std::int64_t wall_ms(const worker_state& w) const {
+    const vtime_ns t = sched_.now_ns();
+    // t * drift_ppm / 1e6 without overflow: split t into whole and partial millions.
+    const std::int64_t drift = (t / 1'000'000) * w.clock.drift_ppm + (t % 1'000'000) * w.clock.drift_ppm / 1'000'000;
+    return (lease_world_epoch_ms * 1'000'000 + t + w.clock.offset_ns + drift + w.step_ns) / 1'000'000;
+  }
+
+  redis::script_reply run_script(redis::replica& r, redis::script_op op, const gate::script_request& req,
+                                 std::int64_t now_us) {
+    switch (op) {
+      case redis::script_op::acquire: {
+        redis::acquire_args a;
+        a.key = req.key;
+        a.token = req.token;
+        a.now_ms = req.now_ms;
+        a.lease_ms = req.lease_ms;
+        a.limit = req.limit;
+        a.queue_timeout_ms = req.queue_timeout_ms;
+        return redis::run_acquire(r, req.var, a, now_us);
+      }
+      case redis::script_op::release: {
+        redis::release_args a;
+        a.key = req.key;
+        a.token = req.token;
+        return redis::run_release(r, req.var, a, now_us);
+      }
+      case redis::script_op::renew: {
+        redis::renew_args a;
+        a.key = req.key;
+        a.token = req.token;
+        a.lease_ms = req.lease_ms;
+        return redis::run_renew(r, req.var, a, now_us);
+      }
+    }
+    return {};
+  }
+
+  redis::script_reply execute(std::size_t wi, redis::script_op op, const gate::script_request& req) {
+    const std::int64_t now_us = server_now_us();
+    // AOF every second: the copy a restart would recover is the state at the
+    // last whole second of activity.
+    const vtime_ns second = sched_.now_ns() / sim::sec;
+    if (second != aof_second_) {
+      aof_copy_ = primary_;
+      aof_second_ = second;
+    }
+    if (max_lag_ns_ > 0) {
+      log_.push_back(logged_op{sched_.now_ns(), now_us, op, req});
+      while (!log_.empty() && log_.front().at_ns <= sched_.now_ns() - max_lag_ns_) {
+        (void)run_script(follower_, log_.front().op, log_.front().req, log_.front().server_now_us);
+        log_.pop_front();
+      }
+    }
+    bool was_member = false;
+    if (op == redis::script_op::acquire) {
+      was_member = primary_.zscore(req.key, req.token, now_us).has_value();
+      // Which live holders would this acquire reap?
+      const std::int64_t now_ms = var_ == redis::variant::seed ? req.now_ms : now_us / 1000;
+      const double cutoff = static_cast<double>(now_ms - req.lease_ms);
+      for (const auto& e : primary_.zrangebyscore(req.key, redis::score_bound{-1e300, false},
+                                                  redis::score_bound{cutoff, false}, now_us)) {
+        auto it = holding_.find(e.member);
+        if (it != holding_.end()) {
+          ++rec_.lease->leases_reaped_live;
+          push_trace("redis", "reaped live lease " + e.member + " (worker " + std::to_string(it->second) + ")",
+                     0, static_cast<std::uint64_t>(it->second));
+        }
+      }
+    }
+    const redis::script_reply reply = run_script(primary_, op, req, now_us);
+    const std::int64_t members = primary_.zcard(req.key, now_us);
+    rec_.lease->set_members_max = std::max(rec_.lease->set_members_max, members);
+    rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, members);
+    push_trace("redis", std::string(op == redis::script_op::acquire   ? "acquire "
+                                    : op == redis::script_op::release ? "release "
+                                                                       : "renew ") +
+                            req.token + " -> " + std::to_string(reply.value),
+               members, wi);
+    check(l_gate_inflight, members <= cfg_.limit, [&] {
+      return "the gate key holds " + std::to_string(members) + " live members, above the limit " +
+             std::to_string(cfg_.limit);
+    });
+    if (op == redis::script_op::acquire && reply.granted())
+      check(l_token_once, !was_member, [&] {
+        return "token " + req.token + " was granted while it already held a permit (a retried acquire "
+               "whose first reply was lost)";
+      });
+    return reply;
+  }
+
+  bool cut_between(const std::string& a, const std::string& b) const {
+    const vtime_ns now = sched_.now_ns();
+    for (const auto& c : cuts_) {
+      if (now >= c.until_ns) continue;
+      if (c.b.empty() && (c.a == a || c.a == b)) return true;
+      if ((c.a == a && c.b == b) || (c.a == b && c.b == a)) return true;
+    }
+    return false;
+  }
+  bool link_up(std::size_t wi) const {
+    if (sched_.now_ns() < redis_down_until_) return false;
+    return !cut_between("worker:" + std::to_string(wi), "redis");
+  }
+
+  // --- workers --------------------------------------------------------------
+
+  void spawn_worker(worker_state& w) {
+    w.kill = std::make_unique<asio::cancellation_signal>();
+    const std::uint64_t gen = w.generation;
+    asio::co_spawn(sched_.get_executor(), worker_loop(w.index, gen),
+                   asio::bind_cancellation_slot(w.kill->slot(), [this](std::exception_ptr e) {
+                     if (!e || tearing_down_) return;
+                     try {
+                       std::rethrow_exception(e);
+                     } catch (const worker_crashed&) {
+                     } catch (const boost::system::system_error& se) {
+                       if (se.code() != asio::error::operation_aborted) throw;
+                     }
+                   }));
+  }
+
+  sim::awaitable<void> checkpoint(std::size_t wi, std::uint64_t gen) {
+    worker_state& w = *workers_[wi];
+    for (;;) {
+      if (w.generation != gen || !w.alive) throw worker_crashed{};
+      if (sched_.now_ns() >= w.paused_until) co_return;
+      co_await sim::sleep_for(w.paused_until - sched_.now_ns());
+    }
+  }
+
+  sim::awaitable<void> worker_loop(std::size_t wi, std::uint64_t gen) {
+    worker_state& w = *workers_[wi];
+    for (;;) {
+      co_await checkpoint(wi, gen);
+      if (queue_.empty()) {
+        if (arrivals_done_) co_return;
+        w.idle = true;
+        w.wake->expires_at(sim::vtime_max);
+        (void)co_await w.wake->async_wait(asio::as_tuple(sim::use_awaitable));
+        w.idle = false;
+        continue;
+      }
+      work_item item = queue_.front();
+      queue_.pop_front();
+      w.current = item;
+      co_await process(wi, gen, item);
+      w.current.reset();
+    }
+  }
+
+  sim::awaitable<void> process(std::size_t wi, std::uint64_t gen, work_item item) {
+    worker_state& w = *workers_[wi];
+    const std::string token = "w" + std::to_string(wi) + "-" + std::to_string(item.number);
+    push_trace("worker", "acquire " + token, holders_, wi);
+    gate::acquire_outcome got = co_await w.client->acquire(token);
+    co_await checkpoint(wi, gen);
+    if (got.ec) {
+      ++rec_.lease->deferred;
+      push_trace("worker", "deferred " + token + " (" + got.ec.message() + ")", holders_, wi);
+      end_item(item, got.ec == gate::gate_errc::unreachable ? "deferred_unreachable" : "deferred");
+      co_return;
+    }
+    rec_.metrics.wait_ns.add(sched_.now_ns() - item.arrived_ns);
+    w.holding = token;
+    holding_[token] = wi;
+    ++holders_;
+    rec_.lease->holders_max = std::max(rec_.lease->holders_max, holders_);
+    push_trace("worker", "holds " + token, holders_, wi);
+    std::shared_ptr<bool> renewing;
+    if (var_ == redis::variant::renewal) {
+      renewing = std::make_shared<bool>(true);
+      // The renewer stops by itself at its next tick once the work is over or
+      // the worker crashed (a signal has one slot, owned by the worker loop).
+      asio::co_spawn(sched_.get_executor(), renew_loop(wi, gen, token, renewing), [](std::exception_ptr) {});
+    }
+    const vtime_ns started = sched_.now_ns();
+    const int status = co_await portal_call(wi, item);
+    co_await checkpoint(wi, gen);
+    rec_.metrics.service_ns.add(sched_.now_ns() - started);
+    if (renewing) *renewing = false;
+    // The "finally": release whatever happened at the portal.
+    const error_code rel = co_await w.client->release(token);
+    co_await checkpoint(wi, gen);
+    if (rel) ++rec_.lease->failed_releases;
+    drop_holding(w);
+    end_item(item, status == 200 ? "completed" : status == 429 ? "rate_limited" : "client_timeout");
+  }
+
+  sim::awaitable<void> renew_loop(std::size_t wi, std::uint64_t gen, std::string token, std::shared_ptr<bool> on) {
+    worker_state& w = *workers_[wi];
+    const vtime_ns every = gate_.lease.renew_every_ns;
+    for (;;) {
+      co_await sim::sleep_for(every);
+      if (!*on || w.generation != gen) co_return;
+      if (sched_.now_ns() < w.paused_until) continue;  // a paused process renews nothing
+      const bool kept = co_await w.client->renew(token);
+      if (!*on || w.generation != gen) co_return;
+      if (!kept) {
+        ++rec_.lease->renewals_lost;
+        push_trace("worker", "renewal lost " + token, holders_, wi);
+        co_return;
+      }
+    }
+  }
+
+  // The portal: a connection above the true cap is refused with 429; the
+  // others run for their service time whatever the client does.
+  sim::awaitable<int> portal_call(std::size_t wi, const work_item& item) {
+    const std::int64_t attempt = portal_open_ + 1;
+    rec_.metrics.portal_inflight_max = std::max(rec_.metrics.portal_inflight_max, attempt);
+    check(l_portal_inflight, attempt <= portal_cap_, [&] {
+      return "worker " + std::to_string(wi) + " opened connection " + std::to_string(attempt) +
+             " at the portal, above its true cap " + std::to_string(portal_cap_);
+    });
+    if (attempt > portal_cap_) {
+      ++rec_.lease->portal_429;
+      push_trace("portal", "429 for item " + std::to_string(item.number), portal_open_, wi);
+      co_return 429;
+    }
+    ++portal_open_;
+    push_trace("portal", "open item " + std::to_string(item.number), portal_open_, wi);
+    sched_.schedule_after(item.service_ns, [this, n = item.number, wi] {
+      --portal_open_;
+      push_trace("portal", "close item " + std::to_string(n), portal_open_, wi);
+    });
+    if (item.service_ns <= item.read_timeout_ns) {
+      co_await sim::sleep_for(item.service_ns);
+      co_return 200;
+    }
+    co_await sim::sleep_for(item.read_timeout_ns);
+    ++rec_.metrics.client_timeouts;
+    push_trace("worker", "ReadTimeout item " + std::to_string(item.number), portal_open_, wi);
+    co_return 0;
+  }
+
+  void drop_holding(worker_state& w) {
+    if (!w.holding) return;
+    holding_.erase(*w.holding);
+    w.holding.reset();
+    --holders_;
+  }
+
+  void end_item(const work_item& item, const char* how) {
+    ++ended_;
+    if (std::string(how) == "completed")
+      ++rec_.metrics.completed;
+    else
+      ++rec_.metrics.refused[how];
+    (void)item;
+  }
+
+  // --- arrivals -------------------------------------------------------------
+
+  void schedule_next_arrival() {
+    std::optional<arrival> next = src_.next();
+    if (!next) {
+      arrival_pending_ = false;
+      return;
+    }
+    arrival_pending_ = true;
+    const vtime_ns at = next->at_ns;
+    sched_.schedule_at(at, [this, a = std::move(*next)] {
+      schedule_next_arrival();  // one arrival ahead; clears arrival_pending_ after the last
+      work_item it;
+      it.number = ++items_;
+      it.arrived_ns = sched_.now_ns();
+      it.service_ns = a.service_ns ? *a.service_ns : sc_.service.service_time.sample(service_rng_);
+      it.read_timeout_ns = a.client_timeout_ns.value_or(read_timeout_default_);
+      if (sched_.now_ns() < burst_until_) it.read_timeout_ns = std::min(it.read_timeout_ns, burst_timeout_ns_);
+      ++rec_.metrics.requests;
+      queue_.push_back(it);
+      if (!arrival_pending_) arrivals_done_ = true;
+      wake_one();
+      if (arrivals_done_) wake_all_idle();
+    });
+  }
+
+  void wake_one() {
+    for (auto& w : workers_)
+      if (w->idle && w->alive) {
+        w->idle = false;
+        w->wake->cancel();
+        return;
+      }
+  }
+  void wake_all_idle() {
+    for (auto& w : workers_)
+      if (w->idle) {
+        w->idle = false;
+        w->wake->cancel();
+      }
+  }
+
+  // --- faults ---------------------------------------------------------------
+
+  std::string node_name(const scenario::node_ref& n) const { return scenario::to_string(n); }
+
+  void apply_fault(const scenario::fault_spec& f) {
+    using fk = scenario::fault_kind;
+    const vtime_ns now = sched_.now_ns();
+    const vtime_ns dur = f.duration_ns.value_or(0);
+    push_trace("fault", std::string(scenario::fault_kind_names[static_cast<std::size_t>(f.kind)]) +
+                            (f.target ? " " + node_name(*f.target) : std::string()),
+               0, 0);
+    switch (f.kind) {
+      case fk::crash: {
+        if (!f.target || f.target->k != scenario::node_ref::kind::worker) break;
+        worker_state& w = *workers_[static_cast<std::size_t>(f.target->worker)];
+        if (!w.alive) break;
+        w.alive = false;
+        ++w.generation;
+        if (w.current) {
+          end_item(*w.current, "crashed");
+          w.current.reset();
+        }
+        drop_holding(w);  // its permit stays in Redis until the lease expires
+        w.idle = false;
+        w.kill->emit(asio::cancellation_type::terminal);
+        w.wake->cancel();
+        if (f.duration_ns) {
+          worker_state* wp = &w;
+          sched_.schedule_after(dur, [this, wp] {
+            wp->alive = true;
+            spawn_worker(*wp);
+          });
+        }
+        break;
+      }
+      case fk::pause:
+        if (f.target && f.target->k == scenario::node_ref::kind::worker)
+          workers_[static_cast<std::size_t>(f.target->worker)]->paused_until = now + dur;
+        else if (f.target && f.target->k == scenario::node_ref::kind::redis)
+          redis_paused_until_ = now + dur;
+        break;
+      case fk::partition:
+        if (f.between)
+          cuts_.push_back(cut{node_name(f.between->first), node_name(f.between->second), now + dur});
+        else if (f.target)
+          cuts_.push_back(cut{node_name(*f.target), "", now + dur});
+        break;
+      case fk::clock_step:
+        if (f.target && f.target->k == scenario::node_ref::kind::worker)
+          workers_[static_cast<std::size_t>(f.target->worker)]->step_ns += f.step_ns;
+        else if (f.target && f.target->k == scenario::node_ref::kind::redis)
+          redis_offset_ns_ += f.step_ns;
+        break;
+      case fk::redis_restart:
+        primary_ = f.persist == scenario::persistence::aof_everysec ? aof_copy_ : redis::replica{};
+        follower_ = primary_;
+        log_.clear();
+        redis_down_until_ = now + dur;
+        break;
+      case fk::redis_failover:
+        // The follower has applied every write older than the lag; newer ones are lost.
+        while (!log_.empty() && log_.front().at_ns <= now - f.replication_lag_ns) {
+          (void)run_script(follower_, log_.front().op, log_.front().req, log_.front().server_now_us);
+          log_.pop_front();
+        }
+        log_.clear();
+        primary_ = follower_;
+        aof_copy_ = primary_;
+        redis_down_until_ = now + dur;
+        break;
+      case fk::client_timeout_burst:
+        burst_until_ = now + dur;
+        burst_timeout_ns_ = f.client_timeout_ns;
+        break;
+    }
+  }
+
+  // --- monitors -------------------------------------------------------------
+
+  template <class Describe>
+  void check(std::size_t which, bool ok, Describe&& describe) {
+    if (tearing_down_) return;
+    invariant_result& inv = rec_.invariants[which];
+    if (!inv.enabled) return;
+    ++inv.checked;
+    if (ok || !inv.holds) return;
+    inv.holds = false;
+    inv.first = violation{sched_.now_ns(), describe(), trace_total_};
+    if (!stopped_) {
+      stopped_ = true;
+      frozen_trace_ = true;
+      sched_.stop();
+    }
+  }
+
+  void push_trace(const char* source, std::string what, std::int64_t count, std::uint64_t ref) {
+    if (tearing_down_) return;
+    ++trace_total_;
+    if (frozen_trace_ || trace_cap_ == 0) return;
+    if (trace_.size() == trace_cap_) {
+      trace_.pop_front();
+      ++rec_.trace_dropped;
+    }
+    trace_.push_back(trace_entry{sched_.now_ns(), source, std::move(what), count, 0, ref});
+  }
+
+  void finish() {
+    rec_.metrics.simulated_ns = sched_.now_ns();
+    rec_.metrics.events = sched_.events_run();
+    if (!stopped_) {
+      std::string why;
+      if (rec_.status == sim::run_status::event_limit)
+        why = "the run used its budget of " + std::to_string(sc_.checks.max_events) + " events";
+      else if (rec_.status == sim::run_status::time_limit)
+        why = "the run reached its horizon with work pending";
+      else if (ended_ != items_ || arrival_pending_)
+        why = std::to_string(items_ - ended_) + " work items never ended";
+      if (why.empty()) {
+        // One lease after the end, every permit must be released or expired.
+        const std::int64_t later_us = server_now_us() + (gate_.lease.lease_ns + sim::ms) / 1000;
+        const std::int64_t left = primary_.zcard(cfg_.key, later_us);
+        if (left != 0) why = std::to_string(left) + " permits still held one lease after the end";
+      }
+      check(l_liveness, why.empty(), [&] { return why; });
+    }
+    rec_.trace.assign(trace_.begin(), trace_.end());
+  }
+
+  friend struct redis_transport;
+
+  const scenario::scenario& sc_;
+  const scenario::gate_spec& gate_;
+  redis::variant var_;
+  gate::lease_client_config cfg_;
+  sim::scheduler sched_;
+  sim::prng service_rng_;
+  run_record rec_;
+  std::vector<std::unique_ptr<worker_state>> workers_;
+  arrival_source src_;
+  bool arrivals_done_ = false;
+  bool arrival_pending_ = false;
+  std::deque<work_item> queue_;
+  std::uint64_t items_ = 0;
+  std::uint64_t ended_ = 0;
+  std::unordered_map<std::string, std::size_t> holding_;  // token -> worker; lookups only
+  std::int64_t holders_ = 0;
+  std::int64_t portal_open_ = 0;
+  std::int64_t portal_cap_ = 1;
+  vtime_ns read_timeout_default_ = 0;
+  redis::replica primary_;
+  redis::replica aof_copy_;
+  vtime_ns aof_second_ = -1;
+  redis::replica follower_;
+  std::deque<logged_op> log_;
+  vtime_ns max_lag_ns_ = 0;
+  vtime_ns redis_down_until_ = 0;
+  vtime_ns redis_paused_until_ = 0;
+  vtime_ns redis_offset_ns_ = 0;
+  std::vector<cut> cuts_;
+  vtime_ns burst_until_ = 0;
+  vtime_ns burst_timeout_ns_ = 0;
+  bool stopped_ = false;
+  bool tearing_down_ = false;
+  bool frozen_trace_ = false;
+  std::size_t trace_cap_ = 64;
+  std::uint64_t trace_total_ = 0;
+  std::deque<trace_entry> trace_;
+};
+
+template <class Token>
+auto redis_transport::async_script(redis::script_op op, const gate::script_request& req, Token&& token) {
+  return asio::async_initiate<Token, void(error_code, redis::script_reply)>(
+      [this, op, req](auto handler) { world->start_call(worker, op, req, std::move(handler)); }, token);
+}
+
+}  // namespace
+
+run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant) {
+  lease_world w(sc, seed, variant);
+  return w.run();
+}
+
+}  // namespace admit::world

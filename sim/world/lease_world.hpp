@@ -1,0 +1,51 @@
+// lease_world: runs a scenario whose gate is the fleet-wide Redis lease
+// semaphore, for one protocol variant and one seed.
+//
+// The simulated system.
+//  * A fleet of workers. Each has its own wall clock (virtual time plus an
+//    offset, a drift in ppm, and steps injected as faults) that the `seed`
+//    variant passes to the acquire script as `now`, and the virtual time as
+//    its monotonic clock (acquire timeouts). Workers take work items from one
+//    shared queue, as the seed's run_fleet does: acquire a permit through
+//    gate::lease_client (poll with backoff until the acquire timeout; fail
+//    closed), call the portal with the client's read timeout, release in a
+//    "finally" (a failed release is tolerated: expiry is the backstop). An
+//    item whose permit could not be had in time is deferred.
+//  * A Redis node: the in-memory replica running the variant's C++ scripts
+//    atomically, on the server's own clock (epoch-based, with offset and
+//    steps), with persistence (none, or AOF every second: a restart keeps
+//    what was written before the last whole second), restart, and failover
+//    to an asynchronously replicated copy that lags and loses the newest
+//    writes.
+//  * A network: one-way latency worker<->redis, partitions of a link or a
+//    node; a call whose request or reply is lost ends at the client's socket
+//    timeout with an error — and may still have run on the server.
+//  * A portal with its own true connection cap: a connection above the cap is
+//    answered 429 at once; every other one runs for its service time, and
+//    keeps running after the client stops waiting.
+//  * Faults at given times: crash (the worker dies; nothing of it runs after,
+//    not even its release), pause (it stops for a while), partition, clock
+//    step, redis restart and failover.
+//
+// Monitors: live members of the set <= limit after every script (the gate's
+// view); open portal connections <= the portal's cap (the true view); no
+// token granted while already a member; at the end every item ended and,
+// one lease after the end, no lease is left in the set.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/run_record.hpp"
+
+namespace admit::world {
+
+// Constants of the simulated network and clocks (documented in docs/scenarios.md).
+inline constexpr std::int64_t lease_world_epoch_ms = 1'772'236'800'000;  // 2026-02-28T00:00:00Z
+inline constexpr std::int64_t redis_latency_ns = 500'000;                 // one way
+inline constexpr std::int64_t redis_call_timeout_ns = 1'000'000'000;      // the client's socket timeout
+inline constexpr std::int64_t default_portal_read_timeout_ns = 20'000'000'000;
+
+run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant);
+
+}  // namespace admit::world

@@ -1,0 +1,163 @@
+#include <boost/asio/co_spawn.hpp>
+#include <catch2/catch.hpp>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "gate/asio/lease_client.hpp"
+#include "sim/kernel/awaitable.hpp"
+#include "sim/kernel/sim_env.hpp"
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using namespace admit;
+using namespace admit::sim;
+
+namespace {
+
+// A scripted Redis: each call takes 1 ms and answers from a queue of outcomes
+// (granted value, refused 0, or an error), recording what was asked.
+struct fake_transport {
+  scheduler& s;
+  std::deque<std::pair<error_code, std::int64_t>> answers;
+  std::vector<std::pair<vtime_ns, gate::script_request>> calls;
+  std::vector<redis::script_op> ops;
+
+  template <class Token>
+  auto async_script(redis::script_op op, const gate::script_request& req, Token&& token) {
+    return asio::async_initiate<Token, void(error_code, redis::script_reply)>(
+        [this, op, req](auto handler) {
+          calls.emplace_back(s.now_ns(), req);
+          ops.push_back(op);
+          std::pair<error_code, std::int64_t> a{error_code{}, 0};
+          if (!answers.empty()) {
+            a = answers.front();
+            answers.pop_front();
+          }
+          s.schedule_after(1 * ms, [h = std::move(handler), a]() mutable {
+            redis::script_reply r;
+            r.value = a.second;
+            std::move(h)(a.first, r);
+          });
+        },
+        token);
+  }
+};
+
+using client = gate::lease_client<sim_env, fake_transport>;
+
+gate::lease_client_config config() {
+  gate::lease_client_config c;
+  c.key = "k";
+  c.limit = 2;
+  c.lease_ms = 15'000;
+  c.acquire_timeout_ns = 1 * sec;
+  c.backoff.delay_ns = 200 * ms;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the client polls with the fixed backoff until granted", "[lease_client]") {
+  // Goal: the seed's poll loop. Method: refuse twice, then grant; check attempts, times, token reuse, now.
+  scheduler s;
+  fake_transport t{s, {{{}, 0}, {{}, 0}, {{}, 1}}, {}, {}};
+  std::int64_t wall = 1'000'000;
+  client c(s.get_executor(), t, config(), [&] { return wall + s.now_ns() / ms; }, [](std::int64_t x) { return x; });
+  gate::acquire_outcome got;
+  asio::co_spawn(s.get_executor(), c.acquire("tok"), [&](std::exception_ptr e, gate::acquire_outcome o) {
+    REQUIRE(!e);
+    got = o;
+  });
+  s.run();
+  CHECK(!got.ec);
+  CHECK(got.attempts == 3);
+  CHECK(got.fence == 1);
+  REQUIRE(t.calls.size() == 3);
+  CHECK(t.calls[0].first == 0);
+  CHECK(t.calls[1].first == 201 * ms);  // 1 ms call + 200 ms backoff
+  CHECK(t.calls[2].first == 402 * ms);
+  for (const auto& [at, req] : t.calls) {
+    CHECK(req.token == "tok");
+    CHECK(req.now_ms == wall + at / ms);
+    CHECK(req.limit == 2);
+  }
+}
+
+TEST_CASE("the client gives up at the acquire timeout", "[lease_client]") {
+  // Goal: a saturated gate ends in acquire_timeout, never in a permit. Method: refuse every call.
+  scheduler s;
+  fake_transport t{s, {}, {}, {}};
+  client c(s.get_executor(), t, config(), [] { return 0; }, [](std::int64_t x) { return x; });
+  gate::acquire_outcome got;
+  asio::co_spawn(s.get_executor(), c.acquire("tok"), [&](std::exception_ptr, gate::acquire_outcome o) { got = o; });
+  s.run();
+  CHECK(got.ec == gate::gate_errc::acquire_timeout);
+  // Attempts at 0, 201, 402, 603, 804 ms, and a last one at the 1 s deadline.
+  CHECK(got.attempts == 6);
+  CHECK(t.calls.back().first == 1 * sec);
+  CHECK(s.now_ns() == 1 * sec + 1 * ms);
+}
+
+TEST_CASE("an unreachable Redis fails closed", "[lease_client]") {
+  // Goal: errors never turn into permits. Method: every call errors; the outcome is unreachable.
+  scheduler s;
+  fake_transport t{s, {}, {}, {}};
+  for (int i = 0; i < 20; ++i) t.answers.push_back({asio::error::timed_out, 1});
+  client c(s.get_executor(), t, config(), [] { return 0; }, [](std::int64_t x) { return x; });
+  gate::acquire_outcome got;
+  asio::co_spawn(s.get_executor(), c.acquire("tok"), [&](std::exception_ptr, gate::acquire_outcome o) { got = o; });
+  s.run();
+  CHECK(got.ec == gate::gate_errc::unreachable);
+  CHECK(got.fence == 0);
+}
+
+TEST_CASE("exponential backoff doubles up to its cap and jitter draws below it", "[lease_client]") {
+  // Goal: the optional backoff. Method: ceilings per attempt, and the jitter function's argument.
+  gate::backoff_policy b;
+  b.exponential = true;
+  b.base_ns = 50 * ms;
+  b.max_ns = 300 * ms;
+  CHECK(b.ceiling_ns(1) == 50 * ms);
+  CHECK(b.ceiling_ns(2) == 100 * ms);
+  CHECK(b.ceiling_ns(3) == 200 * ms);
+  CHECK(b.ceiling_ns(4) == 300 * ms);
+  CHECK(b.ceiling_ns(60) == 300 * ms);
+
+  scheduler s;
+  fake_transport t{s, {{{}, 0}, {{}, 0}, {{}, 7}}, {}, {}};
+  auto cfg = config();
+  cfg.backoff = b;
+  std::vector<std::int64_t> asked;
+  client c(s.get_executor(), t, cfg, [] { return 0; }, [&](std::int64_t ceiling) {
+    asked.push_back(ceiling);
+    return ceiling / 2;
+  });
+  gate::acquire_outcome got;
+  asio::co_spawn(s.get_executor(), c.acquire("tok"), [&](std::exception_ptr, gate::acquire_outcome o) { got = o; });
+  s.run();
+  CHECK(got.fence == 7);
+  CHECK(asked == std::vector<std::int64_t>{50 * ms, 100 * ms});
+  CHECK(t.calls[1].first == 1 * ms + 25 * ms);
+}
+
+TEST_CASE("release and renew report what Redis said", "[lease_client]") {
+  // Goal: release returns errors instead of hiding them; renew says false when the lease is gone.
+  scheduler s;
+  fake_transport t{s, {{asio::error::timed_out, 0}, {{}, 1}, {{}, 0}}, {}, {}};
+  client c(s.get_executor(), t, config(), [] { return 0; }, [](std::int64_t x) { return x; });
+  error_code rel;
+  bool renewed = false, renewed_again = true;
+  auto body = [&]() -> awaitable<void> {
+    rel = co_await c.release("tok");
+    renewed = co_await c.renew("tok");
+    renewed_again = co_await c.renew("tok");
+  };
+  asio::co_spawn(s.get_executor(), body(), [](std::exception_ptr e) { REQUIRE(!e); });
+  s.run();
+  CHECK(rel == asio::error::timed_out);
+  CHECK(renewed);
+  CHECK_FALSE(renewed_again);
+  CHECK(t.ops == std::vector<redis::script_op>{redis::script_op::release, redis::script_op::renew,
+                                               redis::script_op::renew});
+}
