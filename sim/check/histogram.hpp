@@ -13,6 +13,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <vector>
 
 namespace admit::check {
 
@@ -30,6 +31,24 @@ class histogram {
   }
 
   std::uint64_t count() const noexcept { return total_; }
+
+  // Non-empty buckets in value order, as (lowest value, highest value, count).
+  struct bucket_view {
+    std::int64_t low;
+    std::int64_t high;
+    std::uint64_t count;
+  };
+  std::vector<bucket_view> nonempty() const {
+    std::vector<bucket_view> out;
+    for (int i = 0; i < bucket_count; ++i) {
+      if (counts_[i] == 0) continue;
+      const std::uint64_t hi = i + 1 < bucket_count ? lower_bound(i + 1) - 1 : UINT64_MAX;
+      out.push_back(bucket_view{static_cast<std::int64_t>(lower_bound(i)),
+                                hi > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(hi),
+                                counts_[i]});
+    }
+    return out;
+  }
   std::int64_t max() const noexcept { return max_; }
 
   // The value at or below which `per_mille`/1000 of the samples lie.

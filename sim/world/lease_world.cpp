@@ -287,6 +287,8 @@ class lease_world {
     const std::int64_t members = primary_.zcard(req.key, now_us);
     rec_.lease->set_members_max = std::max(rec_.lease->set_members_max, members);
     rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, members);
+    set_members_ = members;
+    sample_series();
     push_trace("redis", std::string(op == redis::script_op::acquire   ? "acquire "
                                     : op == redis::script_op::release ? "release "
                                                                        : "renew ") +
@@ -358,6 +360,7 @@ class lease_world {
       }
       work_item item = queue_.front();
       queue_.pop_front();
+      sample_series();
       w.current = item;
       co_await process(wi, gen, item);
       w.current.reset();
@@ -377,6 +380,10 @@ class lease_world {
       co_return;
     }
     rec_.metrics.wait_ns.add(sched_.now_ns() - item.arrived_ns);
+    if (lane* l = rec_.series.lane_for(item.number)) {
+      l->granted_ns = sched_.now_ns();
+      l->worker = static_cast<std::int64_t>(wi);
+    }
     w.holding = token;
     holding_[token] = wi;
     ++holders_;
@@ -434,10 +441,14 @@ class lease_world {
       co_return 429;
     }
     ++portal_open_;
+    sample_series();
     push_trace("portal", "open item " + std::to_string(item.number), portal_open_, wi);
+    if (lane* l = rec_.series.lane_for(item.number)) l->work_start_ns = sched_.now_ns();
     sched_.schedule_after(item.service_ns, [this, n = item.number, wi] {
       --portal_open_;
+      sample_series();
       push_trace("portal", "close item " + std::to_string(n), portal_open_, wi);
+      if (lane* l = rec_.series.lane_for(n)) l->work_end_ns = sched_.now_ns();
     });
     if (item.service_ns <= item.read_timeout_ns) {
       co_await sim::sleep_for(item.service_ns);
@@ -446,6 +457,7 @@ class lease_world {
     co_await sim::sleep_for(item.read_timeout_ns);
     ++rec_.metrics.client_timeouts;
     push_trace("worker", "ReadTimeout item " + std::to_string(item.number), portal_open_, wi);
+    if (lane* l = rec_.series.lane_for(item.number)) l->gave_up_ns = sched_.now_ns();
     co_return 0;
   }
 
@@ -458,11 +470,19 @@ class lease_world {
 
   void end_item(const work_item& item, const char* how) {
     ++ended_;
+    if (lane* l = rec_.series.lane_for(item.number)) {
+      l->ended_ns = sched_.now_ns();
+      l->outcome = how;
+    }
     if (std::string(how) == "completed")
       ++rec_.metrics.completed;
     else
       ++rec_.metrics.refused[how];
-    (void)item;
+  }
+
+  // Live set members, open portal connections and queued items, into the timeline.
+  void sample_series() {
+    rec_.series.sample(sched_.now_ns(), set_members_, portal_open_, static_cast<std::int64_t>(queue_.size()));
   }
 
   // --- arrivals -------------------------------------------------------------
@@ -485,6 +505,8 @@ class lease_world {
       if (sched_.now_ns() < burst_until_) it.read_timeout_ns = std::min(it.read_timeout_ns, burst_timeout_ns_);
       ++rec_.metrics.requests;
       queue_.push_back(it);
+      sample_series();
+      if (lane* l = rec_.series.lane_for(it.number)) l->arrived_ns = it.arrived_ns;
       if (!arrival_pending_) arrivals_done_ = true;
       wake_one();
       if (arrivals_done_) wake_all_idle();
@@ -518,6 +540,16 @@ class lease_world {
     push_trace("fault", std::string(scenario::fault_kind_names[static_cast<std::size_t>(f.kind)]) +
                             (f.target ? " " + node_name(*f.target) : std::string()),
                0, 0);
+    {
+      fault_window fw;
+      fw.kind = scenario::fault_kind_names[static_cast<std::size_t>(f.kind)];
+      fw.target = f.target ? node_name(*f.target)
+                  : f.between ? node_name(f.between->first) + "|" + node_name(f.between->second)
+                              : std::string();
+      fw.start_ns = now;
+      fw.end_ns = now + (f.kind == fk::crash && !f.duration_ns ? 0 : dur);
+      rec_.series.add_window(std::move(fw));
+    }
     switch (f.kind) {
       case fk::crash: {
         if (!f.target || f.target->k != scenario::node_ref::kind::worker) break;
@@ -653,6 +685,7 @@ class lease_world {
   std::uint64_t ended_ = 0;
   std::unordered_map<std::string, std::size_t> holding_;  // token -> worker; lookups only
   std::int64_t holders_ = 0;
+  std::int64_t set_members_ = 0;
   std::int64_t portal_open_ = 0;
   std::int64_t portal_cap_ = 1;
   vtime_ns read_timeout_default_ = 0;

@@ -11,6 +11,7 @@
 #include "sim/check/histogram.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/kernel/vtime.hpp"
+#include "sim/world/timeline.hpp"
 
 namespace admit::world {
 
@@ -94,6 +95,7 @@ struct run_record {
   std::vector<captured_snapshot> snapshots;
   std::map<std::string, request_outcome> outcomes;  // requests the cases refer to
   std::vector<trace_entry> trace;                   // bounded: the entries before the first violation
+  timeline series;                                  // in-flight and queue over time, faults, lanes (HTML)
   std::uint64_t trace_dropped = 0;                  // older entries that fell out of the bound
 
   bool any_violation() const {

@@ -139,6 +139,7 @@ class world {
     if (tearing_down_) return;
     push_trace(&g, fifo::to_string(e.st).data(), e.active, e.waiting, e.ticket);
     rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, e.active);
+    sample_series();
     rec_.metrics.waiting_max = std::max(rec_.metrics.waiting_max, e.waiting);
     const fifo::config& cfg = g.gate.core().cfg();
     switch (e.st) {
@@ -208,6 +209,8 @@ class world {
     ++portal_inflight_;
     rec_.metrics.portal_inflight_max = std::max(rec_.metrics.portal_inflight_max, portal_inflight_);
     push_trace(nullptr, "portal begin", portal_inflight_, 0, r.number);
+    sample_series();
+    if (lane* l = rec_.series.lane_for(r.number)) l->work_start_ns = sched_.now_ns();
     check(inv_portal_inflight, portal_inflight_ <= portal_cap_, [&] {
       return "portal: request " + r.a.id() + " made " + std::to_string(portal_inflight_) +
              " requests in flight, above the portal's cap " + std::to_string(portal_cap_);
@@ -217,6 +220,8 @@ class world {
     if (tearing_down_) return;
     --portal_inflight_;
     push_trace(nullptr, "portal end", portal_inflight_, 0, r.number);
+    sample_series();
+    if (lane* l = rec_.series.lane_for(r.number)) l->work_end_ns = sched_.now_ns();
   }
 
  private:
@@ -255,6 +260,16 @@ class world {
       ++rec_.trace_dropped;
     }
     trace_.push_back(live_entry{sched_.now_ns(), source, what, active, waiting, ref});
+  }
+
+  // Totals over every gate, sampled into the run's timeline.
+  void sample_series() {
+    std::int64_t active = 0, waiting = 0;
+    for (const auto& g : gates_) {
+      active += g->gate.core().active();
+      waiting += g->gate.core().waiting();
+    }
+    rec_.series.sample(sched_.now_ns(), active, portal_inflight_, waiting);
   }
 
   void copy_trace() {
@@ -310,6 +325,10 @@ class world {
     ++rec_.metrics.requests;
     ++outstanding_;
     push_trace(nullptr, "arrive", 0, 0, r->number);
+    if (lane* l = rec_.series.lane_for(r->number)) {
+      l->arrived_ns = sched_.now_ns();
+      if (r->a.spec != nullptr) l->id = r->a.spec->id;
+    }
 
     const std::optional<vtime_ns> read_timeout =
         r->a.client_timeout_ns ? r->a.client_timeout_ns : sc_.service.client_timeout_ns;
@@ -319,6 +338,7 @@ class world {
         r->out.client_timed_out = true;
         ++rec_.metrics.client_timeouts;
         push_trace(nullptr, "client ReadTimeout", 0, 0, r->number);
+        if (lane* l = rec_.series.lane_for(r->number)) l->gave_up_ns = sched_.now_ns();
         if (r->keep) rec_.outcomes[r->out.id] = r->out;
       });
     }
@@ -346,6 +366,7 @@ class world {
       co_return;
     }
     const vtime_ns granted_at = sched_.now_ns();
+    if (lane* l = rec_.series.lane_for(r->number)) l->granted_ns = granted_at;
     rec_.metrics.wait_ns.add(granted_at - r->out.arrived_ns);
     if (r->a.fail == scenario::failure::constructor) {
       lease.reset();
@@ -382,6 +403,10 @@ class world {
     else
       ++rec_.metrics.refused[status];
     push_trace(nullptr, status, http_status, 0, r.number);
+    if (lane* l = rec_.series.lane_for(r.number)) {
+      l->ended_ns = sched_.now_ns();
+      l->outcome = status;
+    }
     if (r.keep) rec_.outcomes[r.out.id] = r.out;
   }
 
