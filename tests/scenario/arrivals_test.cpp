@@ -23,18 +23,34 @@
 #include "sim/scenario/loader.hpp"
 
 // Every allocation of this test binary is counted, so that a test can show
-// that drawing arrivals allocates nothing per request.
+// that drawing arrivals allocates nothing per request. Every replaceable
+// form without an alignment argument is replaced, so that whatever pair the
+// library uses (std::stable_sort's buffer takes the nothrow form) allocates
+// and frees alike; the aligned forms stay the library's, as a pair.
 namespace {
 std::size_t allocations = 0;
+void* counted_malloc(std::size_t n) noexcept {
+  ++allocations;
+  return std::malloc(n == 0 ? 1 : n);
+}
 }  // namespace
 
 void* operator new(std::size_t n) {
-  ++allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  if (void* p = counted_malloc(n)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](std::size_t n) {
+  if (void* p = counted_malloc(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
