@@ -334,6 +334,14 @@ gate_spec read_gate(const json& v, const std::string& path, bool name_required) 
   g.kind = read_enum(r.require("kind", "the gate's kind"), child(path, "kind"), kinds);
   if (g.kind == gate_kind::lease) {
     read_lease_fields(r, path, g.lease);
+    if (const json* x = r.get("mutation")) {
+      static const std::pair<const char*, world_mutation> muts[] = {
+          {"none", world_mutation::none},
+          {"fail_open", world_mutation::fail_open},
+          {"check_then_add", world_mutation::check_then_add},
+          {"no_reaping", world_mutation::no_reaping}};
+      g.world_mut = read_enum(*x, child(path, "mutation"), muts);
+    }
     r.finish();
     return g;
   }
@@ -346,13 +354,22 @@ gate_spec read_gate(const json& v, const std::string& path, bool name_required) 
   if (const json* x = r.get("event_log"))
     g.fifo.event_log_capacity = read_int(*x, child(path, "event_log"), 0, fifo::event_log_capacity_limit);
   if (const json* x = r.get("mutation")) {
-    static const std::pair<const char*, fifo::mutation> muts[] = {
-        {"none", fifo::mutation::none},
-        {"leak_handover_on_cancel", fifo::mutation::leak_handover_on_cancel},
-        {"admit_off_by_one", fifo::mutation::admit_off_by_one},
-        {"newcomers_jump_queue", fifo::mutation::newcomers_jump_queue},
-        {"double_release_on_timeout", fifo::mutation::double_release_on_timeout}};
-    g.fifo.mut = read_enum(*x, child(path, "mutation"), muts);
+    // Core mutations break the sans-IO gate; release_before_work_ends breaks the driver.
+    static const std::pair<const char*, int> muts[] = {
+        {"none", 0},
+        {"leak_handover_on_cancel", 1},
+        {"admit_off_by_one", 2},
+        {"newcomers_jump_queue", 3},
+        {"double_release_on_timeout", 4},
+        {"release_before_work_ends", 5}};
+    static const fifo::mutation core[] = {fifo::mutation::none, fifo::mutation::leak_handover_on_cancel,
+                                          fifo::mutation::admit_off_by_one, fifo::mutation::newcomers_jump_queue,
+                                          fifo::mutation::double_release_on_timeout};
+    const int m = read_enum(*x, child(path, "mutation"), muts);
+    if (m == 5)
+      g.world_mut = world_mutation::release_before_work_ends;
+    else
+      g.fifo.mut = core[m];
   }
   r.finish();
   return g;

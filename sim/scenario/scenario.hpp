@@ -71,8 +71,21 @@ struct lease_params {
   friend bool operator==(const lease_params&, const lease_params&) = default;
 };
 
+// Deliberately broken drivers, for showing that the monitors and the search
+// catch each kind of bug (docs/mutants.md). `none` is the real code.
+enum class world_mutation : std::uint8_t {
+  none,
+  release_before_work_ends,  // fifo: the handler releases its lease as soon as the work starts
+  fail_open,                 // lease: a client that cannot reach Redis sends the request anyway
+  check_then_add,            // lease: acquire as two round trips (count, then add): not atomic
+  no_reaping,                // lease: acquire never removes expired permits
+};
+inline constexpr const char* world_mutation_names[] = {"none", "release_before_work_ends", "fail_open",
+                                                       "check_then_add", "no_reaping"};
+
 struct gate_spec {
   std::string name = "gate";
+  world_mutation world_mut = world_mutation::none;
   gate_kind kind = gate_kind::fifo;
   fifo::config fifo;   // kind fifo: max_active, max_waiting, wait_deadline_ns, event_log_capacity, mutation
   lease_params lease;  // kind lease
@@ -268,6 +281,7 @@ inline constexpr const char* invariant_names[] = {
     "lease_released_once",     // every granted lease is released exactly once
     "liveness",                // at the end every request has ended and the gates are idle
     "token_granted_once",      // lease gate: no token is granted while it already holds a permit
+    "expired_leases_reaped",   // lease gate: no permit older than the lease survives an acquire
 };
 inline constexpr std::size_t fifo_invariant_count = 6;  // the first six
 

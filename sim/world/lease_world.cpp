@@ -38,9 +38,9 @@ redis::variant to_redis(scenario::lease_variant v) {
   return redis::variant::seed;
 }
 
-enum lease_inv : std::size_t { l_gate_inflight, l_portal_inflight, l_token_once, l_liveness, l_count };
+enum lease_inv : std::size_t { l_gate_inflight, l_portal_inflight, l_token_once, l_expiry, l_liveness, l_count };
 constexpr const char* lease_invariant_names[l_count] = {"gate_inflight_le_cap", "portal_inflight_le_cap",
-                                                        "token_granted_once", "liveness"};
+                                                        "token_granted_once", "expired_leases_reaped", "liveness"};
 
 struct work_item {
   std::uint64_t number = 0;
@@ -205,6 +205,32 @@ class lease_world {
       return;
     }
     const redis::script_reply reply = execute(wi, op, req);
+    if (op == redis::script_op::acquire && gate_.world_mut == scenario::world_mutation::check_then_add &&
+        reply.granted()) {
+      // Broken on purpose: the count came back below the limit; the add is a
+      // second round trip, and others may add in between.
+      sched_.schedule_after(2 * redis_latency_ns, [this, wi, req, complete] {
+        if (!link_up(wi)) return;
+        const std::int64_t now_us = server_now_us();
+        const std::int64_t now_ms = var_ == redis::variant::seed ? req.now_ms : now_us / 1000;
+        primary_.zadd(req.key, static_cast<double>(now_ms), req.token, now_us);
+        primary_.pexpire(req.key, req.lease_ms, now_us);
+        const std::int64_t members = primary_.zcard(req.key, now_us);
+        set_members_ = members;
+        rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, members);
+        sample_series();
+        check(l_gate_inflight, members <= cfg_.limit, [&] {
+          return "the gate key holds " + std::to_string(members) + " live members, above the limit " +
+                 std::to_string(cfg_.limit) + " (a non-atomic check-then-add)";
+        });
+        redis::script_reply granted;
+        granted.value = 1;
+        sched_.schedule_after(redis_latency_ns, [this, wi, complete, granted] {
+          if (link_up(wi)) complete({}, granted);
+        });
+      });
+      return;
+    }
     sched_.schedule_after(redis_latency_ns, [this, wi, complete, reply] {
       if (link_up(wi)) complete({}, reply);
     });
@@ -283,8 +309,19 @@ class lease_world {
         }
       }
     }
-    const redis::script_reply reply = run_script(primary_, op, req, now_us);
+    const redis::script_reply reply = op == redis::script_op::acquire && gate_.world_mut != scenario::world_mutation::none
+                                          ? mutated_acquire(req, now_us)
+                                          : run_script(primary_, op, req, now_us);
     const std::int64_t members = primary_.zcard(req.key, now_us);
+    if (op == redis::script_op::acquire) {
+      // Every permit older than the lease (by the server's clock) must be gone after an acquire.
+      const double stale = static_cast<double>(now_us / 1000 - req.lease_ms);
+      const auto old = primary_.zrangebyscore(req.key, redis::score_bound{-1e300, false},
+                                              redis::score_bound{stale, true}, now_us);
+      check(l_expiry, old.empty(), [&] {
+        return "permit " + old.front().member + " outlived its lease and was not reaped by an acquire";
+      });
+    }
     rec_.lease->set_members_max = std::max(rec_.lease->set_members_max, members);
     rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, members);
     set_members_ = members;
@@ -304,6 +341,31 @@ class lease_world {
                "whose first reply was lost)";
       });
     return reply;
+  }
+
+  // The broken acquires of the mutants (docs/mutants.md).
+  redis::script_reply mutated_acquire(const gate::script_request& req, std::int64_t now_us) {
+    const std::int64_t now_ms = var_ == redis::variant::seed ? req.now_ms : now_us / 1000;
+    redis::script_reply r;
+    switch (gate_.world_mut) {
+      case scenario::world_mutation::no_reaping:
+        // The limit check and the add, atomically, but expired permits stay forever.
+        if (primary_.zcard(req.key, now_us) < req.limit) {
+          primary_.zadd(req.key, static_cast<double>(now_ms), req.token, now_us);
+          primary_.pexpire(req.key, req.lease_ms, now_us);
+          r.value = 1;
+        }
+        return r;
+      case scenario::world_mutation::check_then_add: {
+        // Stage one of two: the count. The add is a second round trip (see start_call).
+        primary_.zremrangebyscore(req.key, redis::score_bound{0, false},
+                                  redis::score_bound{static_cast<double>(now_ms - req.lease_ms), false}, now_us);
+        r.value = primary_.zcard(req.key, now_us) < req.limit ? 1 : 0;
+        return r;
+      }
+      default:
+        return run_script(primary_, redis::script_op::acquire, req, now_us);
+    }
   }
 
   bool cut_between(const std::string& a, const std::string& b) const {
@@ -373,6 +435,14 @@ class lease_world {
     push_trace("worker", "acquire " + token, holders_, wi);
     gate::acquire_outcome got = co_await w.client->acquire(token);
     co_await checkpoint(wi, gen);
+    if (got.ec == gate::gate_errc::unreachable && gate_.world_mut == scenario::world_mutation::fail_open) {
+      // Broken on purpose: no confirmed permit, and the request goes out anyway.
+      push_trace("worker", "fail-open " + token, holders_, wi);
+      const int st = co_await portal_call(wi, item);
+      co_await checkpoint(wi, gen);
+      end_item(item, st == 200 ? "completed" : st == 429 ? "rate_limited" : "client_timeout");
+      co_return;
+    }
     if (got.ec) {
       ++rec_.lease->deferred;
       push_trace("worker", "deferred " + token + " (" + got.ec.message() + ")", holders_, wi);

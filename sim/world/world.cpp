@@ -374,6 +374,8 @@ class world {
       co_return;
     }
     portal_begin(*r);
+    if (sc_.gates[r->a.gate_index].world_mut == scenario::world_mutation::release_before_work_ends)
+      lease.reset();  // broken on purpose: the slot frees while the work still runs
     auto start_work = [this, r](auto done) {
       auto t = std::make_shared<sim::sim_timer>(sched_);
       t->expires_after(r->service_ns);
