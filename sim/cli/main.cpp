@@ -199,8 +199,17 @@ int cmd_check(const std::vector<std::string>& files, bool quiet) {
 int cmd_replay(const std::string& report_path, bool quiet) {
   const std::string bytes = read_file(report_path);
   json report;
+  // A report is shallow (the scenario it embeds is at most 64 levels deep).
+  // Bounding the depth while parsing keeps the copies and dumps below off a
+  // recursion that a deeply nested file would run past the end of the stack.
+  constexpr int report_depth_max = 128;
   try {
-    report = json::parse(bytes);
+    report = json::parse(bytes, [&](int depth, json::parse_event_t, json&) {
+      if (depth > report_depth_max)
+        throw input_error{report_path + ": expected an admitsim report, got JSON nested deeper than " +
+                          std::to_string(report_depth_max) + " levels"};
+      return true;
+    });
   } catch (const json::exception&) {
     throw input_error{report_path + ": expected an admitsim report (JSON), got unparsable text"};
   }
