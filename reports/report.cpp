@@ -165,6 +165,19 @@ json metrics_json(const world::run_record& rec) {
   return mj;
 }
 
+json probes_json(const world::run_record& rec) {
+  json hit = json::object();
+  json never = json::array();
+  for (const auto& [name, n] : rec.probes) {
+    if (n > 0) hit[name] = n;
+    else never.push_back(name);
+  }
+  json p;
+  p["hit"] = std::move(hit);
+  p["never_hit"] = std::move(never);
+  return p;
+}
+
 json trace_json(const world::run_record& rec) {
   json t;
   t["dropped_before"] = rec.trace_dropped;
@@ -219,6 +232,7 @@ json build_report(const report_input& in) {
     const world::run_record& rec = *runs.front();
     r["invariants"] = invariants_json(rec);
     r["metrics"] = metrics_json(rec);
+    r["probes"] = probes_json(rec);
     json cases = json::object();
     for (const auto& c : sc.cases) cases[c.name] = observation_json(c.what, rec);
     r["cases"] = std::move(cases);
@@ -236,6 +250,7 @@ json build_report(const report_input& in) {
       v["expected"] = std::move(e);
       v["invariants"] = invariants_json(*rec);
       v["metrics"] = metrics_json(*rec);
+      v["probes"] = probes_json(*rec);
       if (rec->any_violation()) v["trace"] = trace_json(*rec);
       variants[rec->variant] = std::move(v);
     }

@@ -42,6 +42,34 @@ enum lease_inv : std::size_t { l_gate_inflight, l_portal_inflight, l_token_once,
 constexpr const char* lease_invariant_names[l_count] = {"gate_inflight_le_cap", "portal_inflight_le_cap",
                                                         "token_granted_once", "expired_leases_reaped", "liveness"};
 
+enum lease_probe : std::size_t {
+  lp_refused_at_limit,
+  lp_granted_after_backoff,
+  lp_deferred,
+  lp_deferred_unreachable,
+  lp_lost_reply,
+  lp_reaped_live,
+  lp_failed_release,
+  lp_renewal_lost,
+  lp_crash_while_holding,
+  lp_portal_429,
+  lp_client_read_timeout,
+  lp_count,
+};
+constexpr const char* lease_probe_names[lp_count] = {
+    "acquire refused at the limit",
+    "granted after backing off",
+    "item deferred at the acquire timeout",
+    "item deferred: Redis unreachable",
+    "a script ran but its reply was lost",
+    "lease reaped while its holder worked",
+    "release failed (expiry is the backstop)",
+    "renewal found the lease gone",
+    "crash while holding a permit",
+    "portal answered 429",
+    "client read timeout at the portal",
+};
+
 struct work_item {
   std::uint64_t number = 0;
   vtime_ns arrived_ns = 0;
@@ -100,6 +128,7 @@ class lease_world {
     rec_.seed = seed;
     rec_.variant = scenario::lease_variant_names[static_cast<std::size_t>(v)];
     rec_.lease.emplace();
+    for (const char* n : lease_probe_names) rec_.probes.emplace_back(n, 0);
     for (std::size_t i = 0; i < l_count; ++i) {
       invariant_result r;
       r.name = lease_invariant_names[i];
@@ -232,7 +261,10 @@ class lease_world {
       return;
     }
     sched_.schedule_after(redis_latency_ns, [this, wi, complete, reply] {
-      if (link_up(wi)) complete({}, reply);
+      if (link_up(wi))
+        complete({}, reply);
+      else
+        hit(lp_lost_reply);
     });
   }
 
@@ -304,6 +336,7 @@ class lease_world {
         auto it = holding_.find(e.member);
         if (it != holding_.end()) {
           ++rec_.lease->leases_reaped_live;
+          hit(lp_reaped_live);
           push_trace("redis", "reaped live lease " + e.member + " (worker " + std::to_string(it->second) + ")",
                      0, static_cast<std::uint64_t>(it->second));
         }
@@ -335,6 +368,7 @@ class lease_world {
       return "the gate key holds " + std::to_string(members) + " live members, above the limit " +
              std::to_string(cfg_.limit);
     });
+    if (op == redis::script_op::acquire && reply.ok() && !reply.granted()) hit(lp_refused_at_limit);
     if (op == redis::script_op::acquire && reply.granted())
       check(l_token_once, !was_member, [&] {
         return "token " + req.token + " was granted while it already held a permit (a retried acquire "
@@ -444,12 +478,14 @@ class lease_world {
       co_return;
     }
     if (got.ec) {
+      hit(got.ec == gate::gate_errc::unreachable ? lp_deferred_unreachable : lp_deferred);
       ++rec_.lease->deferred;
       push_trace("worker", "deferred " + token + " (" + got.ec.message() + ")", holders_, wi);
       end_item(item, got.ec == gate::gate_errc::unreachable ? "deferred_unreachable" : "deferred");
       co_return;
     }
     rec_.metrics.wait_ns.add(sched_.now_ns() - item.arrived_ns);
+    if (got.attempts > 1) hit(lp_granted_after_backoff);
     if (lane* l = rec_.series.lane_for(item.number)) {
       l->granted_ns = sched_.now_ns();
       l->worker = static_cast<std::int64_t>(wi);
@@ -474,7 +510,10 @@ class lease_world {
     // The "finally": release whatever happened at the portal.
     const error_code rel = co_await w.client->release(token);
     co_await checkpoint(wi, gen);
-    if (rel) ++rec_.lease->failed_releases;
+    if (rel) {
+      ++rec_.lease->failed_releases;
+      hit(lp_failed_release);
+    }
     drop_holding(w);
     end_item(item, status == 200 ? "completed" : status == 429 ? "rate_limited" : "client_timeout");
   }
@@ -490,6 +529,7 @@ class lease_world {
       if (!*on || w.generation != gen) co_return;
       if (!kept) {
         ++rec_.lease->renewals_lost;
+        hit(lp_renewal_lost);
         push_trace("worker", "renewal lost " + token, holders_, wi);
         co_return;
       }
@@ -507,6 +547,7 @@ class lease_world {
     });
     if (attempt > portal_cap_) {
       ++rec_.lease->portal_429;
+      hit(lp_portal_429);
       push_trace("portal", "429 for item " + std::to_string(item.number), portal_open_, wi);
       co_return 429;
     }
@@ -526,9 +567,14 @@ class lease_world {
     }
     co_await sim::sleep_for(item.read_timeout_ns);
     ++rec_.metrics.client_timeouts;
+    hit(lp_client_read_timeout);
     push_trace("worker", "ReadTimeout item " + std::to_string(item.number), portal_open_, wi);
     if (lane* l = rec_.series.lane_for(item.number)) l->gave_up_ns = sched_.now_ns();
     co_return 0;
+  }
+
+  void hit(lease_probe p) {
+    if (!tearing_down_) ++rec_.probes[p].second;
   }
 
   void drop_holding(worker_state& w) {
@@ -631,6 +677,7 @@ class lease_world {
           end_item(*w.current, "crashed");
           w.current.reset();
         }
+        if (w.holding) hit(lp_crash_while_holding);
         drop_holding(w);  // its permit stays in Redis until the lease expires
         w.idle = false;
         w.kill->emit(asio::cancellation_type::terminal);

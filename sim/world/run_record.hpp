@@ -96,6 +96,9 @@ struct run_record {
   std::map<std::string, request_outcome> outcomes;  // requests the cases refer to
   std::vector<trace_entry> trace;                   // bounded: the entries before the first violation
   timeline series;                                  // in-flight and queue over time, faults, lanes (HTML)
+  // Coverage probes: rare paths and how often the run took them, in a fixed
+  // order per world; a probe at 0 is a path the scenario never exercised.
+  std::vector<std::pair<std::string, std::uint64_t>> probes;
   std::uint64_t trace_dropped = 0;                  // older entries that fell out of the bound
 
   bool any_violation() const {

@@ -27,6 +27,34 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using sim_gate = gate::async_fifo_gate<sim::sim_env>;
 
+enum probe : std::size_t {
+  p_queued,
+  p_queue_full,
+  p_wait_timeout,
+  p_promoted,
+  p_promotion_beat_deadline,
+  p_promotion_beat_cancel,
+  p_cancelled_waiting,
+  p_cancelled_working,
+  p_client_gave_up_first,
+  p_worker_failed_starting,
+  p_event_log_wrapped,
+  p_count,
+};
+constexpr const char* probe_names[p_count] = {
+    "queued",
+    "queue_full",
+    "wait_timeout",
+    "promoted",
+    "promotion beat the deadline",
+    "promotion beat a cancellation",
+    "cancelled while waiting",
+    "cancelled while working (lease held to the end)",
+    "client gave up before the answer",
+    "worker failed while starting",
+    "event log wrapped around",
+};
+
 enum inv : std::size_t {
   inv_gate_inflight,
   inv_waiting,
@@ -95,6 +123,7 @@ class world {
     // Requests in arrival order (stable: equal times keep file order).
     collect_case_refs();
     keep_all_ = src_.total() <= 10'000;
+    for (const char* n : probe_names) rec_.probes.emplace_back(n, 0);
   }
 
   ~world() {
@@ -152,6 +181,7 @@ class world {
                  std::to_string(cfg.max_active);
         });
         if (e.st == fifo::status::promoted) {
+          hit(p_promoted);
           while (!g.queue_order.empty() && g.still_queued.count(g.queue_order.front()) == 0) g.queue_order.pop_front();
           const bool in_order = !g.queue_order.empty() && g.queue_order.front() == e.ticket;
           check(inv_fifo_order, in_order, [&] {
@@ -171,6 +201,7 @@ class world {
         }
         break;
       case fifo::status::queued:
+        hit(p_queued);
         g.queue_order.push_back(e.ticket);
         g.still_queued.insert(e.ticket);
         check(inv_waiting, e.waiting <= cfg.max_waiting, [&] {
@@ -186,10 +217,14 @@ class world {
         });
         break;
       case fifo::status::wait_timeout:
-      case fifo::status::wait_cancelled:
-        g.still_queued.erase(e.ticket);
+      case fifo::status::wait_cancelled: {
+        const bool was_waiting = g.still_queued.erase(e.ticket) != 0;
+        if (e.st == fifo::status::wait_timeout) hit(was_waiting ? p_wait_timeout : p_promotion_beat_deadline);
+        else hit(was_waiting ? p_cancelled_waiting : p_promotion_beat_cancel);
         break;
+      }
       case fifo::status::queue_full:
+        hit(p_queue_full);
         break;
     }
   }
@@ -272,6 +307,8 @@ class world {
     rec_.series.sample(sched_.now_ns(), active, portal_inflight_, waiting);
   }
 
+  void hit(probe p) { ++rec_.probes[p].second; }
+
   void copy_trace() {
     rec_.trace.clear();
     for (const live_entry& e : trace_)
@@ -337,6 +374,7 @@ class world {
         if (r->out.responded) return;
         r->out.client_timed_out = true;
         ++rec_.metrics.client_timeouts;
+        hit(p_client_gave_up_first);
         push_trace(nullptr, "client ReadTimeout", 0, 0, r->number);
         if (lane* l = rec_.series.lane_for(r->number)) l->gave_up_ns = sched_.now_ns();
         if (r->keep) rec_.outcomes[r->out.id] = r->out;
@@ -369,6 +407,7 @@ class world {
     if (lane* l = rec_.series.lane_for(r->number)) l->granted_ns = granted_at;
     rec_.metrics.wait_ns.add(granted_at - r->out.arrived_ns);
     if (r->a.fail == scenario::failure::constructor) {
+      hit(p_worker_failed_starting);
       lease.reset();
       respond(*r, 500, "internal_error");
       co_return;
@@ -387,10 +426,13 @@ class world {
     auto [wec] = co_await gate::async_finish_worker(start_work, asio::as_tuple(sim::use_awaitable));
     rec_.metrics.service_ns.add(sched_.now_ns() - granted_at);
     lease.reset();  // only now has the work really ended
-    if (wec)
+    if (wec) {
+      hit(p_cancelled_working);
       respond(*r, 499, "cancelled");
-    else
+    }
+    else {
       respond(*r, 200, "completed");
+    }
   }
 
   void respond(request_state& r, int http_status, const char* status) {
@@ -413,6 +455,10 @@ class world {
   }
 
   void finish() {
+    for (const auto& g : gates_)
+      if (g->gate.core().cfg().event_log_capacity > 0 &&
+          g->gate.core().last_order() > static_cast<std::uint64_t>(g->gate.core().cfg().event_log_capacity))
+        hit(p_event_log_wrapped);
     rec_.metrics.simulated_ns = sched_.now_ns();
     rec_.metrics.events = sched_.events_run();
     if (stopped_) {

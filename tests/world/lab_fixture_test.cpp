@@ -31,7 +31,13 @@ TEST_CASE("the report's top-level contract", "[world][report]") {
   std::vector<std::string> keys;
   for (auto it = run.report.begin(); it != run.report.end(); ++it) keys.push_back(it.key());
   CHECK(keys == std::vector<std::string>{"format", "execution_mode", "scenario", "seed", "verdict", "expected",
-                                         "invariants", "metrics", "cases", "replay"});
+                                         "invariants", "metrics", "probes", "cases", "replay"});
+  // The lab exercises promotion, refusals and a client that gives up; it never cancels a handler.
+  const json& probes = run.report["probes"];
+  CHECK(probes["hit"]["promoted"] == 1);
+  CHECK(probes["hit"]["queue_full"] == 1);
+  CHECK(probes["hit"]["client gave up before the answer"] == 1);
+  CHECK(probes["never_hit"].size() >= 1);
   CHECK(run.report["format"] == "admitsim-report/1");
   CHECK(run.report["seed"] == 7);
   CHECK(run.report["scenario"]["sha256"].get<std::string>().size() == 64);
