@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Same scenario and seed, same bytes, whatever the build: runs the scenario
+# catalogue with the admitsim binary of each build given, and requires
+# byte-identical reports and exit codes; then every report (and every
+# committed example under reports/examples/) must replay with every build.
+#
+#   tests/determinism/cross_build.sh [--keep DIR] [--no-replay] NAME=BUILD_DIR [NAME=BUILD_DIR...]
+#
+# The first build is the reference. With one build the script still runs the
+# catalogue and the replays (how ctest uses it, in each build tree, as
+# determinism_catalogue_replay); --no-replay skips the replays (scripts/test.sh
+# across builds, after ctest has replayed in each tree). Every
+# scenario in scenarios/*.json but schema.json runs with two seeds: the
+# scenario's own and 12345678901234567890 (above 2^63, to catch a seed
+# squeezed through a signed type). Exit 0 when all agree; 1 with the
+# differing file, the first differing lines and the commands to reproduce.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+
+keep=""
+replay=1
+names=()
+bins=()
+while (($#)); do
+  case "$1" in
+    --keep) keep="$2"; shift 2 ;;
+    --no-replay) replay=0; shift ;;
+    *=*)
+      names+=("${1%%=*}")
+      dir="${1#*=}"
+      case "$dir" in /*) ;; *) dir="$root/$dir" ;; esac
+      if [ ! -x "$dir/admitsim" ]; then
+        echo "cross_build: $dir/admitsim: not built" >&2
+        exit 2
+      fi
+      bins+=("$dir/admitsim")
+      shift
+      ;;
+    *) echo "usage: tests/determinism/cross_build.sh [--keep DIR] [--no-replay] NAME=BUILD_DIR..." >&2; exit 2 ;;
+  esac
+done
+if ((${#bins[@]} == 0)); then
+  echo "usage: tests/determinism/cross_build.sh [--keep DIR] [--no-replay] NAME=BUILD_DIR..." >&2
+  exit 2
+fi
+
+if [ -n "$keep" ]; then
+  work="$keep"
+  rm -rf "$work"
+  mkdir -p "$work"
+else
+  work="$(mktemp -d "${TMPDIR:-/tmp}/admitsim-determinism.XXXXXX")"
+fi
+
+shopt -s nullglob
+scenarios=()
+for f in scenarios/*.json; do
+  # schema.json is no scenario; bench_* are the million-request benchmarks
+  # (minutes under the sanitizer build), run by hand (docs/performance.md).
+  case "$(basename "$f")" in
+    schema.json | bench_*) ;;
+    *) scenarios+=("$f") ;;
+  esac
+done
+if ((${#scenarios[@]} == 0)); then
+  echo "cross_build: no scenarios in scenarios/*.json" >&2
+  exit 1
+fi
+seeds=(own 12345678901234567890)
+
+failures=0
+fail() {
+  echo "cross_build: FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# 1. Run the catalogue with every build.
+for i in "${!bins[@]}"; do
+  name="${names[$i]}"
+  bin="${bins[$i]}"
+  mkdir -p "$work/$name"
+  start=$SECONDS
+  for f in "${scenarios[@]}"; do
+    s="$(basename "$f" .json)"
+    for seed in "${seeds[@]}"; do
+      out="$work/$name/$s-seed-$seed.json"
+      args=(run "$f" --out "$out" --quiet)
+      [ "$seed" = own ] || args+=(--seed "$seed")
+      set +e
+      "$bin" "${args[@]}" 2>"$out.stderr"
+      rc=$?
+      set -e
+      echo "$rc" >"$out.rc"
+      if ((rc > 1)); then
+        fail "$name: admitsim ${args[*]} exited $rc: $(head -c 2000 "$out.stderr")"
+      fi
+    done
+  done
+  echo "cross_build: $name ran ${#scenarios[@]} scenarios x ${#seeds[@]} seeds in $((SECONDS - start))s" >&2
+done
+
+# 2. Every build's reports and exit codes are the reference's, byte for byte.
+ref="${names[0]}"
+compared=0
+for f in "${scenarios[@]}"; do
+  s="$(basename "$f" .json)"
+  for seed in "${seeds[@]}"; do
+    for i in "${!bins[@]}"; do
+      ((i > 0)) || continue
+      name="${names[$i]}"
+      a="$work/$ref/$s-seed-$seed.json"
+      b="$work/$name/$s-seed-$seed.json"
+      [ -f "$a" ] && [ -f "$b" ] || continue  # a failed run was reported above
+      compared=$((compared + 1))
+      if ! cmp -s "$a.rc" "$b.rc"; then
+        fail "$f seed $seed: exit $(cat "$a.rc") with $ref but $(cat "$b.rc") with $name"
+      fi
+      if ! cmp -s "$a" "$b"; then
+        fail "$f seed $seed: the $ref and $name reports differ; first differences:"
+        diff "$a" "$b" | head -20 >&2 || true
+        seed_arg=""
+        [ "$seed" = own ] || seed_arg=" --seed $seed"
+        echo "  reproduce: ${bins[0]} run $f$seed_arg --out a.json; ${bins[$i]} run $f$seed_arg --out b.json; diff a.json b.json" >&2
+      fi
+    done
+  done
+done
+
+# 3. Replays: each reference report, and each committed example, with every build.
+reports=("$work/$ref"/*.json reports/examples/*.json)
+replayed=0
+((replay)) || bins=()
+for i in "${!bins[@]}"; do
+  start=$SECONDS
+  for r in "${reports[@]}"; do
+    set +e
+    "${bins[$i]}" replay "$r" --quiet 2>"$work/replay.stderr"
+    rc=$?
+    set -e
+    replayed=$((replayed + 1))
+    if ((rc != 0)); then
+      fail "${names[$i]}: admitsim replay $r exited $rc: $(head -c 2000 "$work/replay.stderr")"
+    fi
+  done
+  echo "cross_build: ${names[$i]} replayed ${#reports[@]} reports in $((SECONDS - start))s" >&2
+done
+
+if ((failures)); then
+  echo "cross_build: $failures failures; the reports are kept in $work" >&2
+  exit 1
+fi
+echo "cross_build: ${#names[@]} builds (${names[*]}), ${#scenarios[@]} scenarios x ${#seeds[@]} seeds:" \
+  "$compared cross-build comparisons identical, $replayed replays identical" >&2
+[ -n "$keep" ] || rm -rf "$work"
