@@ -233,6 +233,16 @@ admit::sim::awaitable<void> sleep_actor(coro_world& w) {
   }
 }
 
+// A short-lived actor per item, as the world spawns one per request: wait
+// once, then spawn a successor (so `pending` actors are always alive).
+admit::sim::awaitable<void> one_shot_actor(coro_world& w) {
+  admit::sim::sim_timer t(co_await asio::this_coro::executor);
+  t.expires_after(w.delays.next());
+  co_await t.async_wait(admit::sim::use_awaitable);
+  ++w.fired;
+  asio::co_spawn(w.sched.get_executor(), one_shot_actor(w), asio::detached);
+}
+
 template <admit::sim::awaitable<void> (*Actor)(coro_world&)>
 void run_coroutines(benchmark::State& state) {
   coro_world w;
@@ -247,6 +257,7 @@ void run_coroutines(benchmark::State& state) {
 
 void BM_kernel_coroutine_timer_wait(benchmark::State& state) { run_coroutines<timer_actor>(state); }
 void BM_kernel_coroutine_sleep_for(benchmark::State& state) { run_coroutines<sleep_actor>(state); }
+void BM_kernel_coroutine_spawn(benchmark::State& state) { run_coroutines<one_shot_actor>(state); }
 
 // N pending waits: 64 is about what the issue-6 workload keeps pending (8
 // service timers, up to 32 deadlines, arrivals); 4096 and 65536 show how the
@@ -259,6 +270,7 @@ BENCHMARK(BM_kernel_schedule_at)->ADMITSIM_PENDING_ARGS;
 BENCHMARK(BM_kernel_post)->Arg(1)->Arg(64);
 BENCHMARK(BM_kernel_coroutine_timer_wait)->ADMITSIM_PENDING_ARGS;
 BENCHMARK(BM_kernel_coroutine_sleep_for)->ADMITSIM_PENDING_ARGS;
+BENCHMARK(BM_kernel_coroutine_spawn)->ADMITSIM_PENDING_ARGS;
 
 }  // namespace
 
@@ -267,5 +279,6 @@ int main(int argc, char** argv) {
                                       {{"BM_kernel_timer_wait_callback", "BM_bare_heap_loop"},
                                        {"BM_kernel_schedule_at", "BM_bare_heap_loop"},
                                        {"BM_kernel_coroutine_timer_wait", "BM_bare_heap_loop"},
-                                       {"BM_kernel_coroutine_sleep_for", "BM_bare_heap_loop"}});
+                                       {"BM_kernel_coroutine_sleep_for", "BM_bare_heap_loop"},
+                                       {"BM_kernel_coroutine_spawn", "BM_bare_heap_loop"}});
 }
