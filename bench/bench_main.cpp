@@ -22,14 +22,20 @@ class ratio_reporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& reports) override {
     ConsoleReporter::ReportRuns(reports);
     for (const Run& r : reports) {
-      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
+      if (r.error_occurred) continue;
       auto it = r.counters.find("items_per_second");
       if (it == r.counters.end()) continue;
-      rates_[{r.run_name.function_name, r.run_name.args}].push_back(it->second.value);
+      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      if (r.run_type == Run::RT_Iteration)
+        rates_[{r.run_name.function_name, r.run_name.args}].push_back(it->second.value);
+      else if (median)  // all there is under --benchmark_report_aggregates_only
+        medians_[{r.run_name.function_name, r.run_name.args}] = it->second.value;
     }
   }
 
   void print_ratios(const std::vector<ratio_pair>& pairs) {
+    for (const auto& [key, value] : medians_)
+      if (rates_.find(key) == rates_.end()) rates_[key].push_back(value);
     bool header = false;
     for (const ratio_pair& p : pairs) {
       for (auto& [key, num] : rates_) {
@@ -71,6 +77,7 @@ class ratio_reporter : public benchmark::ConsoleReporter {
     }
   };
   std::map<std::pair<std::string, std::string>, std::vector<double>, key_less> rates_;
+  std::map<std::pair<std::string, std::string>, double, key_less> medians_;
 };
 
 }  // namespace

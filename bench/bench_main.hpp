@@ -6,7 +6,8 @@
 // ratio to a bare heap loop "in the same run". So each binary names pairs of
 // benchmark families and, after the console table, gets one line per pair
 // and argument list: "numerator/args / denominator/args = r", from the
-// median items_per_second over repetitions.
+// median items_per_second over repetitions (with
+// --benchmark_report_aggregates_only=true, the reported median aggregate).
 #pragma once
 
 #include <string>
