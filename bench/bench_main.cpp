@@ -33,6 +33,23 @@ class ratio_reporter : public benchmark::ConsoleReporter {
     }
   }
 
+  // With repetitions: each benchmark's median and best items_per_second. On
+  // a shared machine the best repetition is the least disturbed one.
+  void print_summary() {
+    bool header = false;
+    for (const auto& [key, v] : rates_) {
+      if (v.size() < 2) continue;
+      if (!header) {
+        std::printf("\nitems_per_second over repetitions (median; best = fastest repetition):\n");
+        header = true;
+      }
+      const std::string args = key.second.empty() ? "" : "/" + key.second;
+      std::printf("  %s%s: median %.4g, best %.4g (%zu repetitions)\n", key.first.c_str(), args.c_str(), median(v),
+                  *std::max_element(v.begin(), v.end()), v.size());
+    }
+    std::fflush(stdout);
+  }
+
   void print_ratios(const std::vector<ratio_pair>& pairs) {
     for (const auto& [key, value] : medians_)
       if (rates_.find(key) == rates_.end()) rates_[key].push_back(value);
@@ -94,6 +111,7 @@ int run_benchmarks(int argc, char** argv, const std::vector<ratio_pair>& pairs) 
   }
   ratio_reporter reporter(color ? benchmark::ConsoleReporter::OO_ColorTabular : benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print_summary();
   reporter.print_ratios(pairs);
   benchmark::Shutdown();
   return 0;

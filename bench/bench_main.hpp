@@ -1,5 +1,7 @@
-// bench_main: runs a binary's benchmarks, then prints the ratios between
-// them that the binary declares, computed from the runs it just made.
+// bench_main: runs a binary's benchmarks, then prints, with repetitions,
+// each benchmark's median and best (fastest repetition) items_per_second,
+// and the ratios between benchmarks that the binary declares, computed from
+// the runs it just made.
 //
 // Why. A ratio between two rates measured in separate processes (or on
 // separate days) mixes in machine noise; the kernel's target is stated as a

@@ -1,6 +1,6 @@
 // admitsim: the command-line face of the simulator.
 //
-//   admitsim run FILE... [--seed N] [--out PATH|-] [--out-dir DIR] [--quiet]
+//   admitsim run FILE... [--seed N] [--out PATH|-] [--out-dir DIR] [--html PATH] [--quiet]
 //   admitsim replay REPORT.json
 //   admitsim check FILE...
 //   admitsim list [--dir DIR]
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gate/admit_assert.hpp"
+#include "reports/html.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/scenario/duration.hpp"
@@ -81,12 +82,13 @@ loaded load_file(const std::string& file) { return load_text(file, read_file(fil
 
 struct run_output {
   std::string report_bytes;
+  std::string html_bytes;  // only when asked for
   bool met = false;
   std::vector<world::run_record> runs;
   double wall_s = 0;
 };
 
-run_output run_one(const loaded& l, std::uint64_t seed) {
+run_output run_one(const loaded& l, std::uint64_t seed, bool html = false) {
   run_output out;
   const auto t0 = std::chrono::steady_clock::now();  // wall time for the summary line only
   try {
@@ -105,6 +107,7 @@ run_output run_one(const loaded& l, std::uint64_t seed) {
   in.sha256 = reports::sha256_hex(l.bytes);
   for (const auto& r : out.runs) in.runs.push_back(&r);
   out.report_bytes = reports::render_report(reports::build_report(in));
+  if (html) out.html_bytes = reports::render_html(in);
   out.met = true;
   for (const auto& r : out.runs) out.met = out.met && reports::as_expected(l.sc, r);
   return out;
@@ -169,8 +172,16 @@ std::string default_out(const loaded& l, std::uint64_t seed, const std::string& 
   return (fs::path(dir) / (l.sc.name + "-seed" + std::to_string(seed) + ".json")).string();
 }
 
+// --html PATH: the page of a single scenario; with several scenarios (or when PATH is a directory)
+// PATH/<scenario>-seed<N>.html, the name its JSON report has under --out-dir.
+std::string html_out(const loaded& l, std::uint64_t seed, const std::string& html, bool several) {
+  std::error_code ec;
+  if (!several && !html.ends_with('/') && !fs::is_directory(html, ec)) return html;
+  return (fs::path(html) / (l.sc.name + "-seed" + std::to_string(seed) + ".html")).string();
+}
+
 int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const std::string& out,
-            const std::string& out_dir, bool quiet) {
+            const std::string& out_dir, const std::string& html, bool quiet) {
   if (!out.empty() && files.size() > 1)
     throw input_error{"--out names the report of a single scenario; use --out-dir for several"};
   // Validate every file before running any, so bad input never leaves a partial set of reports.
@@ -179,9 +190,10 @@ int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> 
   int rc = exit_as_expected;
   for (const auto& l : all) {
     const std::uint64_t s = seed.value_or(l.sc.seed);
-    run_output o = run_one(l, s);
+    run_output o = run_one(l, s, !html.empty());
     std::string where = !out.empty() ? out : default_out(l, s, out_dir.empty() ? "out" : out_dir);
     write_atomically(where, o.report_bytes);
+    if (!html.empty()) write_atomically(html_out(l, s, html, all.size() > 1), o.html_bytes);
     if (!quiet) print_summary(l, o, where == "-" ? "stdout" : where);
     if (!o.met) rc = exit_not_expected;
   }
@@ -275,13 +287,16 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> run_files;
   std::optional<std::uint64_t> seed;
-  std::string out, out_dir;
+  std::string out, out_dir, html;
   bool quiet = false;
   auto* run = app.add_subcommand("run", "Run scenario files and write one JSON report each");
   run->add_option("FILE", run_files, "Scenario files")->required();
   run->add_option("--seed", seed, "Seed for every run (default: the scenario's own seed)");
   run->add_option("--out", out, "Report path for a single scenario ('-' for stdout)");
   run->add_option("--out-dir", out_dir, "Directory for the reports (default: out/)");
+  run->add_option("--html", html,
+                  "Also write an HTML report: this file for a single scenario; with several, a directory that "
+                  "gets <scenario>-seed<N>.html each (docs/html-report.md)");
   run->add_flag("--quiet,-q", quiet, "No summary line on stderr");
 
   std::string report_path;
@@ -312,7 +327,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (run->parsed()) return cmd_run(run_files, seed, out, out_dir, quiet);
+    if (run->parsed()) return cmd_run(run_files, seed, out, out_dir, html, quiet);
     if (replay->parsed()) return cmd_replay(report_path, quiet);
     if (check->parsed()) return cmd_check(check_files, quiet);
     if (list->parsed()) return cmd_list(list_dir);
