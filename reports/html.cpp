@@ -277,10 +277,10 @@ const char* outcome_colour(const std::string& outcome) {
 // --- the timeline --------------------------------------------------------------------------------
 
 struct series_pick {
-  i64 timeline_bucket_max(const world::timeline_bucket& b) const {
+  i64 max_of(const world::timeline_bucket& b) const {
     return which == 0 ? b.gate_max : which == 1 ? b.portal_max : b.waiting_max;
   }
-  i64 timeline_bucket_min(const world::timeline_bucket& b) const {
+  i64 min_of(const world::timeline_bucket& b) const {
     return which == 0 ? b.gate_min : which == 1 ? b.portal_min : b.waiting_min;
   }
   int which = 0;  // 0 gate, 1 portal, 2 waiting
@@ -302,7 +302,7 @@ struct panel {
 
 i64 series_max(const world::timeline& tl, series_pick p) {
   i64 m = 0;
-  for (const auto& b : tl.buckets()) m = std::max(m, p.timeline_bucket_max(b));
+  for (const auto& b : tl.buckets()) m = std::max(m, p.max_of(b));
   return m;
 }
 
@@ -348,7 +348,7 @@ std::string series_path(const world::timeline& tl, series_pick p, const scale& x
   const auto& bs = tl.buckets();
   const i64 w = tl.bucket_width_ns();
   for (std::size_t i = 0; i < bs.size(); ++i) {
-    const i64 vmax = p.timeline_bucket_max(bs[i]), vmin = p.timeline_bucket_min(bs[i]);
+    const i64 vmax = p.max_of(bs[i]), vmin = p.min_of(bs[i]);
     const i64 a = x(static_cast<i64>(i) * w), b = x(static_cast<i64>(i + 1) * w);
     if (!segs.empty() && segs.back().vmax == vmax && segs.back().vmin == vmin) {
       segs.back().x1 = b;
