@@ -17,6 +17,7 @@
 #include "sim/kernel/prng.hpp"
 #include "sim/kernel/sim_env.hpp"
 #include "sim/world/arrivals.hpp"
+#include "sim/world/fault_draw.hpp"
 #include "sim/world/lease_world.hpp"
 
 namespace admit::world {
@@ -525,6 +526,8 @@ run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed) {
 }
 
 std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed) {
+  // faults.rates: the faults they give for this seed join the schedule (fault_draw.hpp).
+  if (sc.faults.rates && sc.faults.rates->any()) return run_all(with_drawn_faults(sc, seed), seed);
   std::vector<run_record> out;
   const bool any_lease = std::any_of(sc.gates.begin(), sc.gates.end(),
                                      [](const scenario::gate_spec& g) { return g.kind == scenario::gate_kind::lease; });

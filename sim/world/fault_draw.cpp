@@ -1,0 +1,139 @@
+#include "sim/world/fault_draw.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <string_view>
+
+#include "gate/admit_assert.hpp"
+#include "sim/kernel/distribution.hpp"
+#include "sim/kernel/prng.hpp"
+
+namespace admit::world {
+
+namespace {
+
+constexpr vtime_ns hour_ns = 3600 * sim::sec;
+constexpr vtime_ns day_ns = 24 * hour_ns;
+
+using scenario::fault_kind;
+using scenario::fault_spec;
+using scenario::node_ref;
+
+node_ref worker_node(std::int64_t w) { return node_ref{node_ref::kind::worker, w}; }
+node_ref redis_node() { return node_ref{node_ref::kind::redis, 0}; }
+
+// An exponential length of mean `mean_ns`, within [1ns, 24h] and ending by the heal-by instant.
+// nullopt when no length fits (the fault strikes at the heal-by instant itself).
+std::optional<vtime_ns> draw_length(sim::prng& rng, vtime_ns mean_ns, vtime_ns at_ns, const fault_nodes& nodes) {
+  vtime_ns len = sim::duration_dist::exponential(std::max<vtime_ns>(mean_ns, 1)).sample(rng);
+  len = std::clamp<vtime_ns>(len, 1, day_ns);
+  if (nodes.heal_by_ns) {
+    if (*nodes.heal_by_ns - at_ns < 1) return std::nullopt;
+    len = std::min(len, *nodes.heal_by_ns - at_ns);
+  }
+  return len;
+}
+
+// One kind's Poisson process: appends its strikes to `out`.
+void draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rates& rates, const fault_nodes& nodes,
+               std::uint64_t seed, std::vector<fault_spec>& out) {
+  if (per_hour <= 0) return;
+  ADMIT_ASSERT(nodes.workers >= 1, "a fleet has at least one worker");
+  const std::string_view name = scenario::fault_kind_names[static_cast<std::size_t>(kind)];
+  sim::prng rng = sim::substream(seed, "faults/" + std::string(name));
+  const auto gap = sim::duration_dist::exponential(hour_ns / per_hour);
+  const auto workers = static_cast<std::uint64_t>(nodes.workers);
+  vtime_ns t = 0;
+  for (;;) {
+    if (out.size() >= drawn_faults_max) return;
+    t += gap.sample(rng);
+    if (t >= rates.until_ns) return;
+    fault_spec f;
+    f.at_ns = t;
+    f.kind = kind;
+    switch (kind) {
+      case fault_kind::crash: {
+        f.target = worker_node(static_cast<std::int64_t>(rng.uniform_u64(workers)));
+        const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
+        if (!len) continue;
+        f.duration_ns = *len;
+        break;
+      }
+      case fault_kind::pause: {
+        const std::uint64_t pick = rng.uniform_u64(workers + (nodes.has_redis ? 1 : 0));
+        f.target = pick < workers ? worker_node(static_cast<std::int64_t>(pick)) : redis_node();
+        const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
+        if (!len) continue;
+        f.duration_ns = *len;
+        break;
+      }
+      case fault_kind::partition: {
+        const std::uint64_t pick = rng.uniform_u64(workers + (nodes.has_redis ? 1 : 0));
+        if (!nodes.has_redis)
+          f.target = worker_node(static_cast<std::int64_t>(pick));
+        else if (pick < workers)
+          f.between = std::make_pair(worker_node(static_cast<std::int64_t>(pick)), redis_node());
+        else
+          f.target = redis_node();
+        const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
+        if (!len) continue;
+        f.duration_ns = *len;
+        break;
+      }
+      case fault_kind::clock_step: {
+        f.target = worker_node(static_cast<std::int64_t>(rng.uniform_u64(workers)));
+        const vtime_ns magnitude = rng.uniform_i64(1, std::max<vtime_ns>(rates.max_step_ns, 1));
+        f.step_ns = rng.uniform_u64(2) == 0 ? magnitude : -magnitude;
+        break;
+      }
+      default:
+        ADMIT_ASSERT(false, "rates draw only crash, pause, partition and clock_step");
+    }
+    out.push_back(f);
+  }
+}
+
+}  // namespace
+
+fault_nodes nodes_of(const scenario::scenario& sc) {
+  fault_nodes n;
+  n.workers = sc.fleet.workers;
+  n.has_redis = std::any_of(sc.gates.begin(), sc.gates.end(),
+                            [](const scenario::gate_spec& g) { return g.kind == scenario::gate_kind::lease; });
+  n.heal_by_ns = sc.checks.liveness_horizon_ns;
+  return n;
+}
+
+std::vector<fault_spec> draw_faults(const scenario::fault_rates& rates, const fault_nodes& nodes, std::uint64_t seed) {
+  std::vector<fault_spec> out;
+  if (!rates.any()) return out;
+  draw_kind(fault_kind::crash, rates.crash_per_hour, rates, nodes, seed, out);
+  draw_kind(fault_kind::pause, rates.pause_per_hour, rates, nodes, seed, out);
+  draw_kind(fault_kind::partition, rates.partition_per_hour, rates, nodes, seed, out);
+  draw_kind(fault_kind::clock_step, rates.clock_step_per_hour, rates, nodes, seed, out);
+  // Time order; at one instant, kinds in the order above (stable).
+  std::stable_sort(out.begin(), out.end(), [](const fault_spec& a, const fault_spec& b) { return a.at_ns < b.at_ns; });
+  return out;
+}
+
+void merge_faults(std::vector<fault_spec>& schedule, const std::vector<fault_spec>& drawn) {
+  std::stable_sort(schedule.begin(), schedule.end(),
+                   [](const fault_spec& a, const fault_spec& b) { return a.at_ns < b.at_ns; });
+  std::vector<fault_spec> merged;
+  merged.reserve(schedule.size() + drawn.size());
+  std::merge(schedule.begin(), schedule.end(), drawn.begin(), drawn.end(), std::back_inserter(merged),
+             [](const fault_spec& a, const fault_spec& b) { return a.at_ns < b.at_ns; });
+  schedule = std::move(merged);
+}
+
+scenario::scenario with_drawn_faults(const scenario::scenario& sc, std::uint64_t seed) {
+  scenario::scenario out = sc;
+  if (!sc.faults.rates) return out;
+  const scenario::fault_rates rates = *sc.faults.rates;
+  out.faults.rates.reset();
+  merge_faults(out.faults.schedule, draw_faults(rates, nodes_of(sc), seed));
+  return out;
+}
+
+}  // namespace admit::world

@@ -1,0 +1,66 @@
+// fault_draw: a scenario's `faults.rates` turned into an explicit schedule,
+// deterministically from the run seed.
+//
+// Model. Each kind of fault with a rate above zero is a Poisson process of
+// that rate (per hour of virtual time) from time 0 until `rates.until`: the
+// gaps between strikes are exponential with mean 3600 s / rate. Every kind
+// draws from its own sub-stream of the run seed ("faults/crash",
+// "faults/pause", "faults/partition", "faults/clock_step"), so a change to
+// one rate never moves the faults of another kind. Per strike, from that
+// same stream and in this order:
+//   crash       a worker, uniform; it restarts after an exponential time of
+//               mean `mean_duration` (a drawn crash always restarts, so a
+//               search cannot starve the fleet by killing every worker for
+//               good; the explicit schedule can still crash one forever);
+//   pause       a worker or, when a lease gate exists, Redis (uniform over
+//               the workers and Redis); exponential length, mean `mean_duration`;
+//   partition   with a lease gate: the link between one worker and Redis, or
+//               Redis from every node (uniform over the workers and Redis);
+//               without one: a worker cut off. Exponential length as above;
+//   clock_step  a worker's clock (never Redis's: the server's clock moves
+//               only by the explicit schedule), by a step whose size is
+//               uniform in [1ns, max_step] and whose sign is a fair coin.
+// Lengths are at least 1ns and at most 24h, and, with
+// `checks.liveness_horizon`, end by it (the loader's rule for scheduled
+// faults). At most `drawn_faults_max` faults are drawn in all.
+//
+// The world merges the drawn faults after the explicit schedule (stable by
+// time: at one instant the explicit ones apply first).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sim/scenario/scenario.hpp"
+
+namespace admit::world {
+
+using sim::vtime_ns;
+
+inline constexpr std::size_t drawn_faults_max = 100'000;
+
+// The nodes faults can strike.
+struct fault_nodes {
+  std::int64_t workers = 1;
+  bool has_redis = false;                 // a lease gate exists
+  std::optional<vtime_ns> heal_by_ns;     // checks.liveness_horizon: every drawn fault ends by then
+};
+
+fault_nodes nodes_of(const scenario::scenario& sc);
+
+// The faults `rates` give for run seed `seed`, in time order.
+std::vector<scenario::fault_spec> draw_faults(const scenario::fault_rates& rates, const fault_nodes& nodes,
+                                              std::uint64_t seed);
+
+// `sc` with the faults its rates give for `seed` merged into its schedule and
+// its rates removed: the scenario a run with that seed really runs. Without
+// rates (or with every rate 0) it is `sc` unchanged.
+scenario::scenario with_drawn_faults(const scenario::scenario& sc, std::uint64_t seed);
+
+// Merges `drawn` into `schedule`, stable by time (at one instant the faults
+// already in `schedule` come first).
+void merge_faults(std::vector<scenario::fault_spec>& schedule, const std::vector<scenario::fault_spec>& drawn);
+
+}  // namespace admit::world
