@@ -358,7 +358,7 @@ class world {
     r->gate = gates_[r->a.gate_index].get();
     r->service_ns = r->a.service_ns ? *r->a.service_ns : sc_.service.service_time.sample(service_rng_);
     r->out.arrived_ns = sched_.now_ns();
-    r->keep = keep_all_ || (r->a.spec != nullptr && kept_ids_.count(r->a.spec->id) != 0);
+    r->keep = keep_all_ || (!kept_ids_.empty() && kept_ids_.count(r->a.id()) != 0);
     if (r->keep) r->out.id = r->a.id();
     ++rec_.metrics.requests;
     ++outstanding_;
