@@ -1,0 +1,174 @@
+#include "sim/explore/explorer.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "gate/admit_assert.hpp"
+#include "reports/report.hpp"
+#include "sim/world/world.hpp"
+
+namespace admit::explore {
+
+std::optional<std::uint64_t> seed_range::at(std::uint64_t k) const {
+  ADMIT_ASSERT(shard_count >= 1, "a shard count of at least 1");
+  ADMIT_ASSERT(shard_index < shard_count, "a shard index below the shard count");
+  // The first seed s >= first with s % shard_count == shard_index, then every shard_count-th.
+  const std::uint64_t offset = (shard_index + shard_count - first % shard_count) % shard_count;
+  if (offset > UINT64_MAX - first) return std::nullopt;
+  const std::uint64_t s0 = first + offset;
+  if (k > (UINT64_MAX - s0) / shard_count) return std::nullopt;
+  const std::uint64_t s = s0 + k * shard_count;
+  if (count && s - first >= *count) return std::nullopt;
+  return s;
+}
+
+std::optional<std::uint64_t> seed_range::size() const {
+  if (!count) return std::nullopt;
+  const std::uint64_t offset = (shard_index + shard_count - first % shard_count) % shard_count;
+  if (offset >= *count) return 0;
+  return (*count - offset - 1) / shard_count + 1;
+}
+
+bool seed_outcome::any_violation() const {
+  return std::any_of(runs.begin(), runs.end(), [](const run_outcome& r) { return !r.broken.empty(); });
+}
+
+bool seed_outcome::any_counterexample() const {
+  return error.has_value() ||
+         std::any_of(runs.begin(), runs.end(), [](const run_outcome& r) { return r.counterexample; });
+}
+
+std::pair<std::string, std::vector<std::string>> expectation_for(const scenario::scenario& sc,
+                                                                 const std::string& variant) {
+  for (const auto& v : sc.expect.variants)
+    if (!variant.empty() && variant == scenario::lease_variant_names[static_cast<std::size_t>(v.variant)])
+      return {v.verdict, v.violated};
+  return {sc.expect.verdict, sc.expect.violated};
+}
+
+seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed) {
+  seed_outcome out;
+  out.seed = seed;
+  explored_scenario e = explore_seed(base, seed);
+  out.swarm = e.swarm;
+  out.faults_from_file = e.faults_from_file;
+  out.faults_drawn = e.faults_drawn;
+  std::vector<world::run_record> recs;
+  try {
+    recs = world::run_all(e.sc, seed);
+  } catch (const std::exception& ex) {
+    out.error = ex.what();
+    return out;
+  }
+  for (const auto& rec : recs) {
+    run_outcome r;
+    r.variant = rec.variant;
+    for (const auto& inv : rec.invariants)
+      if (!inv.holds && inv.first) r.broken.push_back(invariant_break{inv.name, inv.first->at_ns, inv.first->detail});
+    std::stable_sort(r.broken.begin(), r.broken.end(),
+                     [](const invariant_break& a, const invariant_break& b) { return a.at_ns < b.at_ns; });
+    const auto [verdict, violated] = expectation_for(base, rec.variant);
+    r.expected_verdict = verdict;
+    r.met = reports::as_expected(base, rec);
+    if (!r.broken.empty()) {
+      if (verdict == "pass") {
+        r.counterexample = true;
+      } else if (!violated.empty()) {
+        for (const auto& b : r.broken)
+          if (std::find(violated.begin(), violated.end(), b.name) == violated.end()) r.counterexample = true;
+      }
+    }
+    r.run_status = sim::to_string(rec.status);
+    r.requests = rec.metrics.requests;
+    r.portal_inflight_max = rec.metrics.portal_inflight_max;
+    r.events = rec.metrics.events;
+    out.runs.push_back(std::move(r));
+  }
+  return out;
+}
+
+explore_summary run_explore(const scenario::scenario& base, const explore_options& options) {
+  using clock = std::chrono::steady_clock;  // wall time decides when to stop and what the progress line says
+  const auto t0 = clock::now();
+  const unsigned jobs = std::max(1u, options.jobs);
+
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<std::uint64_t> done{0};
+  std::atomic<std::uint64_t> with_violation{0};
+  std::atomic<std::uint64_t> counterexamples{0};
+  std::mutex m;
+  std::condition_variable cv;
+  unsigned running = jobs;
+  std::optional<double> first_violation_s;
+  std::vector<std::vector<seed_outcome>> per_thread(jobs);
+  std::vector<std::exception_ptr> failures(jobs);
+
+  auto work = [&](unsigned t) {
+    try {
+      for (;;) {
+        if (options.time_budget && clock::now() - t0 >= *options.time_budget) break;
+        const std::uint64_t k = next.fetch_add(1);
+        const std::optional<std::uint64_t> seed = options.seeds.at(k);
+        if (!seed) break;
+        seed_outcome o = explore_one(base, *seed);
+        if (o.any_violation() || o.error) {
+          ++with_violation;
+          std::lock_guard<std::mutex> lock(m);
+          if (!first_violation_s)
+            first_violation_s = std::chrono::duration<double>(clock::now() - t0).count();
+        }
+        if (o.any_counterexample()) ++counterexamples;
+        per_thread[t].push_back(std::move(o));
+        ++done;
+      }
+    } catch (...) {
+      failures[t] = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(m);
+    --running;
+    cv.notify_all();
+  };
+
+  std::vector<std::thread> threads;
+  threads.reserve(jobs);
+  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(work, t);
+  {
+    std::unique_lock<std::mutex> lock(m);
+    while (running != 0) {
+      cv.wait_for(lock, options.progress_every, [&] { return running == 0; });
+      if (running != 0 && options.on_progress) {
+        explore_progress p;
+        p.done = done;
+        p.total = options.seeds.size();
+        p.with_violation = with_violation;
+        p.counterexamples = counterexamples;
+        p.elapsed_s = std::chrono::duration<double>(clock::now() - t0).count();
+        lock.unlock();
+        options.on_progress(p);
+        lock.lock();
+      }
+    }
+  }
+  for (auto& th : threads) th.join();
+  for (const auto& f : failures)
+    if (f) std::rethrow_exception(f);
+
+  explore_summary s;
+  for (auto& v : per_thread)
+    for (auto& o : v) s.seeds.push_back(std::move(o));
+  std::sort(s.seeds.begin(), s.seeds.end(), [](const seed_outcome& a, const seed_outcome& b) { return a.seed < b.seed; });
+  for (const auto& o : s.seeds) {
+    s.runs += o.runs.size();
+    if (o.any_violation() || o.error) ++s.with_violation;
+    if (o.any_counterexample()) ++s.counterexamples;
+    if (o.error) ++s.errors;
+  }
+  s.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+  s.first_violation_wall_s = first_violation_s;
+  return s;
+}
+
+}  // namespace admit::explore

@@ -1,0 +1,117 @@
+// explorer: runs one scenario under many seeds, in parallel, and classifies
+// what each seed found.
+//
+// Model. A seed's run is explore_seed (swarm.hpp) followed by
+// world::run_all: an independent world per run, built, run and destroyed on
+// one thread. Parallelism is across seeds only: `jobs` threads take seed
+// indexes from one atomic counter, each runs its seed to the end, and the
+// outcomes are sorted by seed at the end, so the findings never depend on
+// `jobs` or on timing (a time budget only decides how many seeds ran: always
+// a prefix of the shard's seeds, since every index taken is finished).
+//
+// Classification of one run against the scenario's `expect` (its variant's
+// entry for a lease run):
+//   counterexample  an invariant broke although the run was expected to pass,
+//                   or one that the expected `violated` list does not name;
+//   expected        every invariant that broke is one the expectation names
+//                   (or it names none);
+//   error           the run threw (an internal assertion): always reported.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/explore/swarm.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace admit::explore {
+
+using sim::vtime_ns;
+
+// The seeds of a search: [first, first + count) (or unbounded with a time
+// budget), keeping those with seed % shard_count == shard_index.
+struct seed_range {
+  std::uint64_t first = 0;
+  std::optional<std::uint64_t> count;
+  std::uint64_t shard_index = 0;
+  std::uint64_t shard_count = 1;
+
+  // The k-th seed of this shard (from 0), or nullopt past the end.
+  std::optional<std::uint64_t> at(std::uint64_t k) const;
+  // How many seeds the shard holds, when the range is bounded.
+  std::optional<std::uint64_t> size() const;
+};
+
+struct invariant_break {
+  std::string name;
+  vtime_ns at_ns = 0;
+  std::string detail;
+};
+
+struct run_outcome {
+  std::string variant;                  // empty for a FIFO scenario
+  std::vector<invariant_break> broken;  // by the time each first broke (then the report's order)
+  std::string expected_verdict;         // "pass" or "violation"
+  bool met = false;                     // reports::as_expected
+  bool counterexample = false;
+  std::string run_status;
+  std::uint64_t requests = 0;
+  std::int64_t portal_inflight_max = 0;
+  std::uint64_t events = 0;
+};
+
+struct seed_outcome {
+  std::uint64_t seed = 0;
+  swarm_config swarm;
+  std::size_t faults_from_file = 0;
+  std::size_t faults_drawn = 0;
+  std::vector<run_outcome> runs;
+  std::optional<std::string> error;  // the seed's run threw
+
+  bool any_violation() const;
+  bool any_counterexample() const;
+};
+
+struct explore_progress {
+  std::uint64_t done = 0;
+  std::optional<std::uint64_t> total;
+  std::uint64_t with_violation = 0;
+  std::uint64_t counterexamples = 0;
+  double elapsed_s = 0;
+};
+
+struct explore_options {
+  seed_range seeds;
+  std::optional<std::chrono::nanoseconds> time_budget;  // wall clock; stops taking new seeds after it
+  unsigned jobs = 1;
+  // Called on the calling thread about every `progress_every` while seeds run.
+  std::function<void(const explore_progress&)> on_progress;
+  std::chrono::milliseconds progress_every{250};
+};
+
+struct explore_summary {
+  std::vector<seed_outcome> seeds;  // every seed that ran, by seed
+  std::uint64_t runs = 0;
+  std::uint64_t with_violation = 0;
+  std::uint64_t counterexamples = 0;  // seeds with at least one
+  std::uint64_t errors = 0;
+  // Wall clock (for the CLI's summary line only; never in a report).
+  double wall_s = 0;
+  std::optional<double> first_violation_wall_s;
+};
+
+// One seed, on the calling thread.
+seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed);
+
+// Every seed of the range, on `jobs` threads.
+explore_summary run_explore(const scenario::scenario& base, const explore_options& options);
+
+// The expectation that applies to a run of `variant` ("" for FIFO).
+std::pair<std::string, std::vector<std::string>> expectation_for(const scenario::scenario& sc,
+                                                                 const std::string& variant);
+
+}  // namespace admit::explore

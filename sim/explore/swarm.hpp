@@ -1,0 +1,55 @@
+// swarm: what one explore seed runs.
+//
+// Swarm testing (Groce et al., 2012): rather than every run facing every kind
+// of fault at its full rate, each seed draws its own configuration inside the
+// scenario's bounds, so one seed may crash many holders and skew no clock and
+// the next the opposite. The bounds are the scenario's `faults.rates`; from
+// the seed's sub-stream "explore/swarm", for each kind in the order crash,
+// partition, pause, clock_step whose bound is above 0: a fair coin says
+// whether the kind is on, and its rate is uniform in [1, bound] per hour
+// (both are drawn either way, so the later draws never shift); then
+// `mean_duration` and `max_step` are each uniform in [bound / 10, bound]
+// (at least 1ns). `until` is the bound's.
+//
+// The seed's faults are then drawn from those rates by the world's own rule
+// (sim/world/fault_draw.hpp, the same seed), merged after the file's explicit
+// schedule, and the rates are removed: the explored scenario is an ordinary
+// scenario with explicit fault times, whose run with the same seed is the
+// seed's run. Workload randomness (arrival gaps, service times, jitter) comes
+// from the same seed, as it does for `admitsim run --seed`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/scenario/scenario.hpp"
+
+namespace admit::explore {
+
+struct swarm_config {
+  bool bounded = false;          // the scenario has rates to draw from
+  scenario::fault_rates rates;   // this seed's rates (a kind at 0 is off)
+};
+
+swarm_config derive_swarm(const scenario::scenario& base, std::uint64_t seed);
+
+struct explored_scenario {
+  scenario::scenario sc;         // seed set, rates removed, drawn faults in the schedule
+  swarm_config swarm;
+  std::size_t faults_from_file = 0;
+  std::size_t faults_drawn = 0;
+};
+
+explored_scenario explore_seed(const scenario::scenario& base, std::uint64_t seed);
+
+// Every derived parameter, for the reports: {"bounded", "crash_per_hour", ...,
+// "faults_from_file", "faults_drawn"}.
+nlohmann::ordered_json swarm_json(const explored_scenario& e);
+
+// One line: "crash 12/h, partition off, pause off, clock_step 300/h (max step 4.2s), mean duration 3s, until 2m".
+std::string swarm_summary(const swarm_config& s);
+
+}  // namespace admit::explore

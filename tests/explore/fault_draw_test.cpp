@@ -1,0 +1,136 @@
+// faults.rates drawn into a schedule (sim/world/fault_draw.hpp): the rule,
+// its determinism, and the world really running the drawn faults.
+#include <catch2/catch.hpp>
+
+#include "sim/world/fault_draw.hpp"
+#include "tests/explore/explore_test_support.hpp"
+
+namespace {
+
+using namespace admit;
+using scenario::fault_kind;
+
+constexpr sim::vtime_ns sec = sim::sec;
+
+scenario::fault_rates rates_of(std::int64_t crash, std::int64_t partition, std::int64_t pause, std::int64_t step) {
+  scenario::fault_rates r;
+  r.crash_per_hour = crash;
+  r.partition_per_hour = partition;
+  r.pause_per_hour = pause;
+  r.clock_step_per_hour = step;
+  r.max_step_ns = 2 * sec;
+  r.mean_duration_ns = 3 * sec;
+  r.until_ns = 3600 * sec;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("drawn faults follow the rates, the targets and the bounds", "[explore][fault_draw]") {
+  // Goal: the documented rule. Method: one hour at known rates; counts near the rate, every field in range.
+  world::fault_nodes nodes;
+  nodes.workers = 4;
+  nodes.has_redis = true;
+  const auto faults = world::draw_faults(rates_of(60, 30, 120, 90), nodes, 7);
+  std::map<fault_kind, int> per_kind;
+  sim::vtime_ns last = 0;
+  for (const auto& f : faults) {
+    ++per_kind[f.kind];
+    CHECK(f.at_ns >= last);  // time order
+    last = f.at_ns;
+    CHECK(f.at_ns < 3600 * sec);
+    switch (f.kind) {
+      case fault_kind::crash:
+        REQUIRE(f.target);
+        CHECK(f.target->k == scenario::node_ref::kind::worker);
+        REQUIRE(f.duration_ns);  // drawn crashes restart
+        CHECK(*f.duration_ns >= 1);
+        break;
+      case fault_kind::clock_step:
+        REQUIRE(f.target);
+        CHECK(f.target->k == scenario::node_ref::kind::worker);
+        CHECK(f.step_ns != 0);
+        CHECK(f.step_ns >= -2 * sec);
+        CHECK(f.step_ns <= 2 * sec);
+        break;
+      case fault_kind::partition:
+        CHECK(f.target.has_value() != f.between.has_value());
+        REQUIRE(f.duration_ns);
+        break;
+      case fault_kind::pause:
+        REQUIRE(f.duration_ns);
+        CHECK(*f.duration_ns <= 24 * 3600 * sec);
+        break;
+      default:
+        FAIL("a kind rates do not draw");
+    }
+    if (f.target && f.target->k == scenario::node_ref::kind::worker) CHECK(f.target->worker < 4);
+  }
+  // Poisson counts: mean = rate, standard deviation sqrt(rate); 5 sigma either way.
+  CHECK(per_kind[fault_kind::crash] > 60 - 40);
+  CHECK(per_kind[fault_kind::crash] < 60 + 40);
+  CHECK(per_kind[fault_kind::pause] > 120 - 55);
+  CHECK(per_kind[fault_kind::pause] < 120 + 55);
+}
+
+TEST_CASE("drawn faults depend on the seed and on nothing else", "[explore][fault_draw][determinism]") {
+  // Goal: determinism and separate streams. Method: same seed twice; another seed; a change to one kind's rate.
+  world::fault_nodes nodes;
+  nodes.workers = 3;
+  nodes.has_redis = true;
+  const auto a = world::draw_faults(rates_of(10, 10, 10, 10), nodes, 1);
+  const auto b = world::draw_faults(rates_of(10, 10, 10, 10), nodes, 1);
+  const auto other_seed = world::draw_faults(rates_of(10, 10, 10, 10), nodes, 2);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].at_ns == b[i].at_ns);
+    CHECK(a[i].kind == b[i].kind);
+  }
+  CHECK((other_seed.size() != a.size() || other_seed.front().at_ns != a.front().at_ns));
+  // Doubling the crash rate leaves the pauses where they were.
+  const auto more_crashes = world::draw_faults(rates_of(20, 10, 10, 10), nodes, 1);
+  auto pauses = [](const std::vector<scenario::fault_spec>& fs) {
+    std::vector<sim::vtime_ns> at;
+    for (const auto& f : fs)
+      if (f.kind == fault_kind::pause) at.push_back(f.at_ns);
+    return at;
+  };
+  CHECK(pauses(more_crashes) == pauses(a));
+}
+
+TEST_CASE("drawn faults heal by the liveness horizon", "[explore][fault_draw]") {
+  // Goal: the loader's rule for scheduled faults holds for drawn ones. Method: long mean durations, a close horizon.
+  world::fault_nodes nodes;
+  nodes.workers = 2;
+  nodes.has_redis = true;
+  nodes.heal_by_ns = 60 * sec;
+  auto r = rates_of(600, 600, 600, 0);
+  r.mean_duration_ns = 3600 * sec;
+  r.until_ns = 60 * sec;
+  const auto faults = world::draw_faults(r, nodes, 3);
+  REQUIRE_FALSE(faults.empty());
+  for (const auto& f : faults) {
+    REQUIRE(f.duration_ns);
+    CHECK(f.at_ns + *f.duration_ns <= 60 * sec);
+  }
+}
+
+TEST_CASE("a run draws its faults from faults.rates", "[explore][fault_draw][world]") {
+  // Goal: the worlds no longer ignore rates. Method: a scenario with rates runs exactly as the same scenario
+  // with the drawn schedule written out, and differently from the one without faults.
+  const std::string text = R"({"name": "rated", "seed": 5,
+    "gate": {"kind": "lease", "variant": "seed", "limit": 2, "lease": "10s", "acquire_timeout": "20s"},
+    "fleet": {"workers": 4},
+    "service": {"portal_cap": 2, "service_time": {"kind": "uniform", "min": "500ms", "max": "2s"}},
+    "workload": {"arrivals": [{"kind": "constant", "count": 80, "every": "400ms"}]},
+    "faults": {"rates": {"crash_per_hour": 600, "pause_per_hour": 600, "clock_step_per_hour": 600,
+                         "max_step": "15s", "mean_duration": "2s", "until": "30s"}}})";
+  const auto sc = scenario::load_scenario_text(text);
+  const auto drawn = world::with_drawn_faults(sc, 5);
+  CHECK_FALSE(drawn.faults.rates.has_value());
+  CHECK(drawn.faults.schedule.size() > 3);
+  CHECK(test::outcome_bytes(sc, 5) == test::outcome_bytes(drawn, 5));
+  auto none = sc;
+  none.faults.rates.reset();
+  CHECK(test::outcome_bytes(sc, 5) != test::outcome_bytes(none, 5));
+}
