@@ -4,6 +4,7 @@
 //   admitsim replay REPORT.json
 //   admitsim check FILE...
 //   admitsim list [--dir DIR]
+//   admitsim explore FILE [--seeds N | --time 60s] [--jobs N] [--shard I/N] [--out DIR]  (explore.hpp)
 //
 // Exit codes: 0 every run came out as its scenario expects; 1 at least one
 // did not (or a replay differed); 2 bad input or usage. Bad input is reported
@@ -24,6 +25,7 @@
 #include "reports/html.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
+#include "sim/cli/explore.hpp"
 #include "sim/scenario/duration.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/world/world.hpp"
@@ -313,6 +315,8 @@ int main(int argc, char** argv) {
   auto* list = app.add_subcommand("list", "List the scenario catalogue, one line each");
   list->add_option("--dir", list_dir, "Catalogue directory (default: scenarios)");
 
+  const admit::cli::explore_verb explore(app);  // docs/explore.md
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -331,6 +335,7 @@ int main(int argc, char** argv) {
     if (replay->parsed()) return cmd_replay(report_path, quiet);
     if (check->parsed()) return cmd_check(check_files, quiet);
     if (list->parsed()) return cmd_list(list_dir);
+    if (explore.parsed()) return explore.run();
   } catch (const input_error& e) {
     std::fprintf(stderr, "admitsim: %s\n", e.message.c_str());
     return exit_bad_input;

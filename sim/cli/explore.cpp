@@ -1,0 +1,427 @@
+#include "sim/cli/explore.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "reports/report.hpp"
+#include "reports/sha256.hpp"
+#include "sim/explore/explorer.hpp"
+#include "sim/explore/scenario_json.hpp"
+#include "sim/explore/shrink.hpp"
+#include "sim/explore/swarm.hpp"
+#include "sim/scenario/duration.hpp"
+#include "sim/scenario/loader.hpp"
+#include "sim/world/world.hpp"
+
+namespace admit::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+constexpr int exit_as_expected = 0;
+constexpr int exit_not_expected = 1;
+constexpr int exit_bad_input = 2;
+constexpr std::uint64_t default_seeds = 100;
+constexpr std::size_t findings_listed_max = 1'000;  // the summary lists at most this many seeds in full
+
+struct bad_input {
+  std::string message;
+};
+
+std::string read_bytes(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw bad_input{path + ": expected a scenario file, got a directory"};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw bad_input{path + ": cannot open the file"};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  const fs::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  const fs::path tmp = p.string() + ".partial";
+  {
+    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
+    o << bytes;
+    o.flush();
+    if (!o) throw bad_input{path + ": cannot write the file"};
+  }
+  fs::rename(tmp, p, ec);
+  if (ec) throw bad_input{path + ": cannot write the file (" + ec.message() + ")"};
+}
+
+// "I/N" with 0 <= I < N.
+std::pair<std::uint64_t, std::uint64_t> parse_shard(const std::string& s) {
+  const auto slash = s.find('/');
+  auto number = [&](const std::string& d) -> std::optional<std::uint64_t> {
+    if (d.empty() || d.size() > 19 || !std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    return std::stoull(d);
+  };
+  if (slash != std::string::npos) {
+    const auto i = number(s.substr(0, slash));
+    const auto n = number(s.substr(slash + 1));
+    if (i && n && *n >= 1 && *i < *n) return {*i, *n};
+  }
+  throw bad_input{"--shard: expected I/N with 0 <= I < N, such as 0/4, got \"" + s + "\""};
+}
+
+// The name of a file this search writes: <name>-seed<N><suffix>, kept within
+// the 64 characters a scenario name may have.
+std::string seed_name(const std::string& name, std::uint64_t seed, const std::string& suffix) {
+  const std::string tail = "-seed" + std::to_string(seed) + suffix;
+  return name.substr(0, tail.size() >= 64 ? 0 : 64 - tail.size()) + tail;
+}
+
+// Writes a scenario file and the report `admitsim run` would write for it; returns the run records.
+std::vector<world::run_record> write_scenario_and_report(const scenario::scenario& sc, const std::string& scenario_path,
+                                                        const std::string& report_path) {
+  const std::string bytes = explore::render_scenario(sc);
+  write_file(scenario_path, bytes);
+  const scenario::scenario loaded = scenario::load_scenario_text(bytes);
+  const json doc = json::parse(bytes);
+  std::vector<world::run_record> runs = world::run_all(loaded, loaded.seed);
+  reports::report_input in;
+  in.sc = &loaded;
+  in.source = &doc;
+  in.file = scenario_path;
+  in.sha256 = reports::sha256_hex(bytes);
+  for (const auto& r : runs) in.runs.push_back(&r);
+  write_file(report_path, reports::render_report(reports::build_report(in)));
+  return runs;
+}
+
+json break_json(const explore::invariant_break& b) {
+  json j;
+  j["invariant"] = b.name;
+  j["at_ns"] = b.at_ns;
+  j["detail"] = b.detail;
+  return j;
+}
+
+json seed_json(const scenario::scenario& base, const explore::seed_outcome& o) {
+  json j;
+  j["seed"] = o.seed;
+  explore::explored_scenario e;
+  e.swarm = o.swarm;
+  e.faults_from_file = o.faults_from_file;
+  e.faults_drawn = o.faults_drawn;
+  j["swarm"] = explore::swarm_json(e);
+  (void)base;
+  if (o.error) j["error"] = *o.error;
+  json runs = json::array();
+  for (const auto& r : o.runs) {
+    json rj;
+    rj["variant"] = r.variant;
+    rj["expected"] = r.expected_verdict;
+    rj["counterexample"] = r.counterexample;
+    json broken = json::array();
+    for (const auto& b : r.broken) broken.push_back(break_json(b));
+    rj["broken"] = std::move(broken);
+    rj["run_status"] = r.run_status;
+    rj["requests"] = r.requests;
+    rj["portal_inflight_max"] = r.portal_inflight_max;
+    runs.push_back(std::move(rj));
+  }
+  j["runs"] = std::move(runs);
+  return j;
+}
+
+// One kind of finding: a variant and the first invariant it broke.
+struct finding_kind {
+  std::string variant;
+  std::string invariant;
+  bool counterexample = false;
+  std::uint64_t first_seed = 0;
+  std::uint64_t seeds = 0;
+  auto key() const { return std::make_pair(variant, invariant); }
+};
+
+std::string label(const std::string& variant) { return variant.empty() ? std::string() : "[" + variant + "]"; }
+
+void print_progress(const explore::explore_progress& p) {
+  const double rate = p.elapsed_s > 0 ? static_cast<double>(p.done) / p.elapsed_s : 0;
+  std::string eta = "?";
+  if (p.total && rate > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0fs", static_cast<double>(*p.total - std::min(*p.total, p.done)) / rate);
+    eta = buf;
+  }
+  std::fprintf(stderr, "\r\033[Kexplore: %llu%s seeds, %.0f seeds/s, %llu with violations (%llu counterexamples), ETA %s",
+               static_cast<unsigned long long>(p.done),
+               p.total ? ("/" + std::to_string(*p.total)).c_str() : "", rate,
+               static_cast<unsigned long long>(p.with_violation), static_cast<unsigned long long>(p.counterexamples),
+               eta.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+explore_verb::explore_verb(CLI::App& app) {
+  sub_ = app.add_subcommand("explore",
+                            "Search seeds for violations: swarm-drawn fault schedules from the scenario's faults.rates, "
+                            "shrinking each new finding to a minimal scenario file");
+  sub_->add_option("FILE", file_, "Scenario file")->required();
+  auto* seeds = sub_->add_option("--seeds", seeds_, "How many seeds to run, from --first-seed (default 100)");
+  auto* time = sub_->add_option("--time", time_, "Run seeds until this much wall time has passed, e.g. 60s");
+  seeds->excludes(time);
+  sub_->add_option("--first-seed", first_seed_, "The first seed (default 0)");
+  sub_->add_option("--jobs,-j", jobs_, "Threads, one run each (default: the machine's hardware threads)");
+  sub_->add_option("--shard", shard_, "I/N: run only the seeds s with s % N == I (default 0/1)");
+  sub_->add_option("--out", out_dir_, "Directory for the summary, counterexamples and minimal scenarios (default out/explore)");
+  sub_->add_flag("--quiet,-q", quiet_, "No summary on stderr (the progress line shows only on a terminal anyway)");
+  sub_->add_flag("--no-shrink", no_shrink_, "Report findings without shrinking them");
+  sub_->add_option("--shrink-max", shrink_max_, "Shrink at most this many kinds of finding (default 4)");
+  sub_->add_option("--shrink-runs", shrink_runs_, "Runs one shrink may use (default 5000)");
+}
+
+int explore_verb::run() const {
+  try {
+    const std::string bytes = read_bytes(file_);
+    scenario::scenario base;
+    try {
+      base = scenario::load_scenario_text(bytes);
+    } catch (const scenario::scenario_error& e) {
+      throw bad_input{file_ + ": " + e.what()};
+    }
+    explore::explore_options opt;
+    const auto [shard_index, shard_count] = parse_shard(shard_);
+    opt.seeds.first = first_seed_;
+    opt.seeds.shard_index = shard_index;
+    opt.seeds.shard_count = shard_count;
+    if (!time_.empty()) {
+      const auto t = scenario::parse_duration_ns(time_);
+      if (!t || *t <= 0) throw bad_input{"--time: expected a duration such as \"60s\", got \"" + time_ + "\""};
+      opt.time_budget = std::chrono::nanoseconds(*t);
+    } else {
+      opt.seeds.count = seeds_.value_or(default_seeds);
+    }
+    opt.jobs = jobs_ != 0 ? jobs_ : std::max(1u, std::thread::hardware_concurrency());
+    const bool tty = isatty(STDERR_FILENO) == 1 && !quiet_;
+    if (tty) opt.on_progress = print_progress;
+
+    const explore::explore_summary sum = explore::run_explore(base, opt);
+    if (tty) std::fprintf(stderr, "\r\033[K");
+
+    // What the seeds found, by kind, and whether each expected violation showed.
+    std::map<std::pair<std::string, std::string>, finding_kind> kinds;
+    std::map<std::string, std::optional<std::uint64_t>> shown;  // variant expected to break -> first seed it did
+    for (const auto& o : sum.seeds)
+      for (const auto& r : o.runs) {
+        if (r.expected_verdict == "violation") {
+          auto& first = shown[r.variant];
+          if (r.met && !first) first = o.seed;
+        }
+        if (r.broken.empty()) continue;
+        finding_kind k{r.variant, r.broken.front().name, r.counterexample, o.seed, 0};
+        auto [it, inserted] = kinds.emplace(k.key(), k);
+        ++it->second.seeds;
+        it->second.counterexample = it->second.counterexample || r.counterexample;
+      }
+    std::vector<finding_kind> order;
+    for (const auto& [key, k] : kinds) order.push_back(k);
+    // Counterexamples first, then by the seed that first showed them.
+    std::stable_sort(order.begin(), order.end(), [](const finding_kind& a, const finding_kind& b) {
+      if (a.counterexample != b.counterexample) return a.counterexample;
+      return a.first_seed < b.first_seed;
+    });
+
+    const std::string dir = out_dir_;
+    json shrunk = json::array();
+    bool shrink_failed = false;
+    std::vector<std::string> lines;
+    for (std::size_t i = 0; i < order.size() && !no_shrink_ && i < shrink_max_; ++i) {
+      const finding_kind& k = order[i];
+      explore::explored_scenario e = explore::explore_seed(base, k.first_seed);
+      e.sc.description = "Explored by admitsim explore from " + file_ + " with seed " + std::to_string(k.first_seed) +
+                         " (" + explore::swarm_summary(e.swarm) + "; " + std::to_string(e.faults_drawn) +
+                         " faults drawn). " + base.description;
+      const std::string explored_path = (fs::path(dir) / (seed_name(base.name, k.first_seed, "") + ".scenario.json")).string();
+      const std::string explored_report = (fs::path(dir) / (seed_name(base.name, k.first_seed, "") + ".report.json")).string();
+      write_scenario_and_report(e.sc, explored_path, explored_report);
+
+      explore::shrink_limits limits;
+      limits.max_runs = shrink_runs_;
+      explore::shrink_result s = explore::shrink(e.sc, k.first_seed, explore::shrink_target{k.variant, k.invariant}, limits);
+      s.minimal.name = seed_name(base.name, k.first_seed, "-min");
+      const std::string min_path = (fs::path(dir) / (s.minimal.name + ".json")).string();
+      const std::string min_report = (fs::path(dir) / (s.minimal.name + ".report.json")).string();
+      if (s.started) write_scenario_and_report(s.minimal, min_path, min_report);
+      if (!s.reproduced) shrink_failed = true;
+
+      json sj;
+      sj["seed"] = k.first_seed;
+      sj["variant"] = k.variant;
+      sj["invariant"] = k.invariant;
+      sj["counterexample"] = k.counterexample;
+      sj["explored_scenario"] = explored_path;
+      sj["explored_report"] = explored_report;
+      sj["minimal_scenario"] = s.started ? json(min_path) : json(nullptr);
+      sj["minimal_report"] = s.started ? json(min_report) : json(nullptr);
+      sj["reproduced"] = s.reproduced;
+      auto sizes = [](auto before, auto after) {
+        json j;
+        j["before"] = before;
+        j["after"] = after;
+        j["removed"] = before - after;
+        return j;
+      };
+      sj["faults"] = sizes(s.faults_before, s.faults_after);
+      sj["requests"] = sizes(s.requests_before, s.requests_after);
+      sj["workers"] = sizes(s.workers_before, s.workers_after);
+      sj["shrink_runs"] = s.runs;
+      sj["budget_exhausted"] = s.budget_exhausted;
+      sj["violation_at_ns"] = s.violation_at_ns;
+      sj["detail"] = s.detail;
+      shrunk.push_back(std::move(sj));
+      lines.push_back("  shrunk seed " + std::to_string(k.first_seed) + label(k.variant) + " " + k.invariant + ": faults " +
+                      std::to_string(s.faults_before) + " -> " + std::to_string(s.faults_after) + ", requests " +
+                      std::to_string(s.requests_before) + " -> " + std::to_string(s.requests_after) + ", workers " +
+                      std::to_string(s.workers_before) + " -> " + std::to_string(s.workers_after) + " in " +
+                      std::to_string(s.runs) + " runs: " + min_path +
+                      (s.reproduced ? " (admitsim run reproduces it)" : " (DID NOT REPRODUCE)"));
+    }
+
+    // The verdict of the search.
+    std::vector<std::string> why;
+    if (sum.counterexamples != 0)
+      why.push_back(std::to_string(sum.counterexamples) + " seeds broke an invariant their expectation does not allow");
+    if (sum.errors != 0) why.push_back(std::to_string(sum.errors) + " seeds ended in an internal error");
+    for (const auto& [variant, first] : shown)
+      if (!first) why.push_back("no seed showed the violation expected" + (variant.empty() ? "" : " of " + variant));
+    if (shrink_failed) why.push_back("a minimal scenario did not reproduce its violation");
+    const int rc = why.empty() ? exit_as_expected : exit_not_expected;
+
+    json out;
+    out["format"] = "admitsim-explore/1";
+    json scj;
+    scj["name"] = base.name;
+    scj["file"] = file_;
+    scj["sha256"] = reports::sha256_hex(bytes);
+    out["scenario"] = std::move(scj);
+    json sj;
+    sj["first"] = first_seed_;
+    sj["count"] = opt.seeds.count ? json(*opt.seeds.count) : json(nullptr);
+    sj["shard"] = std::to_string(shard_index) + "/" + std::to_string(shard_count);
+    sj["ran"] = sum.seeds.size();
+    sj["last"] = sum.seeds.empty() ? json(nullptr) : json(sum.seeds.back().seed);
+    out["seeds"] = std::move(sj);
+    if (base.faults.rates) {
+      explore::explored_scenario bounds;
+      bounds.swarm.bounded = base.faults.rates->any();
+      bounds.swarm.rates = *base.faults.rates;
+      bounds.faults_from_file = base.faults.schedule.size();
+      json b = explore::swarm_json(bounds);
+      b.erase("faults_drawn");
+      out["bounds"] = std::move(b);
+    } else {
+      out["bounds"] = nullptr;
+    }
+    json totals;
+    totals["runs"] = sum.runs;
+    totals["seeds_with_violation"] = sum.with_violation;
+    totals["seeds_with_counterexample"] = sum.counterexamples;
+    totals["errors"] = sum.errors;
+    json by_kind = json::array();
+    for (const auto& k : order) {
+      json kj;
+      kj["variant"] = k.variant;
+      kj["invariant"] = k.invariant;
+      kj["counterexample"] = k.counterexample;
+      kj["seeds"] = k.seeds;
+      kj["first_seed"] = k.first_seed;
+      by_kind.push_back(std::move(kj));
+    }
+    totals["by_kind"] = std::move(by_kind);
+    out["totals"] = std::move(totals);
+    json expectations = json::array();
+    for (const auto& [variant, first] : shown) {
+      json ej;
+      ej["variant"] = variant;
+      const auto [verdict, violated] = explore::expectation_for(base, variant);
+      ej["verdict"] = verdict;
+      ej["violated"] = violated;
+      ej["shown_first_by_seed"] = first ? json(*first) : json(nullptr);
+      expectations.push_back(std::move(ej));
+    }
+    out["expected_violations"] = std::move(expectations);
+    json findings = json::array();
+    std::size_t listed = 0, omitted = 0;
+    for (const auto& o : sum.seeds) {
+      if (!o.any_violation() && !o.error) continue;
+      if (listed == findings_listed_max) {
+        ++omitted;
+        continue;
+      }
+      ++listed;
+      findings.push_back(seed_json(base, o));
+    }
+    out["findings"] = std::move(findings);
+    out["findings_omitted"] = omitted;
+    out["shrunk"] = std::move(shrunk);
+    json ex;
+    ex["code"] = rc;
+    ex["why"] = why;
+    out["exit"] = std::move(ex);
+    const std::string summary_path = (fs::path(dir) / (base.name + "-explore.json")).string();
+    write_file(summary_path, out.dump(2) + "\n");
+
+    if (!quiet_) {
+      const double rate = sum.wall_s > 0 ? static_cast<double>(sum.seeds.size()) / sum.wall_s : 0;
+      std::fprintf(stderr,
+                   "explore %s: %zu seeds (%s), %llu runs on %u threads in %.2fs (%.0f seeds/s): %llu with violations, "
+                   "%llu with counterexamples, %llu errors -> %s\n",
+                   file_.c_str(), sum.seeds.size(),
+                   sum.seeds.empty() ? "none"
+                                     : (std::to_string(sum.seeds.front().seed) + ".." +
+                                        std::to_string(sum.seeds.back().seed) +
+                                        (shard_count > 1 ? " shard " + shard_ : std::string()))
+                                           .c_str(),
+                   static_cast<unsigned long long>(sum.runs), opt.jobs, sum.wall_s, rate,
+                   static_cast<unsigned long long>(sum.with_violation),
+                   static_cast<unsigned long long>(sum.counterexamples), static_cast<unsigned long long>(sum.errors),
+                   summary_path.c_str());
+      if (sum.first_violation_wall_s)
+        std::fprintf(stderr, "  first violation found after %.3fs of wall time\n", *sum.first_violation_wall_s);
+      for (const auto& k : order) {
+        const explore::seed_outcome* o = nullptr;
+        for (const auto& x : sum.seeds)
+          if (x.seed == k.first_seed) o = &x;
+        std::string swarm = o != nullptr ? explore::swarm_summary(o->swarm) + ", " +
+                                               std::to_string(o->faults_drawn) + " faults drawn"
+                                         : std::string();
+        std::fprintf(stderr, "  %s%s %s: %llu seeds, first seed %llu (%s)\n",
+                     k.counterexample ? "COUNTEREXAMPLE " : "expected ", label(k.variant).c_str(),
+                     k.invariant.c_str(), static_cast<unsigned long long>(k.seeds),
+                     static_cast<unsigned long long>(k.first_seed), swarm.c_str());
+      }
+      for (const auto& o : sum.seeds)
+        if (o.error)
+          std::fprintf(stderr, "  ERROR seed %llu: %s (replay: admitsim explore %s --first-seed %llu --seeds 1)\n",
+                       static_cast<unsigned long long>(o.seed), o.error->c_str(), file_.c_str(),
+                       static_cast<unsigned long long>(o.seed));
+      for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
+      for (const auto& w : why) std::fprintf(stderr, "  not as expected: %s\n", w.c_str());
+    }
+    return rc;
+  } catch (const bad_input& e) {
+    std::fprintf(stderr, "admitsim: %s\n", e.message.c_str());
+    return exit_bad_input;
+  }
+}
+
+}  // namespace admit::cli

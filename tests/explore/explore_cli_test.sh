@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# admitsim explore at the command line: exit codes, the files it writes, that
+# `admitsim run` reproduces a shrunk scenario and `admitsim replay` its report,
+# and that the findings do not depend on --jobs or on sharding.
+# Usage: explore_cli_test.sh BIN_DIR (run from the source root).
+set -euo pipefail
+bin="$1/admitsim"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "explore_cli_test: $*" >&2; exit 1; }
+expect_rc() {  # expect_rc WANT CMD...
+  local want="$1"; shift
+  local rc=0
+  "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  [ "$rc" -eq "$want" ] || { cat "$tmp/err" >&2; fail "exit $rc, wanted $want: $*"; }
+}
+
+# A mutant: a counterexample (exit 1), shrunk to a file that run reproduces and whose report replays.
+mutant=tests/explore/mutants/admit_off_by_one.json
+expect_rc 1 "$bin" explore "$mutant" --seeds 8 --jobs 2 --out "$tmp/m" --quiet
+min="$tmp/m/mutant_admit_off_by_one-seed0-min.json"
+[ -f "$min" ] || fail "no minimal scenario $min"
+[ -f "$tmp/m/mutant_admit_off_by_one-explore.json" ] || fail "no summary"
+grep -q '"reproduced": true' "$tmp/m/mutant_admit_off_by_one-explore.json" || fail "summary does not say reproduced"
+expect_rc 0 "$bin" run "$min" --out "$tmp/min-report.json" --quiet
+grep -q '"verdict": "violation"' "$tmp/min-report.json" || fail "the minimal scenario did not break an invariant"
+expect_rc 0 "$bin" replay "$tmp/m/mutant_admit_off_by_one-seed0-min.report.json" --quiet
+expect_rc 0 "$bin" replay "$tmp/m/mutant_admit_off_by_one-seed0.report.json" --quiet
+
+# The same mutant with the real gate: nothing found, exit 0.
+sed 's/"mutation": "admit_off_by_one"/"mutation": "none"/' "$mutant" >"$tmp/control.json"
+expect_rc 0 "$bin" explore "$tmp/control.json" --seeds 16 --out "$tmp/c" --quiet
+
+# Bounds only: the expected violations show (exit 0), and the findings are the same bytes whatever --jobs.
+steps=scenarios/explore_clock_steps.json
+expect_rc 0 "$bin" explore "$steps" --seeds 40 --jobs 1 --out "$tmp/s" --quiet --shrink-max 1
+cp "$tmp/s/explore_clock_steps-explore.json" "$tmp/jobs1.json"
+expect_rc 0 "$bin" explore "$steps" --seeds 40 --jobs 3 --out "$tmp/s" --quiet --shrink-max 1
+cmp -s "$tmp/jobs1.json" "$tmp/s/explore_clock_steps-explore.json" || fail "--jobs 1 and --jobs 3 disagree"
+
+# Shards split the seeds: together they find what one search finds.
+seeds_found() { grep -o '"seed": [0-9]*' "$1" | sort -t: -k2 -n; }
+expect_rc 0 "$bin" explore "$steps" --seeds 40 --no-shrink --out "$tmp/all" --quiet
+for i in 0 1 2; do
+  rc=0
+  "$bin" explore "$steps" --seeds 40 --shard "$i/3" --no-shrink --out "$tmp/shard$i" --quiet || rc=$?
+  [ "$rc" -le 1 ] || fail "shard $i/3 exited $rc"
+done
+cat "$tmp"/shard*/explore_clock_steps-explore.json >"$tmp/shards.json"
+[ "$(seeds_found "$tmp/all/explore_clock_steps-explore.json")" = "$(seeds_found "$tmp/shards.json")" ] ||
+  fail "the shards found other seeds than the whole search"
+
+# A time budget runs some seeds and stops.
+expect_rc 0 "$bin" explore "$steps" --time 300ms --no-shrink --out "$tmp/t" --quiet
+grep -q '"ran": [1-9]' "$tmp/t/explore_clock_steps-explore.json" || fail "--time ran no seed"
+
+# Bad input: exit 2, one line.
+expect_rc 2 "$bin" explore "$steps" --shard 3/3 --out "$tmp/x"
+grep -q -- "--shard" "$tmp/err" || fail "no message for a bad shard"
+expect_rc 2 "$bin" explore "$tmp/missing.json" --out "$tmp/x"
+expect_rc 2 "$bin" explore "$steps" --seeds 5 --time 1s --out "$tmp/x"
+expect_rc 2 "$bin" explore tests/scenario/malformed/zero_cap.json --out "$tmp/x"
+echo "explore_cli_test: ok"
