@@ -1,0 +1,231 @@
+#include <catch2/catch.hpp>
+#include <string>
+#include <string_view>
+
+#include "reports/html.hpp"
+#include "tests/world/world_test_support.hpp"
+
+namespace {
+
+using admit::world::run_record;
+
+std::size_t count(std::string_view hay, std::string_view needle) {
+  std::size_t n = 0;
+  for (std::size_t at = hay.find(needle); at != std::string_view::npos; at = hay.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
+struct page {
+  admit::test::rendered run;
+  std::string html;
+};
+
+// Runs a scenario as the CLI does and renders both reports from the same records.
+page render_text(const std::string& text, std::uint64_t seed, const std::string& file,
+                 const std::string& name_override = {}) {
+  admit::scenario::scenario sc = admit::scenario::load_scenario_text(text);
+  if (!name_override.empty()) sc.name = name_override;
+  const auto doc = nlohmann::ordered_json::parse(text);
+  page p;
+  p.run.runs = admit::world::run_all(sc, seed);
+  p.run.rec = p.run.runs.front();
+  admit::reports::report_input in;
+  in.sc = &sc;
+  in.source = &doc;
+  in.file = file;
+  in.sha256 = admit::reports::sha256_hex(text);
+  for (const auto& r : p.run.runs) in.runs.push_back(&r);
+  p.run.report = admit::reports::build_report(in);
+  p.html = admit::reports::render_html(in);
+  return p;
+}
+
+page render_file(const std::string& path, std::uint64_t seed) {
+  return render_text(admit::test::slurp(path), seed, path);
+}
+
+// The elements the page opens are closed again (a cheap structural check; the browser test loads it).
+void check_balanced(const std::string& html) {
+  CHECK(count(html, "<svg ") == count(html, "</svg>"));
+  CHECK(count(html, "<table") == count(html, "</table>"));
+  CHECK(count(html, "<section") == count(html, "</section>"));
+  CHECK(count(html, "<g ") + count(html, "<g>") == count(html, "</g>"));
+  CHECK(count(html, "<tr") == count(html, "</tr>"));
+  CHECK(count(html, "<text") == count(html, "</text>"));
+  CHECK(count(html, "<title>") == count(html, "</title>"));
+  CHECK(count(html, "<script>") == 1);
+  CHECK(count(html, "</script>") == 1);
+}
+
+// Nothing is fetched: the only URL is the SVG namespace.
+void check_self_contained(const std::string& html) {
+  CHECK(count(html, "http") == count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  CHECK(count(html, " src=\"") == 0);
+  CHECK(count(html, "<link") == 0);
+  CHECK(count(html, "@import") == 0);
+}
+
+}  // namespace
+
+TEST_CASE("clock_skew: the violating variant is marked, with its cap, peak, trace and replay", "[reports][html]") {
+  // Goal: what a person needs to see of a violation is on the page. Method: render clock_skew's
+  // runs (seed variant violates portal_inflight_le_cap, server_time passes) and look for each part.
+  const page p = render_file("scenarios/clock_skew.json", 11);
+  const std::string& h = p.html;
+  check_balanced(h);
+  check_self_contained(h);
+  CHECK(h.starts_with("<!DOCTYPE html>\n"));
+  CHECK(h.find("id=\"verdict\" data-verdict=\"violation\"") != std::string::npos);
+  CHECK(h.find(">VIOLATION<") != std::string::npos);
+  CHECK(h.find("seed <b>11</b>") != std::string::npos);
+  // The replay command is the JSON report's.
+  const std::string replay = p.run.report["replay"].get<std::string>();
+  CHECK(h.find("<pre class=\"replay\" id=\"replay\">" + replay + "</pre>") != std::string::npos);
+  // One section per variant, the seed variant violating.
+  CHECK(h.find("<section class=\"run\" id=\"run-seed\" data-verdict=\"violation\">") != std::string::npos);
+  CHECK(h.find("<section class=\"run\" id=\"run-server_time\" data-verdict=\"pass\">") != std::string::npos);
+  // Exactly one element carries the id; every violating run has a marker on its timeline and lanes.
+  CHECK(count(h, "id=\"violation-marker\"") == 1);
+  CHECK(count(h, "class=\"violation-marker\"") == 2);
+  CHECK(h.find("data-invariant=\"portal_inflight_le_cap\" data-at-ns=\"5320000000\"") != std::string::npos);
+  // The refused connection above the cap, which the portal series never held, is drawn as the peak.
+  CHECK(h.find("5 &gt; cap 4") != std::string::npos);
+  // Caps: the lease limit and the portal cap, once per run.
+  CHECK(count(h, "class=\"cap-line\" data-cap=\"4\"") == 4);
+  // The trace before the violation: every kept entry plus the violation row.
+  const run_record& seed_run = p.run.runs.front();
+  REQUIRE(seed_run.any_violation());
+  CHECK(count(h, "<table class=\"trace\">") == 1);
+  CHECK(count(h, "<tr class=\"violation-row\">") == 1);
+  CHECK(h.find("worker 6 opened connection 5 at the portal, above its true cap 4") != std::string::npos);
+  // Swimlanes grouped per worker; the skewed clock is named on its group.
+  CHECK(h.find("worker 0 (+20s)") != std::string::npos);
+  CHECK(count(h, "<g class=\"lane\">") ==
+        p.run.runs[0].series.lanes().size() + p.run.runs[1].series.lanes().size());
+  // A waiting-time histogram per run.
+  CHECK(count(h, "<svg class=\"histogram\"") == 2);
+}
+
+TEST_CASE("lab_fifo: a passing run has no violation marker, and a lane per request", "[reports][html]") {
+  // Goal: the FIFO page of the lab scenario. Method: render it and check the verdict, caps and lanes.
+  const page p = render_file("scenarios/lab_fifo.json", 1);
+  const std::string& h = p.html;
+  check_balanced(h);
+  check_self_contained(h);
+  CHECK(h.find("id=\"verdict\" data-verdict=\"pass\"") != std::string::npos);
+  CHECK(h.find(">PASS<") != std::string::npos);
+  CHECK(count(h, "class=\"violation-marker\"") == 0);
+  CHECK(count(h, "<table class=\"trace\">") == 0);
+  // Three gates of max_active 1: cap 3 for the gate and (by default) for the portal.
+  CHECK(count(h, "class=\"cap-line\" data-cap=\"3\"") == 3);  // gate, portal, and the queue's total max_waiting
+  CHECK(count(h, "<g class=\"lane\">") == 7);
+  for (const char* id : {"first", "queued", "overflow", "slow_client", "promo_a", "promo_b", "broken"})
+    CHECK(h.find(std::string(">") + id + "</text>") != std::string::npos);
+  // The slow client's give-up is drawn; the outcomes are named.
+  CHECK(count(h, "class=\"gave-up\"") == 1);
+  CHECK(h.find(">queue_full</text>") != std::string::npos);
+  CHECK(h.find(">wait_timeout</text>") != std::string::npos);
+  // Four requests were admitted at once: the histogram's zero bar.
+  CHECK(h.find("4 admitted at once (0 ns)") != std::string::npos);
+}
+
+TEST_CASE("fault windows are shaded and labelled with their kind and target", "[reports][html]") {
+  // Goal: a fault is visible where it happened. Method: redis_restart (one restart at 10s, 500ms)
+  // and redis_partition (two partitions) render one labelled window per fault and run.
+  const page rr = render_file("scenarios/redis_restart.json", 15);
+  check_balanced(rr.html);
+  const std::size_t runs = rr.run.runs.size();
+  CHECK(count(rr.html, "<g class=\"fault-window\" data-kind=\"redis_restart\">") == runs);
+  CHECK(count(rr.html, ">redis_restart redis</text>") == runs);
+  CHECK(rr.html.find("<title>redis_restart redis, 10s – 10.5s</title>") != std::string::npos);
+  const page rp = render_file("scenarios/redis_partition.json", 14);
+  check_balanced(rp.html);
+  CHECK(count(rp.html, "<g class=\"fault-window\" data-kind=\"partition\">") == 2 * rp.run.runs.size());
+  CHECK(rp.html.find(">partition worker:2|redis</text>") != std::string::npos);
+}
+
+TEST_CASE("every string from a scenario or the command line is escaped", "[reports][html]") {
+  // Goal: a scenario cannot inject markup or script into the page. Method: a description, a name
+  // (set past the loader, which only admits plain names) and a file path full of markup and quotes.
+  const std::string text = R"({"name": "escape",
+    "description": "<script>alert(\"x\")</script> & 'quoted' <img src=x onerror=alert(1)>",
+    "gate": {"kind": "fifo", "max_active": 1, "max_waiting": 1, "wait_deadline": "100ms"},
+    "service": {"service_time": "50ms"},
+    "workload": {"requests": [{"id": "a", "at": "0ms"}, {"id": "b", "at": "10ms"}]}})";
+  const page p = render_text(text, 1, "dir/<b>\"x\"'.json", "<script>\"name\"</script>");
+  const std::string& h = p.html;
+  check_balanced(h);
+  check_self_contained(h);
+  CHECK(h.find("<script>alert") == std::string::npos);
+  CHECK(h.find("<img") == std::string::npos);
+  CHECK(h.find("<b>\"x\"") == std::string::npos);
+  CHECK(h.find("<script>\"name\"") == std::string::npos);
+  CHECK(h.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quoted&#39; &lt;img src=x") !=
+        std::string::npos);
+  CHECK(h.find("&lt;script&gt;&quot;name&quot;&lt;/script&gt;") != std::string::npos);
+  CHECK(h.find("dir/&lt;b&gt;&quot;x&quot;&#39;.json") != std::string::npos);
+}
+
+TEST_CASE("the same run renders the same bytes", "[reports][html][determinism]") {
+  // Goal: the HTML is as reproducible as the JSON. Method: run and render twice in one process.
+  for (const auto& [file, seed] : {std::pair<const char*, std::uint64_t>{"scenarios/clock_skew.json", 11},
+                                   {"scenarios/lab_fifo.json", 1},
+                                   {"scenarios/fifo_ramp_cancel.json", 11}}) {
+    INFO(file);
+    CHECK(render_file(file, seed).html == render_file(file, seed).html);
+  }
+}
+
+TEST_CASE("the page stays small however much a run records", "[reports][html]") {
+  // Goal: the size is bounded by the timeline's bounds, not by the run's length. Method: fill
+  // every bound of one record (buckets, fault windows, lanes, trace, histogram) and render it.
+  const std::string text = R"({"name": "bounds",
+    "gate": {"kind": "fifo", "max_active": 1000, "max_waiting": 100000, "wait_deadline": "1h"},
+    "service": {"service_time": "1s"},
+    "workload": {"requests": [{"at": "0ms"}]}})";
+  const admit::scenario::scenario sc = admit::scenario::load_scenario_text(text);
+  run_record rec;
+  rec.seed = 1;
+  rec.invariants.push_back(admit::world::invariant_result{"gate_inflight_le_cap", true, false, 1,
+                                                          admit::world::violation{3'600'000'000'000, "over", 10}});
+  rec.metrics.requests = 1'000'000;
+  rec.metrics.simulated_ns = 100LL * 3600 * 1'000'000'000;
+  rec.metrics.gate_inflight_max = 1001;
+  // Every bucket different, so no two neighbours merge in the drawing.
+  for (std::int64_t t = 0; t < rec.metrics.simulated_ns; t += 97'000'000'000) {
+    const std::int64_t k = t / 97'000'000'000;
+    rec.series.sample(t, k % 1000, (k * 7) % 1000, (k * 13) % 100000);
+    rec.series.sample(t + 1, (k + 500) % 1000, (k * 3) % 1000, (k * 11) % 100000);
+  }
+  REQUIRE(rec.series.buckets().size() > admit::world::timeline::max_buckets / 2);
+  for (std::size_t i = 0; i < admit::world::timeline::max_windows + 10; ++i)
+    rec.series.add_window(admit::world::fault_window{"client_timeout_burst", "worker:99999",
+                                                     static_cast<std::int64_t>(i) * 300'000'000'000,
+                                                     static_cast<std::int64_t>(i) * 300'000'000'000 + 60'000'000'000});
+  for (std::uint64_t n = 1; n <= admit::world::timeline::max_lanes; ++n) {
+    admit::world::lane* l = rec.series.lane_for(n);
+    REQUIRE(l != nullptr);
+    const auto t = static_cast<std::int64_t>(n) * 1'000'000;
+    l->id = "arrivals/0/" + std::to_string(n);
+    l->arrived_ns = t;
+    l->granted_ns = t + 500;
+    l->work_start_ns = t + 500;
+    l->work_end_ns = t + 900'000;
+    l->gave_up_ns = t + 800'000;
+    l->ended_ns = t + 900'000;
+    l->outcome = "completed";
+  }
+  for (int i = 0; i < 64; ++i)
+    rec.trace.push_back(admit::world::trace_entry{i, "a-gate-name-of-some-length", "promoted", i, i, 1});
+  for (std::int64_t v = 1; v < INT64_MAX / 32; v += v / 16 + 1) rec.metrics.wait_ns.add(v);
+  admit::reports::report_input in;
+  in.sc = &sc;
+  in.file = "bounds.json";
+  in.rec = &rec;
+  const std::string h = admit::reports::render_html(in);
+  check_balanced(h);
+  INFO("bytes: " << h.size());
+  CHECK(h.size() < 1'000'000);
+  // On the timeline; the swimlanes' axis (the first 400 requests) ends long before it.
+  CHECK(count(h, "class=\"violation-marker\"") == 1);
+}
