@@ -15,6 +15,7 @@ packages=(
   redis-server            # started on loopback by the integration tests' runner
   clang                   # clang++ (14 on Debian 12): second compiler, and the fuzz targets
   libclang-rt-14-dev      # libFuzzer and the sanitizer runtimes for clang 14
+  chromium                # headless browser for the HTML report's test (ctest label browser)
 )
 
 missing=()
