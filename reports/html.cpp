@@ -192,6 +192,8 @@ constexpr i64 view_w = 1200;  // the SVGs' viewBox width, pixels
 constexpr i64 plot_x0 = 128;  // left edge of every time plot (room for row labels)
 constexpr i64 plot_x1 = 1110;  // right edge (room for cap labels)
 constexpr std::size_t label_chars_max = 18;
+constexpr std::size_t clock_rows_max = 4;   // skewed clocks drawn on the timeline
+constexpr std::size_t clock_notes_max = 20;  // and named in the header
 
 std::string short_label(const std::string& s) {
   if (s.size() <= label_chars_max) return s;
@@ -272,6 +274,14 @@ const char* outcome_colour(const std::string& outcome) {
   if (outcome == "crashed") return "#7b3fbf";
   if (outcome == "cancelled") return "#6b7280";
   return "#9ca3af";  // deferred, deferred_unreachable, or anything new
+}
+
+// A skewed wall clock in a few characters: "+20s", "-1.5s 200ppm" (empty: not skewed).
+std::string clock_note(const scenario::clock_spec& c) {
+  std::string s;
+  if (c.offset_ns != 0) s = (c.offset_ns > 0 ? "+" : "-") + human_ns(c.offset_ns > 0 ? c.offset_ns : -c.offset_ns);
+  if (c.drift_ppm != 0) s += (s.empty() ? "" : " ") + std::to_string(c.drift_ppm) + "ppm";
+  return s;
 }
 
 // --- the timeline --------------------------------------------------------------------------------
@@ -367,11 +377,36 @@ std::string series_path(const world::timeline& tl, series_pick p, const scale& x
   return o.take();
 }
 
+// Every stretch of buckets whose maximum is above the cap, as a red area from the cap up to the
+// maximum, at least 3 pixels wide and high: one request over a cap of thousands still shows.
+std::string over_cap_path(const world::timeline& tl, series_pick p, const scale& x, const scale& y, i64 cap) {
+  out o;
+  const auto& bs = tl.buckets();
+  const i64 w = tl.bucket_width_ns();
+  for (std::size_t i = 0; i < bs.size();) {
+    if (p.max_of(bs[i]) <= cap) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    i64 high = 0;
+    while (j < bs.size() && p.max_of(bs[j]) > cap) high = std::max(high, p.max_of(bs[j++]));
+    i64 x0 = x(static_cast<i64>(i) * w), x1 = x(static_cast<i64>(j) * w);
+    if (x1 - x0 < T(3)) {
+      x0 -= (T(3) - (x1 - x0)) / 2;
+      x1 = x0 + T(3);
+    }
+    const i64 yc = y(cap), yh = std::min(y(high), yc - T(3));
+    o << 'M' << px{x0} << ' ' << px{yc} << 'V' << px{yh} << 'H' << px{x1} << 'V' << px{yc} << 'Z';
+    i = j;
+  }
+  return o.take();
+}
+
 void timeline_svg(out& o, const run_view& v) {
   const world::run_record& rec = *v.rec;
   const world::timeline& tl = rec.series;
   const scale x{0, v.end_ns, T(plot_x0), T(plot_x1)};
-  const std::string& id = v.anchor;
 
   std::vector<panel> panels;
   {
@@ -414,13 +449,31 @@ void timeline_svg(out& o, const run_view& v) {
     panels.push_back(q);
   }
 
+  // Skewed clocks hold for the whole run: drawn as rows above the fault windows (lease runs, where
+  // workers read their own clocks), a few at most.
+  std::vector<std::string> clocks;
+  if (v.lease) {
+    const auto& fleet = v.sc->fleet;
+    if (const std::string c = clock_note(fleet.clock); !c.empty())
+      clocks.push_back("every worker's wall clock " + c + " (the whole run)");
+    for (const auto& [w, c] : fleet.clocks) {
+      if (clock_note(c).empty()) continue;
+      if (clocks.size() == clock_rows_max) {
+        clocks.back() = "clocks of " + grouped(static_cast<i64>(fleet.clocks.size())) + " workers skewed (listed above)";
+        break;
+      }
+      clocks.push_back("worker:" + std::to_string(w) + " wall clock " + clock_note(c) + " (the whole run)");
+    }
+  }
+
   // Vertical layout.
   i64 y = 30;  // room for the violation label
   std::size_t rows = 0;
   std::vector<placed_window> placed = pack_windows(tl.windows(), x, 6, rows);
   const i64 strip_y0 = y;
   constexpr i64 row_h = 17;
-  if (rows > 0) y += 18 + static_cast<i64>(rows) * row_h + 6;
+  const i64 windows_y0 = strip_y0 + 18 + static_cast<i64>(clocks.size()) * row_h;
+  if (rows > 0 || !clocks.empty()) y = windows_y0 + static_cast<i64>(rows) * row_h + 6;
   for (panel& p : panels) {
     y += 22;  // the panel's title
     p.y0 = y;
@@ -434,14 +487,6 @@ void timeline_svg(out& o, const run_view& v) {
 
   o << "<svg class=\"timeline\" viewBox=\"0 0 " << view_w << ' ' << height
     << "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"timeline of " << esc(v.title) << "\">\n";
-  o << "<defs>";
-  for (const panel& p : panels) {
-    if (p.cap < 0) continue;
-    const scale ys{0, p.top, T(p.y0 + p.height), T(p.y0)};
-    o << "<clipPath id=\"above-" << esc(id) << '-' << p.css << "\"><rect x=\"" << plot_x0 << "\" y=\"" << p.y0 - 20
-      << "\" width=\"" << plot_x1 - plot_x0 << "\" height=\"" << px{ys(p.cap) - T(p.y0 - 20)} << "\"/></clipPath>";
-  }
-  o << "</defs>\n";
 
   // Panel backgrounds, then the fault shading over all of them.
   for (const panel& p : panels)
@@ -461,9 +506,20 @@ void timeline_svg(out& o, const run_view& v) {
   o << "<text class=\"axis-label\" x=\"" << plot_x1 << "\" y=\"" << height - 4
     << "\" text-anchor=\"end\">simulated time</text>\n";
 
-  if (!placed.empty()) {
-    o << "<text class=\"panel-title\" x=\"" << plot_x0 << "\" y=\"" << strip_y0 + 12 << "\">Faults ("
-      << static_cast<i64>(tl.windows().size()) << (tl.windows_dropped() ? "+, list bounded" : "") << ")</text>\n";
+  if (!placed.empty() || !clocks.empty()) {
+    o << "<text class=\"panel-title\" x=\"" << plot_x0 << "\" y=\"" << strip_y0 + 12 << "\">";
+    if (!placed.empty())
+      o << "Faults (" << static_cast<i64>(tl.windows().size()) << (tl.windows_dropped() ? "+, list bounded" : "") << ")"
+        << (clocks.empty() ? "" : " and skewed clocks");
+    else
+      o << "Skewed clocks";
+    o << "</text>\n";
+    for (std::size_t i = 0; i < clocks.size(); ++i) {
+      const i64 ry = strip_y0 + 18 + static_cast<i64>(i) * row_h;
+      o << "<g class=\"clock-skew\"><line x1=\"" << plot_x0 << "\" x2=\"" << plot_x1 << "\" y1=\"" << ry + 13
+        << "\" y2=\"" << ry + 13 << "\"/><text x=\"" << plot_x0 + 1 << "\" y=\"" << ry + 9 << "\">" << esc(clocks[i])
+        << "</text></g>\n";
+    }
     o << "<g class=\"faults\">\n";
     for (const placed_window& pw : placed) {
       const world::fault_window& w = *pw.w;
@@ -472,7 +528,7 @@ void timeline_svg(out& o, const run_view& v) {
       const std::string label = w.kind + (w.target.empty() ? "" : " " + w.target);
       const std::string when = w.end_ns > w.start_ns ? human_ns(w.start_ns) + " – " + human_ns(w.end_ns)
                                                      : "at " + human_ns(w.start_ns);
-      const i64 ry = strip_y0 + 18 + static_cast<i64>(pw.row) * row_h;
+      const i64 ry = windows_y0 + static_cast<i64>(pw.row) * row_h;
       o << "<g class=\"fault-window\" data-kind=\"" << esc(w.kind) << "\"><title>" << esc(label) << ", " << esc(when)
         << "</title>";
       // The label sits on its row; a bar under it spans the window (a diamond marks an instant).
@@ -509,9 +565,11 @@ void timeline_svg(out& o, const run_view& v) {
       o << "<g class=\"series " << p.css << "\"><title>" << esc(p.title) << ": highest and lowest per "
         << esc(human_ns(tl.bucket_width_ns())) << "</title><path class=\"band\" d=\"" << band
         << "\"/><path class=\"line\" d=\"" << line << "\"/></g>\n";
-      if (p.cap >= 0)
-        o << "<g class=\"over-cap\" clip-path=\"url(#above-" << esc(id) << '-' << p.css << ")\"><path class=\"band\" d=\""
-          << band << "\"/><path class=\"line\" d=\"" << line << "\"/></g>\n";
+      if (p.cap >= 0) {
+        const std::string over = over_cap_path(tl, p.pick, x, ys, p.cap);
+        if (!over.empty())
+          o << "<path class=\"over-cap\" d=\"" << over << "\"><title>above the cap</title></path>\n";
+      }
     }
     if (p.cap >= 0) {
       o << "<line class=\"cap-line\" data-cap=\"" << p.cap << "\" x1=\"" << plot_x0 << "\" x2=\"" << plot_x1
@@ -522,7 +580,8 @@ void timeline_svg(out& o, const run_view& v) {
       // The value that broke the cap (the run stops there, so it is the run's maximum); the series
       // may not hold it when the attempt was refused, as at a lease world's portal.
       const i64 px0 = x(v.first.at_ns), py = ys(p.peak);
-      o << "<g class=\"violation-peak\"><title>" << esc(v.first.inv->first->detail) << "</title><circle cx=\""
+      o << "<g class=\"violation-peak\"><title>" << esc(v.first.inv->first->detail) << "</title><line x1=\"" << px{px0}
+        << "\" x2=\"" << px{px0} << "\" y1=\"" << px{ys(p.cap)} << "\" y2=\"" << px{py} << "\"/><circle cx=\""
         << px{px0} << "\" cy=\"" << px{py} << "\" r=\"5\"/><text x=\"" << px{px0 - T(9)} << "\" y=\"" << px{py + 40}
         << "\" text-anchor=\"end\">" << grouped(p.peak) << " &gt; " << esc(p.cap_label) << "</text></g>\n";
     }
@@ -693,12 +752,6 @@ struct lane_group {
   std::size_t count = 0;
 };
 
-std::string clock_note(const scenario::clock_spec& c) {
-  std::string s;
-  if (c.offset_ns != 0) s = (c.offset_ns > 0 ? "+" : "-") + human_ns(c.offset_ns > 0 ? c.offset_ns : -c.offset_ns);
-  if (c.drift_ppm != 0) s += (s.empty() ? "" : " ") + std::to_string(c.drift_ppm) + "ppm";
-  return s;
-}
 
 void swimlane_svg(out& o, const run_view& v) {
   const world::run_record& rec = *v.rec;
@@ -947,7 +1000,7 @@ th,td{padding:3px 8px;border-bottom:1px solid var(--line);text-align:left;vertic
 th{color:var(--muted);font-weight:600}.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.broken td{color:var(--bad);font-weight:600}tr.off td{color:#9aa1ad}
 tr.violation-row td{background:#fdecec;color:var(--bad)}
-.metrics{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:2px 14px;margin:8px 0}
+.metrics{display:grid;grid-template-columns:repeat(auto-fill,minmax(225px,1fr));gap:2px 14px;margin:8px 0}
 .metrics div{display:flex;justify-content:space-between;border-bottom:1px dotted var(--line);padding:2px 0}
 .metrics dt{color:var(--muted)}.metrics dd{margin:0;font-variant-numeric:tabular-nums}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12.5px;color:var(--muted);margin:4px 0}
@@ -962,7 +1015,7 @@ svg .series .band{stroke:none;opacity:.22}svg .series .line{fill:none;stroke-wid
 svg .gate .band{fill:var(--gate)}svg .gate .line{stroke:var(--gate)}
 svg .portal .band{fill:var(--portal)}svg .portal .line{stroke:var(--portal)}
 svg .queue .band{fill:var(--queue)}svg .queue .line{stroke:var(--queue)}
-svg .over-cap .band{fill:var(--bad);opacity:.35;stroke:none}svg .over-cap .line{fill:none;stroke:var(--bad);stroke-width:2.6}
+svg .over-cap{fill:var(--bad);opacity:.85}
 svg .cap-line{stroke:#1b2230;stroke-width:1.4;stroke-dasharray:7 4}
 svg .cap-label{font-weight:700;fill:var(--ink)}
 svg .peak-label{font-size:10.5px}
@@ -971,6 +1024,9 @@ svg .fault-label{font-size:10.5px;font-weight:700}
 svg .violation-marker{stroke:var(--bad);stroke-width:2.2}
 svg .violation-label{fill:var(--bad);font-weight:700;font-size:12px}
 svg .violation-peak circle{fill:var(--bad);stroke:#fff;stroke-width:1.5}
+svg .violation-peak line{stroke:var(--bad);stroke-width:4}
+svg .clock-skew line{stroke:#c2185b;stroke-width:2;stroke-dasharray:8 4}
+svg .clock-skew text{fill:#c2185b;font-size:10.5px;font-weight:700}
 svg .violation-peak text{fill:var(--bad);font-weight:700;font-size:12px}
 svg .hist-bar{fill:#4f7cac}svg .hist-bar.zero{fill:#8aa6c4}
 svg .percentile line{stroke:#1b2230;stroke-dasharray:2 3}svg .percentile text{fill:var(--ink);font-size:10.5px}
@@ -1023,7 +1079,7 @@ void run_section(out& o, const run_view& v, bool met) {
   o << "<h3>In-flight and queue over time</h3>\n<p class=\"note\">Each plot shows, per "
     << esc(human_ns(tl.bucket_width_ns()))
     << " of simulated time, the highest value (line) and the range (band); peaks are never averaged away. "
-       "Dashed: the cap. Red: above it.</p>\n";
+       "Dashed: the cap. Red: above it; the first violation is the red vertical line.</p>\n";
   timeline_svg(o, v);
   faults_table(o, tl);
 
@@ -1100,9 +1156,15 @@ std::string render_html(const report_input& in) {
     if (sc.fleet.clock.offset_ns != 0 || sc.fleet.clock.drift_ppm != 0)
       o << " every worker offset " << esc(scenario::format_duration(sc.fleet.clock.offset_ns)) << ", drift "
         << sc.fleet.clock.drift_ppm << " ppm;";
-    for (const auto& [w, c] : sc.fleet.clocks)
+    std::size_t shown = 0;
+    for (const auto& [w, c] : sc.fleet.clocks) {
+      if (shown++ == clock_notes_max) {
+        o << " and " << grouped(static_cast<i64>(sc.fleet.clocks.size() - clock_notes_max)) << " more;";
+        break;
+      }
       o << " worker " << w << " offset " << (c.offset_ns > 0 ? "+" : "") << esc(scenario::format_duration(c.offset_ns))
         << (c.drift_ppm != 0 ? ", drift " + std::to_string(c.drift_ppm) + " ppm" : "") << ';';
+    }
     o << "</p>\n";
   }
   if (per_variant) {
