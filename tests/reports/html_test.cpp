@@ -229,3 +229,16 @@ TEST_CASE("the page stays small however much a run records", "[reports][html]") 
   // On the timeline; the swimlanes' axis (the first 400 requests) ends long before it.
   CHECK(count(h, "class=\"violation-marker\"") == 1);
 }
+
+TEST_CASE("the committed HTML examples regenerate byte for byte", "[reports][html][examples]") {
+  // Goal: reports/examples/*.html show what the code draws today. Method: render each committed
+  // page's scenario with its seed, as scripts/render-html-examples.sh does, and compare the bytes.
+  for (const auto& [name, seed] : {std::pair<const char*, std::uint64_t>{"clock_skew", 11},
+                                   {"lab_fifo", 1},
+                                   {"redis_restart", 15}}) {
+    INFO(name << " (regenerate with scripts/render-html-examples.sh after an intended change)");
+    const std::string recorded = admit::test::slurp(std::string("reports/examples/") + name + ".html");
+    REQUIRE_FALSE(recorded.empty());
+    CHECK(render_file(std::string("scenarios/") + name + ".json", seed).html == recorded);
+  }
+}
