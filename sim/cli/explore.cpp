@@ -257,7 +257,8 @@ int explore_verb::run() const {
       explore::shrink_limits limits;
       limits.max_runs = shrink_runs_;
       explore::shrink_result s = explore::shrink(e.sc, k.first_seed, explore::shrink_target{k.variant, k.invariant}, limits);
-      s.minimal.name = seed_name(base.name, k.first_seed, "-min");
+      // One finding per (seed, variant): a lease scenario's variants get a file each.
+      s.minimal.name = seed_name(base.name, k.first_seed, (k.variant.empty() ? "" : "-" + k.variant) + "-min");
       const std::string min_path = (fs::path(dir) / (s.minimal.name + ".json")).string();
       const std::string min_report = (fs::path(dir) / (s.minimal.name + ".report.json")).string();
       if (s.started) write_scenario_and_report(s.minimal, min_path, min_report);
