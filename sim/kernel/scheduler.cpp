@@ -5,6 +5,7 @@
 #include <boost/asio/detail/thread_context.hpp>
 #include <boost/asio/detail/thread_info_base.hpp>
 
+#include "sim/kernel/prng.hpp"
 #include "sim/kernel/sim_executor.hpp"
 
 namespace admit::sim {
@@ -36,7 +37,43 @@ using asio_thread_call_stack =
 // The key under which run() pushes its thread info; only its address matters.
 boost::asio::detail::thread_context recycling_key;
 
+// The innermost tie_perturbation of this thread (explore runs one world per thread).
+thread_local tie_perturbation* current_perturbation = nullptr;
+
+// splitmix64_mix undone: the fingerprint is a hash of sequence numbers, whatever the salt.
+constexpr std::uint64_t inverse_odd(std::uint64_t a) noexcept {
+  std::uint64_t x = a;  // correct to 3 bits for odd a; each Newton step doubles that
+  for (int i = 0; i < 5; ++i) x *= 2 - a * x;
+  return x;
+}
+constexpr std::uint64_t unxorshift(std::uint64_t y, int k) noexcept {
+  std::uint64_t x = y;
+  for (int i = 0; i < 64 / k; ++i) x = y ^ (x >> k);
+  return x;
+}
+constexpr std::uint64_t splitmix64_unmix(std::uint64_t z) noexcept {
+  z = unxorshift(z, 31) * inverse_odd(0x94D049BB133111EB);
+  z = unxorshift(z, 27) * inverse_odd(0xBF58476D1CE4E5B9);
+  return unxorshift(z, 30);
+}
+static_assert(splitmix64_unmix(splitmix64_mix(0)) == 0);
+static_assert(splitmix64_unmix(splitmix64_mix(12345)) == 12345);
+static_assert(splitmix64_unmix(splitmix64_mix(~0ULL)) == ~0ULL);
+
 }  // namespace
+
+tie_perturbation::tie_perturbation(std::uint64_t seed) noexcept : seed_(seed), outer_(current_perturbation) {
+  current_perturbation = this;
+}
+
+tie_perturbation::~tie_perturbation() { current_perturbation = outer_; }
+
+std::uint64_t scheduler::scramble(std::uint64_t seq) const noexcept { return splitmix64_mix(seq ^ tie_salt_); }
+
+void scheduler::note_order(std::uint64_t key) noexcept {
+  const std::uint64_t seq = splitmix64_unmix(key) ^ tie_salt_;
+  order_hash_ = splitmix64_mix(order_hash_ + splitmix64_gamma + seq);
+}
 
 const char* to_string(run_status s) {
   switch (s) {
@@ -48,9 +85,18 @@ const char* to_string(run_status s) {
   return "unknown";
 }
 
-scheduler::scheduler() : heap_(heap_pad) {}
+scheduler::scheduler() : heap_(heap_pad) {
+  if (tie_perturbation* p = current_perturbation) [[unlikely]] {
+    perturbation_ = p;
+    std::uint64_t state = p->seed_ + p->schedulers_++ * splitmix64_gamma;
+    tie_salt_ = splitmix64_next(state) | 1;  // never 0: 0 means "not perturbed"
+  }
+}
 
-scheduler::~scheduler() { shutdown(); }
+scheduler::~scheduler() {
+  shutdown();
+  if (perturbation_ != nullptr) perturbation_->fingerprints_.push_back(order_hash_);
+}
 
 void scheduler::shutdown() noexcept {
   // Destroying pending work destroys suspended coroutine frames, whose
@@ -190,7 +236,7 @@ timer_handle scheduler::schedule_at(vtime_ns when_ns, unique_task t) {
   }
   slot_entry& s = slots_[slot];
   s.fn = std::move(t);
-  s.seq = seq_++;
+  s.seq = next_key();
   s.live = true;
   ++live_timers_;
   heap_push(heap_entry{when_ns, slot});
@@ -243,6 +289,8 @@ void scheduler::run_ready() {
   ready_head_ = (ready_head_ + 1) & (ready_.size() - 1);
   --ready_size_;
   ++events_run_;
+  if (tie_salt_ != 0) [[unlikely]]
+    note_order(e.seq);
   e.fn();
 }
 
@@ -262,6 +310,8 @@ void scheduler::run_timer() {
   --live_timers_;
   release_slot(e.slot);
   ++events_run_;
+  if (tie_salt_ != 0) [[unlikely]]
+    note_order(s.seq);
   fn();
 }
 

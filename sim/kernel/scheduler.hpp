@@ -13,6 +13,16 @@
 // horizon; it never hangs. One scheduler belongs to one thread: parallelism in
 // admitsim is across runs, never inside one.
 //
+// Same-instant order (opt-in). While a tie_perturbation is alive on a thread,
+// every scheduler constructed on that thread orders entries due at one
+// instant by a key drawn from the perturbation's seed instead of by their
+// sequence number: timers at one instant, and a due timer against posted
+// work, run in a seeded order; posted work keeps its FIFO order among itself
+// (as an io_context's queue does). Each such scheduler leaves a fingerprint of
+// the order it ran in, so a search can count the distinct orders it saw
+// (admitsim explore --perturb-ties, docs/explore.md). Without one, the key is
+// the sequence number and nothing changes.
+//
 // Cost (see docs/performance.md). The ready queue is a ring buffer that only
 // grows; the timer heap is a 4-ary min-heap of 16-byte (time, slot) entries
 // whose tasks and sequence numbers live in a slot table, so sifting moves
@@ -77,6 +87,30 @@ struct run_limits {
   vtime_ns horizon_ns = vtime_max;  // events due after this instant are not run
 };
 
+class scheduler;
+
+// Makes the schedulers constructed on this thread, while it lives, run
+// same-instant entries in an order drawn from `seed` (the n-th scheduler from
+// a sub-seed of `seed` and n). Scopes nest; the innermost wins.
+class tie_perturbation {
+ public:
+  explicit tie_perturbation(std::uint64_t seed) noexcept;
+  ~tie_perturbation();
+  tie_perturbation(const tie_perturbation&) = delete;
+  tie_perturbation& operator=(const tie_perturbation&) = delete;
+
+  // One per scheduler destroyed under it, in order: equal fingerprints, the
+  // same order of events (a hash of the sequence numbers in the order run).
+  const std::vector<std::uint64_t>& fingerprints() const noexcept { return fingerprints_; }
+
+ private:
+  friend class scheduler;
+  std::uint64_t seed_;
+  std::uint64_t schedulers_ = 0;
+  std::vector<std::uint64_t> fingerprints_;
+  tie_perturbation* outer_;
+};
+
 class scheduler {
  public:
   scheduler();
@@ -96,7 +130,7 @@ class scheduler {
   void post(unique_task t) {
     if (ready_size_ == ready_.size()) grow_ready();
     ready_entry& e = ready_[(ready_head_ + ready_size_) & (ready_.size() - 1)];
-    e.seq = seq_++;
+    e.seq = next_key();
     e.fn = std::move(t);
     ++ready_size_;
   }
@@ -160,6 +194,17 @@ class scheduler {
   // boundary of a 64-byte-aligned buffer.
   static constexpr std::size_t heap_pad = heap_arity - 1;
 
+  // The tie-break key of the next entry: its sequence number, or under a
+  // tie_perturbation a bijective scramble of it (distinct entries, distinct keys).
+  std::uint64_t next_key() noexcept {
+    const std::uint64_t seq = seq_++;
+    if (tie_salt_ == 0) [[likely]]
+      return seq;
+    return scramble(seq);
+  }
+  std::uint64_t scramble(std::uint64_t seq) const noexcept;
+  void note_order(std::uint64_t key) noexcept;
+
   bool heap_less(const heap_entry& a, const heap_entry& b) const noexcept {
     bool less = a.when < b.when;  // a flag, not a branch: sifting compares random times
     if (a.when == b.when) [[unlikely]]
@@ -199,6 +244,9 @@ class scheduler {
   std::vector<heap_entry, detail::cache_line_allocator<heap_entry>> heap_;
   std::vector<slot_entry> slots_;
   std::vector<std::uint32_t> free_slots_;  // capacity >= slots_.size(): push_back never allocates
+  std::uint64_t tie_salt_ = 0;                // 0: keys are sequence numbers (the default)
+  std::uint64_t order_hash_ = 0;              // under a tie_perturbation: the order run so far
+  tie_perturbation* perturbation_ = nullptr;  // where the fingerprint goes
 };
 
 }  // namespace admit::sim
