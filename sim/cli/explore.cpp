@@ -20,6 +20,7 @@
 #include "sim/explore/swarm.hpp"
 #include "sim/scenario/duration.hpp"
 #include "sim/scenario/loader.hpp"
+#include "sim/world/fault_draw.hpp"
 #include "sim/world/world.hpp"
 
 namespace admit::cli {
@@ -187,6 +188,12 @@ explore_verb::explore_verb(CLI::App& app) {
   sub_->add_flag("--no-shrink", no_shrink_, "Report findings without shrinking them");
   sub_->add_option("--shrink-max", shrink_max_, "Shrink at most this many kinds of finding (default 4)");
   sub_->add_option("--shrink-runs", shrink_runs_, "Runs one shrink may use (default 5000)");
+  auto* perturb = sub_->add_flag("--perturb-ties", perturb_ties_,
+                                 "Each seed also draws the order of events due at one instant");
+  auto* ties_only = sub_->add_flag("--ties-only", ties_only_,
+                                   "Run the scenario as admitsim run does (its own seed); seeds vary only the order of "
+                                   "events due at one instant");
+  perturb->excludes(ties_only);
 }
 
 int explore_verb::run() const {
@@ -211,6 +218,9 @@ int explore_verb::run() const {
       opt.seeds.count = seeds_.value_or(default_seeds);
     }
     opt.jobs = jobs_ != 0 ? jobs_ : std::max(1u, std::thread::hardware_concurrency());
+    opt.mode.perturb_ties = perturb_ties_;
+    opt.mode.ties_only = ties_only_;
+    const std::string mode_flag = ties_only_ ? " --ties-only" : perturb_ties_ ? " --perturb-ties" : "";
     const bool tty = isatty(STDERR_FILENO) == 1 && !quiet_;
     if (tty) opt.on_progress = print_progress;
 
@@ -246,23 +256,36 @@ int explore_verb::run() const {
     std::vector<std::string> lines;
     for (std::size_t i = 0; i < order.size() && !no_shrink_ && i < shrink_max_; ++i) {
       const finding_kind& k = order[i];
-      explore::explored_scenario e = explore::explore_seed(base, k.first_seed);
-      e.sc.description = "Explored by admitsim explore from " + file_ + " with seed " + std::to_string(k.first_seed) +
-                         " (" + explore::swarm_summary(e.swarm) + "; " + std::to_string(e.faults_drawn) +
-                         " faults drawn). " + base.description;
+      explore::explored_scenario e;
+      std::uint64_t run_seed = k.first_seed;
+      if (ties_only_) {
+        // The scenario's own run, its rates drawn with its own seed.
+        e.sc = world::with_drawn_faults(base, base.seed);
+        run_seed = base.seed;
+        e.sc.description = "The run of " + file_ + " with its own seed, whose rates drew " +
+                           std::to_string(e.sc.faults.schedule.size() - base.faults.schedule.size()) + " faults. " +
+                           base.description;
+      } else {
+        e = explore::explore_seed(base, k.first_seed);
+        e.sc.description = "Explored by admitsim explore from " + file_ + " with seed " + std::to_string(k.first_seed) +
+                           " (" + explore::swarm_summary(e.swarm) + "; " + std::to_string(e.faults_drawn) +
+                           " faults drawn). " + base.description;
+      }
       const std::string explored_path = (fs::path(dir) / (seed_name(base.name, k.first_seed, "") + ".scenario.json")).string();
       const std::string explored_report = (fs::path(dir) / (seed_name(base.name, k.first_seed, "") + ".report.json")).string();
       write_scenario_and_report(e.sc, explored_path, explored_report);
 
       explore::shrink_limits limits;
       limits.max_runs = shrink_runs_;
-      explore::shrink_result s = explore::shrink(e.sc, k.first_seed, explore::shrink_target{k.variant, k.invariant}, limits);
+      // Shrinking runs events in their default order: a finding that needs the perturbed order does not start.
+      explore::shrink_result s = explore::shrink(e.sc, run_seed, explore::shrink_target{k.variant, k.invariant}, limits);
       // One finding per (seed, variant): a lease scenario's variants get a file each.
       s.minimal.name = seed_name(base.name, k.first_seed, (k.variant.empty() ? "" : "-" + k.variant) + "-min");
       const std::string min_path = (fs::path(dir) / (s.minimal.name + ".json")).string();
       const std::string min_report = (fs::path(dir) / (s.minimal.name + ".report.json")).string();
       if (s.started) write_scenario_and_report(s.minimal, min_path, min_report);
-      if (!s.reproduced) shrink_failed = true;
+      const bool needs_order = !s.started && (perturb_ties_ || ties_only_);
+      if (!s.reproduced && !needs_order) shrink_failed = true;
 
       json sj;
       sj["seed"] = k.first_seed;
@@ -274,6 +297,9 @@ int explore_verb::run() const {
       sj["minimal_scenario"] = s.started ? json(min_path) : json(nullptr);
       sj["minimal_report"] = s.started ? json(min_report) : json(nullptr);
       sj["reproduced"] = s.reproduced;
+      sj["needs_perturbed_order"] = needs_order;
+      sj["replay"] = "admitsim explore " + file_ + mode_flag + " --first-seed " + std::to_string(k.first_seed) +
+                     " --seeds 1";
       auto sizes = [](auto before, auto after) {
         json j;
         j["before"] = before;
@@ -289,6 +315,12 @@ int explore_verb::run() const {
       sj["violation_at_ns"] = s.violation_at_ns;
       sj["detail"] = s.detail;
       shrunk.push_back(std::move(sj));
+      if (needs_order) {
+        lines.push_back("  seed " + std::to_string(k.first_seed) + label(k.variant) + " " + k.invariant +
+                        ": breaks only in the perturbed same-instant order, not shrunk; replay: admitsim explore " +
+                        file_ + mode_flag + " --first-seed " + std::to_string(k.first_seed) + " --seeds 1");
+        continue;
+      }
       lines.push_back("  shrunk seed " + std::to_string(k.first_seed) + label(k.variant) + " " + k.invariant + ": faults " +
                       std::to_string(s.faults_before) + " -> " + std::to_string(s.faults_after) + ", requests " +
                       std::to_string(s.requests_before) + " -> " + std::to_string(s.requests_after) + ", workers " +
@@ -321,6 +353,7 @@ int explore_verb::run() const {
     sj["ran"] = sum.seeds.size();
     sj["last"] = sum.seeds.empty() ? json(nullptr) : json(sum.seeds.back().seed);
     out["seeds"] = std::move(sj);
+    out["mode"] = ties_only_ ? "ties_only" : perturb_ties_ ? "perturb_ties" : "swarm";
     if (base.faults.rates) {
       explore::explored_scenario bounds;
       bounds.swarm.bounded = base.faults.rates->any();
@@ -337,6 +370,11 @@ int explore_verb::run() const {
     totals["seeds_with_violation"] = sum.with_violation;
     totals["seeds_with_counterexample"] = sum.counterexamples;
     totals["errors"] = sum.errors;
+    if (perturb_ties_ || ties_only_) {
+      json orders = json::object();
+      for (const auto& [variant, n] : sum.distinct_orderings) orders[variant.empty() ? "fifo" : variant] = n;
+      totals["distinct_orderings"] = std::move(orders);
+    }
     json by_kind = json::array();
     for (const auto& k : order) {
       json kj;
@@ -396,6 +434,10 @@ int explore_verb::run() const {
                    static_cast<unsigned long long>(sum.with_violation),
                    static_cast<unsigned long long>(sum.counterexamples), static_cast<unsigned long long>(sum.errors),
                    summary_path.c_str());
+      for (const auto& [variant, n] : sum.distinct_orderings)
+        std::fprintf(stderr, "  %s%s: %llu distinct same-instant orders in %zu seeds\n",
+                     variant.empty() ? "runs" : "runs of ", variant.c_str(), static_cast<unsigned long long>(n),
+                     sum.seeds.size());
       if (sum.first_violation_wall_s)
         std::fprintf(stderr, "  first violation found after %.3fs of wall time\n", *sum.first_violation_wall_s);
       for (const auto& k : order) {
@@ -412,8 +454,8 @@ int explore_verb::run() const {
       }
       for (const auto& o : sum.seeds)
         if (o.error)
-          std::fprintf(stderr, "  ERROR seed %llu: %s (replay: admitsim explore %s --first-seed %llu --seeds 1)\n",
-                       static_cast<unsigned long long>(o.seed), o.error->c_str(), file_.c_str(),
+          std::fprintf(stderr, "  ERROR seed %llu: %s (replay: admitsim explore %s%s --first-seed %llu --seeds 1)\n",
+                       static_cast<unsigned long long>(o.seed), o.error->c_str(), file_.c_str(), mode_flag.c_str(),
                        static_cast<unsigned long long>(o.seed));
       for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
       for (const auto& w : why) std::fprintf(stderr, "  not as expected: %s\n", w.c_str());

@@ -2,7 +2,7 @@
 //
 //   admitsim explore FILE [--seeds N | --time 60s] [--first-seed S] [--jobs N]
 //                         [--shard I/N] [--out DIR] [--quiet] [--no-shrink]
-//                         [--shrink-max K] [--shrink-runs R]
+//                         [--shrink-max K] [--shrink-runs R] [--perturb-ties | --ties-only]
 //
 // Runs the scenario under many seeds (each seed drawing its own fault rates
 // inside the scenario's `faults.rates` bounds and its own schedule from
@@ -40,6 +40,8 @@ class explore_verb {
   std::string out_dir_ = "out/explore";
   bool quiet_ = false;
   bool no_shrink_ = false;
+  bool perturb_ties_ = false;
+  bool ties_only_ = false;
   std::size_t shrink_max_ = 4;
   std::size_t shrink_runs_ = 5'000;
 };

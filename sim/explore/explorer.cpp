@@ -4,10 +4,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "gate/admit_assert.hpp"
 #include "reports/report.hpp"
+#include "sim/kernel/prng.hpp"
+#include "sim/kernel/scheduler.hpp"
 #include "sim/world/world.hpp"
 
 namespace admit::explore {
@@ -49,16 +52,28 @@ std::pair<std::string, std::vector<std::string>> expectation_for(const scenario:
   return {sc.expect.verdict, sc.expect.violated};
 }
 
-seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed) {
+std::uint64_t tie_seed(std::uint64_t seed) { return sim::substream(seed, "explore/ties").next_u64(); }
+
+seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, const explore_mode& mode) {
   seed_outcome out;
   out.seed = seed;
-  explored_scenario e = explore_seed(base, seed);
+  // ties_only: the scenario's own run (its seed, its rates drawn with it); only the order varies.
+  explored_scenario e;
+  if (mode.ties_only) {
+    e.sc = base;
+    e.faults_from_file = base.faults.schedule.size();
+  } else {
+    e = explore_seed(base, seed);
+  }
   out.swarm = e.swarm;
   out.faults_from_file = e.faults_from_file;
   out.faults_drawn = e.faults_drawn;
   std::vector<world::run_record> recs;
   try {
-    recs = world::run_all(e.sc, seed);
+    std::optional<sim::tie_perturbation> ties;
+    if (mode.perturb_ties || mode.ties_only) ties.emplace(tie_seed(seed));
+    recs = world::run_all(e.sc, mode.ties_only ? base.seed : seed);
+    if (ties) out.orderings = ties->fingerprints();
   } catch (const std::exception& ex) {
     out.error = ex.what();
     return out;
@@ -113,7 +128,7 @@ explore_summary run_explore(const scenario::scenario& base, const explore_option
         const std::uint64_t k = next.fetch_add(1);
         const std::optional<std::uint64_t> seed = options.seeds.at(k);
         if (!seed) break;
-        seed_outcome o = explore_one(base, *seed);
+        seed_outcome o = explore_one(base, *seed, options.mode);
         if (o.any_violation() || o.error) {
           ++with_violation;
           std::lock_guard<std::mutex> lock(m);
@@ -160,12 +175,16 @@ explore_summary run_explore(const scenario::scenario& base, const explore_option
   for (auto& v : per_thread)
     for (auto& o : v) s.seeds.push_back(std::move(o));
   std::sort(s.seeds.begin(), s.seeds.end(), [](const seed_outcome& a, const seed_outcome& b) { return a.seed < b.seed; });
+  std::map<std::string, std::set<std::uint64_t>> orders;
   for (const auto& o : s.seeds) {
+    for (std::size_t i = 0; i < o.orderings.size() && i < o.runs.size(); ++i)
+      orders[o.runs[i].variant].insert(o.orderings[i]);
     s.runs += o.runs.size();
     if (o.any_violation() || o.error) ++s.with_violation;
     if (o.any_counterexample()) ++s.counterexamples;
     if (o.error) ++s.errors;
   }
+  for (const auto& [variant, fingerprints] : orders) s.distinct_orderings[variant] = fingerprints.size();
   s.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
   s.first_violation_wall_s = first_violation_s;
   return s;

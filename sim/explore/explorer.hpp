@@ -16,11 +16,16 @@
 //   expected        every invariant that broke is one the expectation names
 //                   (or it names none);
 //   error           the run threw (an internal assertion): always reported.
+//
+// With explore_mode::perturb_ties each seed also draws the order in which
+// events due at one instant run (sim::tie_perturbation), and the summary
+// counts the distinct orders the runs took.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,8 +69,18 @@ struct run_outcome {
   std::uint64_t events = 0;
 };
 
+// How a seed varies what it runs.
+struct explore_mode {
+  // Same-instant events run in an order drawn from the seed (sim::tie_perturbation).
+  bool perturb_ties = false;
+  // Only the same-instant order varies: every seed runs the scenario as `admitsim run` does with
+  // the scenario's own seed (its rates drawn with that seed); implies perturb_ties.
+  bool ties_only = false;
+};
+
 struct seed_outcome {
   std::uint64_t seed = 0;
+  std::vector<std::uint64_t> orderings;  // with perturbed ties: one fingerprint per run, in run order
   swarm_config swarm;
   std::size_t faults_from_file = 0;
   std::size_t faults_drawn = 0;
@@ -86,6 +101,7 @@ struct explore_progress {
 
 struct explore_options {
   seed_range seeds;
+  explore_mode mode;
   std::optional<std::chrono::nanoseconds> time_budget;  // wall clock; stops taking new seeds after it
   unsigned jobs = 1;
   // Called on the calling thread about every `progress_every` while seeds run.
@@ -99,13 +115,18 @@ struct explore_summary {
   std::uint64_t with_violation = 0;
   std::uint64_t counterexamples = 0;  // seeds with at least one
   std::uint64_t errors = 0;
+  // With perturbed ties: how many distinct same-instant orders the runs of each variant took.
+  std::map<std::string, std::uint64_t> distinct_orderings;
   // Wall clock (for the CLI's summary line only; never in a report).
   double wall_s = 0;
   std::optional<double> first_violation_wall_s;
 };
 
 // One seed, on the calling thread.
-seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed);
+seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, const explore_mode& mode = {});
+
+// The seed of the same-instant order of explore seed `seed` (explore_mode::perturb_ties).
+std::uint64_t tie_seed(std::uint64_t seed);
 
 // Every seed of the range, on `jobs` threads.
 explore_summary run_explore(const scenario::scenario& base, const explore_options& options);
