@@ -263,7 +263,7 @@ std::string signed_duration_text(sim::vtime_ns ns) {
   return (ns < 0 ? "-" : "+") + duration_text(magnitude);
 }
 
-nlohmann::ordered_json scenario_to_json(const scenario::scenario& sc) {
+nlohmann::ordered_json scenario_to_json(const admit::scenario::scenario& sc) {
   json j;
   j["name"] = sc.name;
   if (!sc.description.empty()) j["description"] = sc.description;
@@ -334,6 +334,6 @@ nlohmann::ordered_json scenario_to_json(const scenario::scenario& sc) {
   return j;
 }
 
-std::string render_scenario(const scenario::scenario& sc) { return scenario_to_json(sc).dump(2) + "\n"; }
+std::string render_scenario(const admit::scenario::scenario& sc) { return scenario_to_json(sc).dump(2) + "\n"; }
 
 }  // namespace admit::explore
