@@ -114,7 +114,7 @@ json break_json(const explore::invariant_break& b) {
   return j;
 }
 
-json seed_json(const scenario::scenario& base, const explore::seed_outcome& o) {
+json seed_json(const explore::seed_outcome& o) {
   json j;
   j["seed"] = o.seed;
   explore::explored_scenario e;
@@ -122,7 +122,6 @@ json seed_json(const scenario::scenario& base, const explore::seed_outcome& o) {
   e.faults_from_file = o.faults_from_file;
   e.faults_drawn = o.faults_drawn;
   j["swarm"] = explore::swarm_json(e);
-  (void)base;
   if (o.error) j["error"] = *o.error;
   json runs = json::array();
   for (const auto& r : o.runs) {
@@ -154,12 +153,16 @@ struct finding_kind {
 
 std::string label(const std::string& variant) { return variant.empty() ? std::string() : "[" + variant + "]"; }
 
-void print_progress(const explore::explore_progress& p) {
+// `budget_s`: the --time budget, when the search has one instead of a seed count.
+void print_progress(const explore::explore_progress& p, std::optional<double> budget_s) {
   const double rate = p.elapsed_s > 0 ? static_cast<double>(p.done) / p.elapsed_s : 0;
   std::string eta = "?";
+  char buf[32];
   if (p.total && rate > 0) {
-    char buf[32];
     std::snprintf(buf, sizeof buf, "%.0fs", static_cast<double>(*p.total - std::min(*p.total, p.done)) / rate);
+    eta = buf;
+  } else if (budget_s) {
+    std::snprintf(buf, sizeof buf, "%.0fs", std::max(0.0, *budget_s - p.elapsed_s));
     eta = buf;
   }
   std::fprintf(stderr, "\r\033[Kexplore: %llu%s seeds, %.0f seeds/s, %llu with violations (%llu counterexamples), ETA %s",
@@ -222,7 +225,11 @@ int explore_verb::run() const {
     opt.mode.ties_only = ties_only_;
     const std::string mode_flag = ties_only_ ? " --ties-only" : perturb_ties_ ? " --perturb-ties" : "";
     const bool tty = isatty(STDERR_FILENO) == 1 && !quiet_;
-    if (tty) opt.on_progress = print_progress;
+    if (tty) {
+      std::optional<double> budget_s;
+      if (opt.time_budget) budget_s = std::chrono::duration<double>(*opt.time_budget).count();
+      opt.on_progress = [budget_s](const explore::explore_progress& p) { print_progress(p, budget_s); };
+    }
 
     const explore::explore_summary sum = explore::run_explore(base, opt);
     if (tty) std::fprintf(stderr, "\r\033[K");
@@ -407,7 +414,7 @@ int explore_verb::run() const {
         continue;
       }
       ++listed;
-      findings.push_back(seed_json(base, o));
+      findings.push_back(seed_json(o));
     }
     out["findings"] = std::move(findings);
     out["findings_omitted"] = omitted;

@@ -260,7 +260,9 @@ std::string duration_text(sim::vtime_ns ns) {
 std::string signed_duration_text(sim::vtime_ns ns) {
   if (ns == 0) return "0ms";
   const sim::vtime_ns magnitude = ns < 0 ? -ns : ns;
-  return (ns < 0 ? "-" : "+") + duration_text(magnitude);
+  std::string out(1, ns < 0 ? '-' : '+');  // appended, not `"-" + text`: GCC 12 warns falsely (-Wrestrict) on that
+  out += duration_text(magnitude);
+  return out;
 }
 
 nlohmann::ordered_json scenario_to_json(const admit::scenario::scenario& sc) {
