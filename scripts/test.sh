@@ -1,15 +1,104 @@
 #!/usr/bin/env bash
-# Sets up, builds, and runs every test: the unit tests, the property tests
-# with their long budget (pinned seed), and the tests against a real
-# redis-server that this script starts on loopback.
+# Sets up, builds, and runs every test; what CI (.ci/run) runs. In order:
+#  1. Release (build/): the unit tests, the property tests with their long
+#     budget (pinned seed), and the tests against a real redis-server that
+#     tests/integration/run_with_redis.sh starts on loopback, two at a time;
+#  2. the sanitizer build (preset asan: g++ Debug, ASan + UBSan, build-asan/):
+#     the same suite but the long property budgets, halting on the first report;
+#  3. clang++ Release with libstdc++ (preset clang-release, admitsim only);
+#  4. determinism across builds: the catalogue's reports must be the same
+#     bytes from Release, Debug (the asan tree) and clang
+#     (tests/determinism/cross_build.sh; ctest has already replayed every
+#     report and example in the first two trees);
+#  5. fuzzing (preset fuzz): each libFuzzer target for a fixed time, both at
+#     once (docs/fuzzing.md).
+# Stages 3 and 5 need clang++ (scripts/setup.sh installs it). Environment:
+#   ADMITSIM_FUZZ_SECONDS  time per fuzz target (default 60; 0 skips stage 5)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/build.sh"
 cd "$root"
-ctest --test-dir build --output-on-failure -j2 -LE "redis|property-long"
-if ctest --test-dir build -N -L property-long | grep -q "Total Tests: [1-9]"; then
-  ctest --test-dir build --output-on-failure -L property-long
+fuzz_seconds="${ADMITSIM_FUZZ_SECONDS:-60}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+t0=$SECONDS
+times_file="$(mktemp "${TMPDIR:-/tmp}/admitsim-test-times.XXXXXX")"
+trap 'rm -f "$times_file"' EXIT
+stage() {  # with the CPU time of every child so far (user, system), to keep CI time in view
+  times >"$times_file"  # in this shell: a command substitution would count a subshell's children
+  echo "=== test.sh [$((SECONDS - t0))s wall; cpu $(tail -1 "$times_file")] $*" >&2
+}
+
+# ctest_all BUILD_DIR [CTEST_ARGS...]: the tests of a build tree, two at a
+# time. With tests labelled `redis`, all of them run inside
+# tests/integration/run_with_redis.sh, which starts a private redis-server
+# on loopback, so that the slow agreement test overlaps the others.
+ctest_all() {
+  local dir="$1"
+  shift
+  local cmd=(ctest --test-dir "$dir" --output-on-failure -j2 "$@")
+  if ctest --test-dir "$dir" -N -L redis "$@" | grep -q "Total Tests: [1-9]"; then
+    tests/integration/run_with_redis.sh "${cmd[@]}"
+  else
+    "${cmd[@]}"
+  fi
+}
+
+stage "1/5 Release build and tests (build/)"
+scripts/build.sh
+ctest_all build
+
+stage "2/5 sanitizer build and tests (build-asan/, ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS)"
+scripts/build.sh --preset asan
+ctest_all build-asan -LE property-long
+
+builds=(release=build debug-asan=build-asan)
+have_clang=0
+if command -v clang++ >/dev/null 2>&1; then
+  have_clang=1
+  stage "3/5 clang++ Release build of admitsim (build-clang/)"
+  scripts/build.sh --preset clang-release
+  builds+=(clang-release=build-clang)
+else
+  stage "3/5 skipped: no clang++"
 fi
-if ctest --test-dir build -N -L redis | grep -q "Total Tests: [1-9]"; then
-  tests/integration/run_with_redis.sh ctest --test-dir build --output-on-failure -L redis
+
+stage "4/5 determinism across builds: ${builds[*]}"
+tests/determinism/cross_build.sh --no-replay "${builds[@]}"
+
+if ((have_clang == 0 || fuzz_seconds == 0)); then
+  stage "5/5 fuzzing skipped (clang++ missing or ADMITSIM_FUZZ_SECONDS=0)"
+  stage "all green"
+  exit 0
 fi
+stage "5/5 fuzzing: build (build-fuzz/), then each target for ${fuzz_seconds}s"
+scripts/build.sh --preset fuzz
+pids=()
+targets=(fuzz_scenario_loader fuzz_short_run)
+for t in "${targets[@]}"; do
+  corpus="build-fuzz/corpus/$t"
+  artifacts="build-fuzz/artifacts/$t"
+  mkdir -p "$artifacts"
+  fuzz/seed_corpus.sh "$t" "$corpus"
+  "build-fuzz/fuzz/$t" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+    -dict=fuzz/scenario.dict -artifact_prefix="$artifacts/" -print_final_stats=1 \
+    "$corpus" >"build-fuzz/$t.log" 2>&1 &
+  pids+=($!)
+done
+fuzz_failed=0
+for i in "${!targets[@]}"; do
+  t="${targets[$i]}"
+  rc=0
+  wait "${pids[$i]}" || rc=$?
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "build-fuzz/$t.log" | tail -1)"
+  corpus_size="$(find "build-fuzz/corpus/$t" -type f | wc -l)"
+  if ((rc != 0)); then
+    fuzz_failed=1
+    echo "fuzz: $t FAILED (exit $rc) after ${runs:-?} executions; the log's end:" >&2
+    tail -40 "build-fuzz/$t.log" >&2
+    echo "fuzz: the input is in build-fuzz/artifacts/$t/; docs/fuzzing.md says how it becomes a regression test" >&2
+  else
+    echo "fuzz: $t: ${runs:-?} executions in ${fuzz_seconds}s, corpus $corpus_size inputs, no finding" >&2
+  fi
+done
+((fuzz_failed == 0))
+stage "all green"
