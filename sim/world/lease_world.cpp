@@ -95,6 +95,7 @@ struct worker_state {
   std::size_t index = 0;
   std::uint64_t generation = 0;
   bool alive = true;
+  bool started = false;  // this generation's worker loop has run its first step
   vtime_ns paused_until = 0;
   scenario::clock_spec clock;
   vtime_ns step_ns = 0;
@@ -420,6 +421,7 @@ class lease_world {
 
   void spawn_worker(worker_state& w) {
     w.kill = std::make_unique<asio::cancellation_signal>();
+    w.started = false;
     const std::uint64_t gen = w.generation;
     asio::co_spawn(sched_.get_executor(), worker_loop(w.index, gen),
                    asio::bind_cancellation_slot(w.kill->slot(), [this](std::exception_ptr e) {
@@ -444,6 +446,7 @@ class lease_world {
 
   sim::awaitable<void> worker_loop(std::size_t wi, std::uint64_t gen) {
     worker_state& w = *workers_[wi];
+    w.started = true;
     for (;;) {
       co_await checkpoint(wi, gen);
       if (queue_.empty()) {
@@ -680,7 +683,10 @@ class lease_world {
         if (w.holding) hit(lp_crash_while_holding);
         drop_holding(w);  // its permit stays in Redis until the lease expires
         w.idle = false;
-        w.kill->emit(asio::cancellation_type::terminal);
+        // A loop that has not run yet stops at its first checkpoint; a
+        // coroutine cancelled before it first runs would end in an exception
+        // outside its body.
+        if (w.started) w.kill->emit(asio::cancellation_type::terminal);
         w.wake->cancel();
         if (f.duration_ns) {
           worker_state* wp = &w;

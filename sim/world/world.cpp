@@ -5,6 +5,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <deque>
 #include <memory>
 #include <set>
@@ -93,7 +94,9 @@ struct request_state {
   vtime_ns service_ns = 0;
   request_outcome out;
   asio::cancellation_signal cancel;
-  bool keep = false;  // a case refers to it: keep its outcome
+  bool started = false;           // its handler has run its first step
+  bool cancel_requested = false;  // it was cancelled (whether or not the handler had started)
+  bool keep = false;              // a case refers to it: keep its outcome
 };
 
 class world {
@@ -385,7 +388,11 @@ class world {
       sched_.schedule_at(*r->a.cancel_at_ns, [this, r] {
         if (r->out.responded) return;
         push_trace(nullptr, "cancel", 0, 0, r->number);
-        r->cancel.emit(asio::cancellation_type::terminal);
+        r->cancel_requested = true;
+        // Before its first step a handler has nothing to cancel: it sees the
+        // flag when it starts. (A coroutine cancelled before it first runs
+        // would end in an exception outside its body.)
+        if (r->started) r->cancel.emit(asio::cancellation_type::terminal);
       });
     }
     asio::co_spawn(sched_.get_executor(), handle(r),
@@ -396,12 +403,25 @@ class world {
 
   // The server-side handler of one request.
   sim::awaitable<void> handle(std::shared_ptr<request_state> r) {
+    // A cancellation reaches this handler as an error code of the operation
+    // it is waiting on, never as an exception thrown at its next co_await.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    r->started = true;
+    if (r->cancel_requested) {  // cancelled before the handler ran: nothing was acquired
+      respond(*r, 499, "cancelled");
+      co_return;
+    }
     gate_slot& g = *r->gate;
     auto [ec, lease] = co_await g.gate.async_acquire(asio::as_tuple(sim::use_awaitable));
     if (ec) {
       if (ec == gate::gate_errc::queue_full) respond(*r, 429, "queue_full");
       else if (ec == gate::gate_errc::wait_timeout) respond(*r, 503, "wait_timeout");
       else respond(*r, 499, "cancelled");
+      co_return;
+    }
+    if (r->cancel_requested) {  // granted, then cancelled before the handler resumed: no work starts
+      lease.reset();
+      respond(*r, 499, "cancelled");
       co_return;
     }
     const vtime_ns granted_at = sched_.now_ns();

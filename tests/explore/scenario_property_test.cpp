@@ -63,9 +63,8 @@ scenario::scenario fifo_scenario(fifo::mutation mut) {
     r.gate = sc.gates[r.gate_index].name;
     r.at_ns = grid_ms(0, 60);
     if (*rc::gen::inRange(0, 3) != 0) r.service_ns = grid_ms(1, 30);
-    // Not at the arrival instant itself: a cancellation emitted before the handler's coroutine first runs
-    // escapes world::run_all as an exception (see docs/explore.md, "Limits").
-    if (*rc::gen::inRange(0, 4) == 0) r.cancel_at_ns = r.at_ns + grid_ms(1, 30);
+    // From the arrival instant itself (before the handler first runs) on.
+    if (*rc::gen::inRange(0, 4) == 0) r.cancel_at_ns = r.at_ns + grid_ms(0, 30);
     if (*rc::gen::inRange(0, 5) == 0) r.client_timeout_ns = grid_ms(1, 30);
     if (*rc::gen::inRange(0, 10) == 0) r.fail = scenario::failure::constructor;
     sc.requests.push_back(r);
@@ -123,8 +122,8 @@ scenario::scenario lease_scenario(scenario::world_mutation mut) {
   const int faults = *rc::gen::inRange(0, 7);
   for (int i = 0; i < faults; ++i) {
     scenario::fault_spec f;
-    // Not at 0: a crash before the worker's coroutine first runs escapes world::run_all as an exception.
-    f.at_ns = *rc::gen::inRange(1, 201) * 100 * ms;
+    // From 0 on: a crash at 0 lands before the worker's loop first runs.
+    f.at_ns = *rc::gen::inRange(0, 201) * 100 * ms;
     f.kind = *rc::gen::element(scenario::fault_kind::crash, scenario::fault_kind::clock_step);
     f.target = scenario::node_ref{scenario::node_ref::kind::worker, *rc::gen::inRange<std::int64_t>(0, sc.fleet.workers)};
     if (f.kind == scenario::fault_kind::crash) {

@@ -76,6 +76,26 @@ TEST_CASE("a crashed holder's permit comes back after one lease", "[world][lease
   CHECK(r.metrics.wait_ns.max() <= 5'300'000'000);
 }
 
+TEST_CASE("a worker that crashes before its loop first runs handles nothing until it restarts", "[world][lease]") {
+  // Goal: a crash at time 0 (before the worker's coroutine has taken a step) is an ordinary crash, not an
+  // error of the run. Method: worker 0 crashes at 0 for 3 s, worker 1 for good; the two items arrive at 0
+  // and wait in the queue until worker 0 is back, then run one after the other.
+  const std::string text = R"({"name": "crash0", "seed": 3,
+    "gate": {"kind": "lease", "limit": 1, "lease": "15s", "acquire_timeout": "60s"},
+    "fleet": {"workers": 2},
+    "service": {"portal_cap": 1, "service_time": "1s", "client_timeout": "20s"},
+    "workload": {"requests": [{"id": "a", "at": "0ms"}, {"id": "b", "at": "0ms"}]},
+    "faults": {"schedule": [{"at": "0s", "kind": "crash", "target": "worker:0", "duration": "3s"},
+                            {"at": "0s", "kind": "crash", "target": "worker:1"}]}})";
+  const auto sc = admit::scenario::load_scenario_text(text);
+  const auto runs = admit::world::run_all(sc, 3);
+  REQUIRE(runs.size() == 1);
+  const auto& r = runs[0];
+  CHECK_FALSE(r.any_violation());
+  CHECK(r.metrics.completed == 2);
+  CHECK(r.metrics.wait_ns.max() >= 4'000'000'000);  // from 3 s on, one after the other: the second waited to 4 s
+}
+
 TEST_CASE("workers fail closed while Redis is unreachable", "[world][lease]") {
   // Goal: no request reaches the portal without a confirmed permit. Method: Redis is cut off for the whole
   // run; every item must be deferred and the portal must see nothing.

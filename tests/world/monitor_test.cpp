@@ -125,3 +125,19 @@ TEST_CASE("cancelling a handler mid-work holds the lease until the work ends", "
   CHECK(r.rec.outcomes.at("a").responded_ns == 100'000'000);
   CHECK(r.rec.outcomes.at("b").responded_ns == 200'000'000);
 }
+
+TEST_CASE("a handler cancelled before its first step answers 499 and takes no slot", "[world][cancel]") {
+  // Goal: a cancellation at the arrival instant (it lands before the handler's coroutine first runs) is a
+  // 499 with nothing acquired, not an error of the run. Method: a is cancelled at its arrival; b, arriving
+  // at the same instant after it, must be admitted at once and run from 0 to 100 ms.
+  const auto r = admit::test::run_text(
+      gate_scenario(R"({"kind": "fifo", "max_active": 1, "max_waiting": 1, "wait_deadline": "1s"})",
+                    R"({"id": "a", "at": "0ms", "cancel_at": "0ms"}, {"id": "b", "at": "0ms"})"),
+      1);
+  CHECK_FALSE(r.rec.any_violation());
+  CHECK(r.rec.outcomes.at("a").status == "cancelled");
+  CHECK(r.rec.outcomes.at("a").http_status == 499);
+  CHECK(r.rec.outcomes.at("a").responded_ns == 0);
+  CHECK(r.rec.outcomes.at("b").status == "completed");
+  CHECK(r.rec.outcomes.at("b").responded_ns == 100'000'000);
+}
