@@ -37,8 +37,9 @@ using asio_thread_call_stack =
 // The key under which run() pushes its thread info; only its address matters.
 boost::asio::detail::thread_context recycling_key;
 
-// The innermost tie_perturbation of this thread (explore runs one world per thread).
+// The innermost tie_perturbation and tie_chooser of this thread (explore runs one world per thread).
 thread_local tie_perturbation* current_perturbation = nullptr;
+thread_local tie_chooser* current_chooser = nullptr;
 
 // splitmix64_mix undone: the fingerprint is a hash of sequence numbers, whatever the salt.
 constexpr std::uint64_t inverse_odd(std::uint64_t a) noexcept {
@@ -68,10 +69,16 @@ tie_perturbation::tie_perturbation(std::uint64_t seed) noexcept : seed_(seed), o
 
 tie_perturbation::~tie_perturbation() { current_perturbation = outer_; }
 
+tie_choice_scope::tie_choice_scope(tie_chooser& chooser) noexcept : outer_(current_chooser) {
+  current_chooser = &chooser;
+}
+
+tie_choice_scope::~tie_choice_scope() { current_chooser = outer_; }
+
 std::uint64_t scheduler::scramble(std::uint64_t seq) const noexcept { return splitmix64_mix(seq ^ tie_salt_); }
 
 void scheduler::note_order(std::uint64_t key) noexcept {
-  const std::uint64_t seq = splitmix64_unmix(key) ^ tie_salt_;
+  const std::uint64_t seq = tie_salt_ == 0 ? key : splitmix64_unmix(key) ^ tie_salt_;
   order_hash_ = splitmix64_mix(order_hash_ + splitmix64_gamma + seq);
 }
 
@@ -86,7 +93,11 @@ const char* to_string(run_status s) {
 }
 
 scheduler::scheduler() : heap_(heap_pad) {
-  if (tie_perturbation* p = current_perturbation) [[unlikely]] {
+  if (tie_chooser* c = current_chooser) [[unlikely]] {
+    chooser_ = c;  // keys stay sequence numbers: the chooser decides every tie
+    track_order_ = true;
+  } else if (tie_perturbation* p = current_perturbation) [[unlikely]] {
+    track_order_ = true;
     perturbation_ = p;
     std::uint64_t state = p->seed_ + p->schedulers_++ * splitmix64_gamma;
     tie_salt_ = splitmix64_next(state) | 1;  // never 0: 0 means "not perturbed"
@@ -96,6 +107,7 @@ scheduler::scheduler() : heap_(heap_pad) {
 scheduler::~scheduler() {
   shutdown();
   if (perturbation_ != nullptr) perturbation_->fingerprints_.push_back(order_hash_);
+  if (chooser_ != nullptr) chooser_->finished(order_hash_);
 }
 
 void scheduler::shutdown() noexcept {
@@ -289,7 +301,7 @@ void scheduler::run_ready() {
   ready_head_ = (ready_head_ + 1) & (ready_.size() - 1);
   --ready_size_;
   ++events_run_;
-  if (tie_salt_ != 0) [[unlikely]]
+  if (track_order_) [[unlikely]]
     note_order(e.seq);
   e.fn();
 }
@@ -310,8 +322,60 @@ void scheduler::run_timer() {
   --live_timers_;
   release_slot(e.slot);
   ++events_run_;
-  if (tie_salt_ != 0) [[unlikely]]
+  if (track_order_) [[unlikely]]
     note_order(s.seq);
+  fn();
+}
+
+// The candidates: the oldest posted entry, and every live timer due at the
+// instant of the next event. Entries due at one instant t form a subtree at
+// the top of the heap (a parent is never later than its children), so the
+// walk visits only them and their children. A chosen timer that is not at the
+// top is taken out of its slot and left in the heap dead, as a cancelled one
+// is (peek_next frees its slot when it reaches the top).
+void scheduler::run_chosen(next_kind k) {
+  const vtime_ns t = k == next_kind::ready ? now_ : heap_top().when;
+  candidates_.clear();
+  if (ready_size_ != 0) candidates_.push_back(candidate{ready_[ready_head_].seq, no_slot});
+  const heap_entry* const h = heap_.data() + heap_pad;
+  const std::size_t n = heap_size();
+  due_walk_.clear();
+  if (n != 0) due_walk_.push_back(0);
+  while (!due_walk_.empty()) {
+    const std::size_t i = due_walk_.back();
+    due_walk_.pop_back();
+    if (h[i].when != t) continue;
+    const slot_entry& s = slots_[h[i].slot];
+    if (s.live) candidates_.push_back(candidate{s.seq, h[i].slot});
+    for (std::size_t c = heap_arity * i + 1; c <= heap_arity * i + heap_arity && c < n; ++c) due_walk_.push_back(c);
+  }
+  if (candidates_.size() < 2) {
+    if (k == next_kind::ready) run_ready();
+    else run_timer();
+    return;
+  }
+  std::sort(candidates_.begin(), candidates_.end(),
+            [](const candidate& a, const candidate& b) { return a.key < b.key; });
+  const std::size_t pick = chooser_->choose(candidates_.size());
+  ADMIT_ASSERT(pick < candidates_.size(), "a tie_chooser must choose one of the candidates");
+  const candidate c = candidates_[pick];
+  if (c.slot == no_slot) {
+    run_ready();
+    return;
+  }
+  if (c.slot == heap_top().slot) {
+    run_timer();
+    return;
+  }
+  slot_entry& s = slots_[c.slot];
+  ADMIT_ASSERT(t >= now_, "virtual time must never move backwards");
+  now_ = t;
+  unique_task fn = std::move(s.fn);
+  s.live = false;
+  ++s.generation;
+  --live_timers_;
+  ++events_run_;
+  note_order(s.seq);
   fn();
 }
 
@@ -335,7 +399,9 @@ run_status scheduler::run(run_limits limits) {
     }
     if (budget == 0) return run_status::event_limit;
     --budget;
-    if (k == next_kind::ready)
+    if (chooser_ != nullptr) [[unlikely]]
+      run_chosen(k);
+    else if (k == next_kind::ready)
       run_ready();
     else
       run_timer();

@@ -21,7 +21,9 @@
 // (as an io_context's queue does). Each such scheduler leaves a fingerprint of
 // the order it ran in, so a search can count the distinct orders it saw
 // (admitsim explore --perturb-ties, docs/explore.md). Without one, the key is
-// the sequence number and nothing changes.
+// the sequence number and nothing changes. While a tie_choice_scope is alive
+// instead, a tie_chooser decides each such choice: a search that replays and
+// varies the choices enumerates the orders (admitsim explore --exhaustive).
 //
 // Cost (see docs/performance.md). The ready queue is a ring buffer that only
 // grows; the timer heap is a 4-ary min-heap of 16-byte (time, slot) entries
@@ -88,6 +90,38 @@ struct run_limits {
 };
 
 class scheduler;
+
+// Decides, in a scheduler constructed while a tie_choice_scope is alive on its
+// thread, which entry runs next whenever more than one could: the entry the
+// default order would run next, every timer due at the same instant, and the
+// oldest posted entry (posted work keeps its FIFO order among itself, as under
+// a tie_perturbation). The candidates are numbered 0 .. n-1 in the default
+// (time, sequence) order, so always choosing 0 runs the default order. A
+// search that replays a prefix of choices and varies the rest enumerates the
+// orders (admitsim explore --exhaustive, sim/explore/exhaustive.hpp).
+class tie_chooser {
+ public:
+  virtual ~tie_chooser() = default;
+  // `n` >= 2 entries could run next; returns the one to run, below n.
+  virtual std::size_t choose(std::size_t n) = 0;
+  // When the scheduler is destroyed: the fingerprint of the order it ran in
+  // (the same hash as tie_perturbation::fingerprints()).
+  virtual void finished(std::uint64_t fingerprint) { (void)fingerprint; }
+};
+
+// Makes the schedulers constructed on this thread, while it lives, ask
+// `chooser` at every choice point. Scopes nest; the innermost wins. A
+// tie_perturbation and a tie_choice_scope do not combine: the chooser decides.
+class tie_choice_scope {
+ public:
+  explicit tie_choice_scope(tie_chooser& chooser) noexcept;
+  ~tie_choice_scope();
+  tie_choice_scope(const tie_choice_scope&) = delete;
+  tie_choice_scope& operator=(const tie_choice_scope&) = delete;
+
+ private:
+  tie_chooser* outer_;
+};
 
 // Makes the schedulers constructed on this thread, while it lives, run
 // same-instant entries in an order drawn from `seed` (the n-th scheduler from
@@ -229,6 +263,8 @@ class scheduler {
   next_kind peek_next(vtime_ns horizon_ns);
   void run_ready();
   void run_timer();
+  // With a tie_chooser: gathers the candidates for the next step and runs the chosen one.
+  void run_chosen(next_kind k);
 
   vtime_ns now_ = 0;
   std::uint64_t seq_ = 0;
@@ -247,6 +283,15 @@ class scheduler {
   std::uint64_t tie_salt_ = 0;                // 0: keys are sequence numbers (the default)
   std::uint64_t order_hash_ = 0;              // under a tie_perturbation: the order run so far
   tie_perturbation* perturbation_ = nullptr;  // where the fingerprint goes
+  tie_chooser* chooser_ = nullptr;            // decides every choice point (null: the default order)
+  bool track_order_ = false;                  // perturbed or chosen: keep order_hash_
+  struct candidate {
+    std::uint64_t key;
+    std::uint32_t slot;  // no_slot: the oldest posted entry
+  };
+  static constexpr std::uint32_t no_slot = UINT32_MAX;
+  std::vector<candidate> candidates_;  // run_chosen's scratch
+  std::vector<std::size_t> due_walk_;  // run_chosen's scratch
 };
 
 }  // namespace admit::sim

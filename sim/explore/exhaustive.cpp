@@ -1,0 +1,261 @@
+#include "sim/explore/exhaustive.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "gate/admit_assert.hpp"
+#include "reports/report.hpp"
+#include "sim/kernel/scheduler.hpp"
+#include "sim/world/fault_draw.hpp"
+#include "sim/world/world.hpp"
+
+namespace admit::explore {
+
+namespace {
+
+// A run's choices: a fixed prefix replayed, then the default; every point's
+// candidate count recorded. With `strict`, a run that reaches fewer points
+// than the prefix names, or a point with fewer candidates, is an error (a
+// replayed order that does not fit the run); without it, it cannot happen
+// (the search replays prefixes of runs it has seen, and runs are
+// deterministic), which the assertions check.
+class path_chooser final : public sim::tie_chooser {
+ public:
+  struct point {
+    std::uint32_t choice;
+    std::uint32_t candidates;
+  };
+  std::vector<point> path;  // in: the prefix to replay; out: every point of the run
+  std::size_t replay = 0;   // how many points of `path` are a prefix to replay
+  std::size_t depth = 0;
+  std::uint64_t fingerprint = 0;
+  std::optional<std::string> misfit;  // strict replay: why the order does not fit
+
+  std::size_t choose(std::size_t n) override {
+    const auto candidates = static_cast<std::uint32_t>(n);
+    if (depth < replay) {
+      point& p = path[depth++];
+      if (p.choice >= candidates) {
+        if (!misfit)
+          misfit = "choice point " + std::to_string(depth - 1) + " has " + std::to_string(candidates) +
+                   " candidates, not " + std::to_string(p.choice + 1);
+        p.choice = 0;
+      }
+      p.candidates = candidates;
+      return p.choice;
+    }
+    path.push_back(point{0, candidates});
+    ++depth;
+    return 0;
+  }
+  void finished(std::uint64_t fp) override { fingerprint = fp; }
+};
+
+// The scenario restricted to one lease variant (FIFO: as it is), its rates
+// drawn with its own seed, as admitsim run runs it.
+scenario::scenario one_variant(const scenario::scenario& base, const std::string& variant) {
+  scenario::scenario sc = world::with_drawn_faults(base, base.seed);
+  sc.faults.rates.reset();
+  if (variant.empty()) return sc;
+  for (auto& g : sc.gates) {
+    if (g.kind != scenario::gate_kind::lease) continue;
+    for (scenario::lease_variant v : g.lease.variants)
+      if (variant == scenario::lease_variant_names[static_cast<std::size_t>(v)]) {
+        g.lease.variants = {v};
+        return sc;
+      }
+  }
+  throw std::invalid_argument("the scenario has no lease variant \"" + variant + "\"");
+}
+
+std::vector<std::string> variants_of(const scenario::scenario& sc) {
+  for (const auto& g : sc.gates)
+    if (g.kind == scenario::gate_kind::lease) {
+      std::vector<std::string> names;
+      for (scenario::lease_variant v : g.lease.variants)
+        names.emplace_back(scenario::lease_variant_names[static_cast<std::size_t>(v)]);
+      return names;
+    }
+  return {""};
+}
+
+// One run under `chooser` (its path and replay set by the caller).
+world::run_record run_chosen(const scenario::scenario& sc, path_chooser& chooser) {
+  chooser.depth = 0;
+  chooser.misfit.reset();
+  std::vector<world::run_record> recs;
+  {
+    sim::tie_choice_scope scope(chooser);
+    recs = world::run_all(sc, sc.seed);
+  }
+  ADMIT_ASSERT(recs.size() == 1, "one variant, one run");
+  return std::move(recs.front());
+}
+
+std::uint64_t delays_of(const std::vector<path_chooser::point>& path) {
+  std::uint64_t d = 0;
+  for (const auto& p : path) d += p.choice;
+  return d;
+}
+
+order order_of(const std::vector<path_chooser::point>& path) {
+  order o;
+  for (std::size_t i = 0; i < path.size(); ++i)
+    if (path[i].choice != 0) o.push_back(order_step{i, path[i].choice});
+  return o;
+}
+
+// The next path in depth-first order within the delay bound: the deepest
+// point with an untried candidate that the bound allows moves on, and the path
+// is cut after it. False when none is left.
+bool advance(std::vector<path_chooser::point>& path, std::uint64_t max_delays) {
+  std::uint64_t delays = delays_of(path);
+  while (!path.empty()) {
+    path_chooser::point& p = path.back();
+    delays -= p.choice;
+    if (p.choice + 1 < p.candidates && delays + p.choice + 1 <= max_delays) {
+      ++p.choice;
+      return true;
+    }
+    path.pop_back();
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string format_order(const order& o) {
+  std::string s;
+  for (const auto& step : o) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(step.point) + ":" + std::to_string(step.choice);
+  }
+  return s;
+}
+
+std::optional<order> parse_order(const std::string& text, std::string& error) {
+  order o;
+  std::size_t i = 0;
+  auto number = [&](std::uint64_t& v) {
+    const std::size_t start = i;
+    v = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      if (i - start == 9) return false;  // below a billion: more points than any run reaches
+      v = v * 10 + static_cast<std::uint64_t>(text[i] - '0');
+      ++i;
+    }
+    return i != start;
+  };
+  while (i < text.size()) {
+    order_step step;
+    if (!number(step.point) || i >= text.size() || text[i] != ':' || (++i, !number(step.choice)) ||
+        (i < text.size() && text[i] != ',')) {
+      error = "expected POINT:CHOICE pairs separated by commas, such as \"3:1,17:2\", got \"" + text + "\"";
+      return std::nullopt;
+    }
+    if (step.choice == 0) {
+      error = "choice 0 is the default order and is not written (\"" + text + "\")";
+      return std::nullopt;
+    }
+    if (!o.empty() && step.point <= o.back().point) {
+      error = "choice points must increase (\"" + text + "\")";
+      return std::nullopt;
+    }
+    o.push_back(step);
+    if (i < text.size()) {
+      ++i;
+      if (i == text.size()) {
+        error = "a trailing comma (\"" + text + "\")";
+        return std::nullopt;
+      }
+    }
+  }
+  return o;
+}
+
+run_outcome classify_run(const scenario::scenario& base, const world::run_record& rec) {
+  run_outcome r;
+  r.variant = rec.variant;
+  for (const auto& inv : rec.invariants)
+    if (!inv.holds && inv.first) r.broken.push_back(invariant_break{inv.name, inv.first->at_ns, inv.first->detail});
+  std::stable_sort(r.broken.begin(), r.broken.end(),
+                   [](const invariant_break& a, const invariant_break& b) { return a.at_ns < b.at_ns; });
+  const auto [verdict, violated] = expectation_for(base, rec.variant);
+  r.expected_verdict = verdict;
+  r.met = reports::as_expected(base, rec);
+  if (!r.broken.empty()) {
+    if (verdict == "pass") {
+      r.counterexample = true;
+    } else if (!violated.empty()) {
+      for (const auto& b : r.broken)
+        if (std::find(violated.begin(), violated.end(), b.name) == violated.end()) r.counterexample = true;
+    }
+  }
+  r.run_status = sim::to_string(rec.status);
+  r.requests = rec.metrics.requests;
+  r.portal_inflight_max = rec.metrics.portal_inflight_max;
+  r.events = rec.metrics.events;
+  return r;
+}
+
+exhaustive_summary enumerate_orders(const scenario::scenario& base, const exhaustive_limits& limits) {
+  exhaustive_summary sum;
+  sum.seed = base.seed;
+  sum.limits = limits;
+  for (const std::string& variant : variants_of(base)) {
+    const scenario::scenario sc = one_variant(base, variant);
+    variant_orders v;
+    v.variant = variant;
+    path_chooser chooser;
+    std::set<std::uint64_t> fingerprints;
+    for (;;) {
+      if (v.orders == limits.max_orders) break;
+      chooser.replay = chooser.path.size();
+      const world::run_record rec = run_chosen(sc, chooser);
+      ADMIT_ASSERT(!chooser.misfit, "a replayed prefix fits the deterministic run it came from");
+      chooser.path.resize(chooser.depth);  // the run may end before a point the prefix was cut at
+      run_outcome outcome = classify_run(base, rec);
+      if (v.orders == 0) {
+        v.choice_points_default = chooser.path.size();
+        v.default_outcome = outcome;
+      }
+      ++v.orders;
+      fingerprints.insert(chooser.fingerprint);
+      v.choice_points_max = std::max<std::uint64_t>(v.choice_points_max, chooser.path.size());
+      if (!outcome.broken.empty()) {
+        ++v.violating_orders;
+        if (outcome.counterexample) ++v.counterexample_orders;
+        if (v.findings.size() < limits.findings_kept)
+          v.findings.push_back(order_finding{order_of(chooser.path), delays_of(chooser.path), std::move(outcome)});
+      }
+      if (!advance(chooser.path, limits.max_delays)) {
+        v.complete = true;
+        break;
+      }
+    }
+    v.distinct_fingerprints = fingerprints.size();
+    sum.variants.push_back(std::move(v));
+  }
+  return sum;
+}
+
+run_outcome run_in_order(const scenario::scenario& base, const std::string& variant, const order& path) {
+  const std::vector<std::string> names = variants_of(base);
+  if (std::find(names.begin(), names.end(), variant) == names.end())
+    throw std::invalid_argument(variant.empty() ? "the scenario has a lease gate: name one of its variants"
+                                                : "the scenario has no lease variant \"" + variant + "\"");
+  const scenario::scenario sc = one_variant(base, variant);
+  path_chooser chooser;
+  if (!path.empty()) chooser.path.assign(path.back().point + 1, path_chooser::point{0, 0});
+  for (const auto& step : path) chooser.path[step.point].choice = static_cast<std::uint32_t>(step.choice);
+  chooser.replay = chooser.path.size();
+  const world::run_record rec = run_chosen(sc, chooser);
+  if (chooser.misfit) throw std::invalid_argument("the order does not fit the run: " + *chooser.misfit);
+  if (chooser.depth < chooser.replay)
+    throw std::invalid_argument("the order does not fit the run: it reaches " + std::to_string(chooser.depth) +
+                                " choice points, the order names point " + std::to_string(chooser.replay - 1));
+  return classify_run(base, rec);
+}
+
+}  // namespace admit::explore
