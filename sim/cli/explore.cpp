@@ -14,6 +14,7 @@
 
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
+#include "sim/cli/explore_orders.hpp"
 #include "sim/explore/explorer.hpp"
 #include "sim/explore/scenario_json.hpp"
 #include "sim/explore/shrink.hpp"
@@ -197,6 +198,25 @@ explore_verb::explore_verb(CLI::App& app) {
                                    "Run the scenario as admitsim run does (its own seed); seeds vary only the order of "
                                    "events due at one instant");
   perturb->excludes(ties_only);
+  auto* exhaustive = sub_->add_flag("--exhaustive", exhaustive_,
+                                    "Enumerate every order of the events due at one instant in the scenario's own run "
+                                    "(per lease variant), within --max-delays; writes DIR/<name>-orders.json");
+  auto* max_delays = sub_->add_option("--max-delays", max_delays_,
+                                      "With --exhaustive: explore the orders that delay at most this many events behind "
+                                      "later ones, summed over the run (default 2)");
+  auto* max_orders = sub_->add_option("--max-orders", max_orders_,
+                                      "With --exhaustive: stop after this many orders per variant (default 100000)");
+  auto* order = sub_->add_option("--order", order_,
+                                 "Replay one same-instant order of the scenario's own run, as --exhaustive reports it "
+                                 "(POINT:CHOICE,...; '' is the default order)");
+  auto* variant = sub_->add_option("--variant", variant_, "With --order: the lease variant to run");
+  max_delays->needs(exhaustive);
+  max_orders->needs(exhaustive);
+  variant->needs(order);
+  for (CLI::Option* o : {exhaustive, order}) {
+    o->excludes(seeds)->excludes(time)->excludes(perturb)->excludes(ties_only);
+  }
+  exhaustive->excludes(order);
 }
 
 int explore_verb::run() const {
@@ -207,6 +227,20 @@ int explore_verb::run() const {
       base = scenario::load_scenario_text(bytes);
     } catch (const scenario::scenario_error& e) {
       throw bad_input{file_ + ": " + e.what()};
+    }
+    if (exhaustive_ || order_) {
+      if (max_orders_ == 0) throw bad_input{"--max-orders: expected at least 1"};
+      orders_request req;
+      req.file = file_;
+      req.bytes = bytes;
+      req.base = &base;
+      req.max_delays = max_delays_;
+      req.max_orders = max_orders_;
+      req.order = order_;
+      req.variant = variant_;
+      req.out_dir = out_dir_;
+      req.quiet = quiet_;
+      return run_orders(req);
     }
     explore::explore_options opt;
     const auto [shard_index, shard_count] = parse_shard(shard_);

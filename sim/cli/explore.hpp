@@ -3,6 +3,8 @@
 //   admitsim explore FILE [--seeds N | --time 60s] [--first-seed S] [--jobs N]
 //                         [--shard I/N] [--out DIR] [--quiet] [--no-shrink]
 //                         [--shrink-max K] [--shrink-runs R] [--perturb-ties | --ties-only]
+//   admitsim explore FILE --exhaustive [--max-delays K] [--max-orders N] [--out DIR]
+//   admitsim explore FILE --order ORDER [--variant V]
 //
 // Runs the scenario under many seeds (each seed drawing its own fault rates
 // inside the scenario's `faults.rates` bounds and its own schedule from
@@ -11,6 +13,8 @@
 // Exit codes: 0 nothing contradicts the scenario's expectation; 1 a
 // counterexample, an internal error, an expected violation that no seed
 // showed, or a shrunk file that did not reproduce; 2 bad input or usage.
+// --exhaustive and --order enumerate or replay same-instant orders instead
+// (explore_orders.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -44,6 +48,11 @@ class explore_verb {
   bool ties_only_ = false;
   std::size_t shrink_max_ = 4;
   std::size_t shrink_runs_ = 5'000;
+  bool exhaustive_ = false;
+  std::uint64_t max_delays_ = 2;
+  std::uint64_t max_orders_ = 100'000;
+  std::optional<std::string> order_;
+  std::string variant_;
 };
 
 }  // namespace admit::cli

@@ -1,0 +1,39 @@
+// explore_orders: the same-instant order modes of `admitsim explore`
+// (docs/explore.md, "Same-instant orders").
+//
+//   admitsim explore FILE --exhaustive [--max-delays K] [--max-orders N] [--out DIR]
+//   admitsim explore FILE --order ORDER [--variant V]
+//
+// --exhaustive enumerates the orders of the scenario's own run (its seed, its
+// rates drawn with it), per lease variant, within the delay bound
+// (sim/explore/exhaustive.hpp) and writes DIR/<name>-orders.json; --order
+// replays one order it reported. Exit codes: 0 nothing contradicts the
+// scenario's expectation (for --order: the run came out as expected); 1 an
+// order broke an invariant the expectation does not allow (for --order: the
+// run did not come out as expected); 2 bad input.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sim/scenario/scenario.hpp"
+
+namespace admit::cli {
+
+struct orders_request {
+  std::string file;   // as given on the command line
+  std::string bytes;  // its contents
+  const scenario::scenario* base = nullptr;
+  std::uint64_t max_delays = 2;
+  std::uint64_t max_orders = 100'000;
+  std::optional<std::string> order;  // set: replay this order instead of enumerating
+  std::string variant;
+  std::string out_dir;
+  bool quiet = false;
+};
+
+// Runs the request; prints what it found on stderr; returns the exit code.
+int run_orders(const orders_request& req);
+
+}  // namespace admit::cli
