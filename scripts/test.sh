@@ -14,6 +14,8 @@
 #     once (docs/fuzzing.md).
 # Stages 3 and 5 need clang++ (scripts/setup.sh installs it). Environment:
 #   ADMITSIM_FUZZ_SECONDS  time per fuzz target (default 60; 0 skips stage 5)
+#   ADMITSIM_FRESH_SEED    the RapidCheck seed of the fresh-seed property run
+#                          (default: drawn from /dev/urandom and printed)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -45,6 +47,10 @@ ctest_all() {
 
 stage "1/5 Release build and tests (build/)"
 scripts/build.sh
+# The property tests run once with a pinned seed and once with this fresh one.
+ADMITSIM_FRESH_SEED="${ADMITSIM_FRESH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
+export ADMITSIM_FRESH_SEED
+echo "test.sh: the property tests' fresh seed is $ADMITSIM_FRESH_SEED (replay: RC_PARAMS=seed=$ADMITSIM_FRESH_SEED)" >&2
 ctest_all build
 
 stage "2/5 sanitizer build and tests (build-asan/, ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS)"
