@@ -195,8 +195,11 @@ json rates_json(const fault_rates& r) {
   j["partition_per_hour"] = r.partition_per_hour;
   j["pause_per_hour"] = r.pause_per_hour;
   j["clock_step_per_hour"] = r.clock_step_per_hour;
+  if (r.redis_restart_per_hour > 0) j["redis_restart_per_hour"] = r.redis_restart_per_hour;
+  if (r.redis_failover_per_hour > 0) j["redis_failover_per_hour"] = r.redis_failover_per_hour;
   j["max_step"] = duration_text(r.max_step_ns);
   j["mean_duration"] = duration_text(r.mean_duration_ns);
+  if (r.max_replication_lag_ns != 1 * sim::sec) j["max_replication_lag"] = duration_text(r.max_replication_lag_ns);
   if (r.until_ns > 0) j["until"] = duration_text(r.until_ns);
   return j;
 }

@@ -37,6 +37,10 @@ swarm_config derive_swarm(const scenario::scenario& base, std::uint64_t seed) {
   s.rates.clock_step_per_hour = swarm_rate(rng, b.clock_step_per_hour);
   s.rates.mean_duration_ns = swarm_length(rng, b.mean_duration_ns);
   s.rates.max_step_ns = swarm_length(rng, b.max_step_ns);
+  // Drawn after the others, so that adding these kinds moved no earlier draw.
+  s.rates.redis_restart_per_hour = swarm_rate(rng, b.redis_restart_per_hour);
+  s.rates.redis_failover_per_hour = swarm_rate(rng, b.redis_failover_per_hour);
+  s.rates.max_replication_lag_ns = swarm_length(rng, b.max_replication_lag_ns);
   s.rates.until_ns = b.until_ns;
   return s;
 }
@@ -64,8 +68,11 @@ nlohmann::ordered_json swarm_json(const explored_scenario& e) {
   j["partition_per_hour"] = s.rates.partition_per_hour;
   j["pause_per_hour"] = s.rates.pause_per_hour;
   j["clock_step_per_hour"] = s.rates.clock_step_per_hour;
+  j["redis_restart_per_hour"] = s.rates.redis_restart_per_hour;
+  j["redis_failover_per_hour"] = s.rates.redis_failover_per_hour;
   j["mean_duration_ns"] = s.bounded ? s.rates.mean_duration_ns : 0;
   j["max_step_ns"] = s.bounded ? s.rates.max_step_ns : 0;
+  j["max_replication_lag_ns"] = s.bounded ? s.rates.max_replication_lag_ns : 0;
   j["until_ns"] = s.rates.until_ns;
   j["faults_from_file"] = e.faults_from_file;
   j["faults_drawn"] = e.faults_drawn;
@@ -89,6 +96,11 @@ std::string swarm_summary(const swarm_config& s) {
                     ", " + kind("pause", s.rates.pause_per_hour) + ", " +
                     kind("clock_step", s.rates.clock_step_per_hour);
   if (s.rates.clock_step_per_hour > 0) out += " (max step " + duration_text(s.rates.max_step_ns) + ")";
+  if (s.rates.redis_restart_per_hour > 0 || s.rates.redis_failover_per_hour > 0) {
+    out += ", " + kind("redis_restart", s.rates.redis_restart_per_hour) + ", " +
+           kind("redis_failover", s.rates.redis_failover_per_hour);
+    if (s.rates.redis_failover_per_hour > 0) out += " (max lag " + duration_text(s.rates.max_replication_lag_ns) + ")";
+  }
   out += ", mean duration " + duration_text(s.rates.mean_duration_ns) + ", until " + duration_text(s.rates.until_ns);
   return out;
 }

@@ -705,7 +705,11 @@ fault_rates read_rates(const json& v) {
   rate("partition_per_hour", fr.partition_per_hour);
   rate("pause_per_hour", fr.pause_per_hour);
   rate("clock_step_per_hour", fr.clock_step_per_hour);
+  rate("redis_restart_per_hour", fr.redis_restart_per_hour);
+  rate("redis_failover_per_hour", fr.redis_failover_per_hour);
   if (const json* x = r.get("max_step")) fr.max_step_ns = read_duration(*x, "/faults/rates/max_step", 1, day_ns);
+  if (const json* x = r.get("max_replication_lag"))
+    fr.max_replication_lag_ns = read_duration(*x, "/faults/rates/max_replication_lag", 1, day_ns);
   if (const json* x = r.get("mean_duration"))
     fr.mean_duration_ns = read_duration(*x, "/faults/rates/mean_duration", 1, day_ns);
   if (const json* x = r.get("until")) fr.until_ns = read_duration(*x, "/faults/rates/until", 1);
@@ -723,7 +727,15 @@ faults_spec read_faults(const json& v, const node_context& ctx) {
     for (std::size_t i = 0; i < s->size(); ++i)
       fs.schedule.push_back(read_fault((*s)[i], child("/faults/schedule", i), ctx));
   }
-  if (const json* x = r.get("rates")) fs.rates = read_rates(*x);
+  if (const json* x = r.get("rates")) {
+    fs.rates = read_rates(*x);
+    if (!ctx.has_redis) {
+      if (fs.rates->redis_restart_per_hour > 0)
+        fail_msg("/faults/rates/redis_restart_per_hour", "Redis faults need a lease gate; expected 0 or no key");
+      if (fs.rates->redis_failover_per_hour > 0)
+        fail_msg("/faults/rates/redis_failover_per_hour", "Redis faults need a lease gate; expected 0 or no key");
+    }
+  }
   r.finish();
   return fs;
 }

@@ -238,11 +238,18 @@ struct fault_rates {
   std::int64_t partition_per_hour = 0;
   std::int64_t pause_per_hour = 0;
   std::int64_t clock_step_per_hour = 0;
+  std::int64_t redis_restart_per_hour = 0;   // lease gate only
+  std::int64_t redis_failover_per_hour = 0;  // lease gate only
   vtime_ns max_step_ns = 1 * sim::sec;
   vtime_ns mean_duration_ns = 5 * sim::sec;
+  vtime_ns max_replication_lag_ns = 1 * sim::sec;  // drawn failovers lose up to this much
   vtime_ns until_ns = 0;  // no fault is drawn at or after it; required when a rate is set
 
-  bool any() const { return crash_per_hour + partition_per_hour + pause_per_hour + clock_step_per_hour > 0; }
+  bool any() const {
+    return crash_per_hour + partition_per_hour + pause_per_hour + clock_step_per_hour + redis_restart_per_hour +
+               redis_failover_per_hour >
+           0;
+  }
 };
 
 struct faults_spec {

@@ -87,8 +87,24 @@ void draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rat
         f.step_ns = rng.uniform_u64(2) == 0 ? magnitude : -magnitude;
         break;
       }
+      case fault_kind::redis_restart: {
+        f.target = redis_node();
+        f.persist = rng.uniform_u64(2) == 0 ? scenario::persistence::none : scenario::persistence::aof_everysec;
+        const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
+        if (!len) continue;
+        f.duration_ns = *len;
+        break;
+      }
+      case fault_kind::redis_failover: {
+        f.target = redis_node();
+        f.replication_lag_ns = rng.uniform_i64(1, std::max<vtime_ns>(rates.max_replication_lag_ns, 1));
+        const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
+        if (!len) continue;
+        f.duration_ns = *len;
+        break;
+      }
       default:
-        ADMIT_ASSERT(false, "rates draw only crash, pause, partition and clock_step");
+        ADMIT_ASSERT(false, "rates draw only crash, pause, partition, clock_step, redis_restart and redis_failover");
     }
     out.push_back(f);
   }
@@ -112,6 +128,10 @@ std::vector<fault_spec> draw_faults(const scenario::fault_rates& rates, const fa
   draw_kind(fault_kind::pause, rates.pause_per_hour, rates, nodes, seed, out);
   draw_kind(fault_kind::partition, rates.partition_per_hour, rates, nodes, seed, out);
   draw_kind(fault_kind::clock_step, rates.clock_step_per_hour, rates, nodes, seed, out);
+  if (nodes.has_redis) {
+    draw_kind(fault_kind::redis_restart, rates.redis_restart_per_hour, rates, nodes, seed, out);
+    draw_kind(fault_kind::redis_failover, rates.redis_failover_per_hour, rates, nodes, seed, out);
+  }
   // Time order; at one instant, kinds in the order above (stable).
   std::stable_sort(out.begin(), out.end(), [](const fault_spec& a, const fault_spec& b) { return a.at_ns < b.at_ns; });
   return out;

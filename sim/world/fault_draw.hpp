@@ -5,7 +5,8 @@
 // that rate (per hour of virtual time) from time 0 until `rates.until`: the
 // gaps between strikes are exponential with mean 3600 s / rate. Every kind
 // draws from its own sub-stream of the run seed ("faults/crash",
-// "faults/pause", "faults/partition", "faults/clock_step"), so a change to
+// "faults/pause", "faults/partition", "faults/clock_step",
+// "faults/redis_restart", "faults/redis_failover"), so a change to
 // one rate never moves the faults of another kind. Per strike, from that
 // same stream and in this order:
 //   crash       a worker, uniform; it restarts after an exponential time of
@@ -19,7 +20,11 @@
 //               without one: a worker cut off. Exponential length as above;
 //   clock_step  a worker's clock (never Redis's: the server's clock moves
 //               only by the explicit schedule), by a step whose size is
-//               uniform in [1ns, max_step] and whose sign is a fair coin.
+//               uniform in [1ns, max_step] and whose sign is a fair coin;
+//   redis_restart   (lease gate only) persistence none or aof_everysec by a
+//               fair coin; exponential downtime, mean `mean_duration`;
+//   redis_failover  (lease gate only) a replication lag uniform in
+//               [1ns, max_replication_lag]; exponential downtime as above.
 // Lengths are at least 1ns and at most 24h, and, with
 // `checks.liveness_horizon`, end by it (the loader's rule for scheduled
 // faults). At most `drawn_faults_max` faults are drawn in all.

@@ -98,6 +98,56 @@ TEST_CASE("drawn faults depend on the seed and on nothing else", "[explore][faul
   CHECK(pauses(more_crashes) == pauses(a));
 }
 
+TEST_CASE("Redis restarts and failovers are drawn only where there is a Redis", "[explore][fault_draw]") {
+  // Goal: the two Redis kinds follow the rule (target redis, persistence either way, lag within its bound), draw
+  // from their own streams (the worker kinds stay where they were), and are skipped without a lease gate.
+  world::fault_nodes nodes;
+  nodes.workers = 3;
+  nodes.has_redis = true;
+  auto r = rates_of(10, 0, 10, 0);
+  const auto before = world::draw_faults(r, nodes, 11);
+  r.redis_restart_per_hour = 120;
+  r.redis_failover_per_hour = 60;
+  r.max_replication_lag_ns = 2 * sec;
+  const auto faults = world::draw_faults(r, nodes, 11);
+  std::map<fault_kind, int> per_kind;
+  std::map<scenario::persistence, int> persist;
+  std::vector<scenario::fault_spec> worker_kinds;
+  for (const auto& f : faults) {
+    ++per_kind[f.kind];
+    if (f.kind == fault_kind::redis_restart || f.kind == fault_kind::redis_failover) {
+      REQUIRE(f.target);
+      CHECK(f.target->k == scenario::node_ref::kind::redis);
+      REQUIRE(f.duration_ns);
+      CHECK(*f.duration_ns >= 1);
+      if (f.kind == fault_kind::redis_restart) ++persist[f.persist];
+      if (f.kind == fault_kind::redis_failover) {
+        CHECK(f.replication_lag_ns >= 1);
+        CHECK(f.replication_lag_ns <= 2 * sec);
+      }
+    } else {
+      worker_kinds.push_back(f);
+    }
+  }
+  // Poisson counts, 5 sigma either way.
+  CHECK(per_kind[fault_kind::redis_restart] > 120 - 55);
+  CHECK(per_kind[fault_kind::redis_restart] < 120 + 55);
+  CHECK(per_kind[fault_kind::redis_failover] > 60 - 40);
+  CHECK(per_kind[fault_kind::redis_failover] < 60 + 40);
+  CHECK(persist[scenario::persistence::none] > 20);
+  CHECK(persist[scenario::persistence::aof_everysec] > 20);
+  REQUIRE(worker_kinds.size() == before.size());
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    CHECK(worker_kinds[i].at_ns == before[i].at_ns);
+    CHECK(worker_kinds[i].kind == before[i].kind);
+  }
+  nodes.has_redis = false;
+  for (const auto& f : world::draw_faults(r, nodes, 11)) {
+    CHECK(f.kind != fault_kind::redis_restart);
+    CHECK(f.kind != fault_kind::redis_failover);
+  }
+}
+
 TEST_CASE("drawn faults heal by the liveness horizon", "[explore][fault_draw]") {
   // Goal: the loader's rule for scheduled faults holds for drawn ones. Method: long mean durations, a close horizon.
   world::fault_nodes nodes;
