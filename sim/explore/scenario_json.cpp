@@ -111,7 +111,7 @@ json service_json(const service_spec& s) {
   if (s.portal_cap) j["portal_cap"] = *s.portal_cap;
   j["service_time"] = dist_json(s.service_time);
   if (s.client_timeout_ns) j["client_timeout"] = duration_text(*s.client_timeout_ns);
-  j["over_cap"] = s.over_cap == service_spec::over_cap_policy::queue ? "queue" : "reject_429";
+  j["over_cap"] = "reject_429";  // the only policy (scenario.hpp)
   return j;
 }
 

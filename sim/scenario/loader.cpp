@@ -902,8 +902,11 @@ scenario load_scenario_json(const json& doc) {
     if (const json* t = r.get("client_timeout"))
       sc.service.client_timeout_ns = read_duration(*t, "/service/client_timeout", 1);
     if (const json* t = r.get("over_cap")) {
+      if (t->is_string() && t->get<std::string>() == "queue")
+        fail_msg("/service/over_cap",
+                 "a portal that queues connections above its cap is not modelled; expected \"reject_429\"");
       static const std::pair<const char*, service_spec::over_cap_policy> policies[] = {
-          {"reject_429", service_spec::over_cap_policy::reject_429}, {"queue", service_spec::over_cap_policy::queue}};
+          {"reject_429", service_spec::over_cap_policy::reject_429}};
       sc.service.over_cap = read_enum(*t, "/service/over_cap", policies);
     }
     r.finish();

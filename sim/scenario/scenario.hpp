@@ -186,9 +186,11 @@ struct arrival_spec {
 };
 
 struct service_spec {
+  // What the portal does above its true cap. Only one policy exists: a
+  // portal that queued excess connections instead ("queue") is not modelled,
+  // and the loader refuses it rather than run it as reject_429.
   enum class over_cap_policy : std::uint8_t {
     reject_429,  // above its true cap the portal answers 429 at once
-    queue,       // above its true cap the portal queues the connection
   };
   std::optional<std::int64_t> portal_cap;  // true concurrency cap; default: the gates' total
   sim::duration_dist service_time = sim::duration_dist::fixed(350 * sim::ms);

@@ -229,8 +229,10 @@ TEST_CASE("cases may name generated requests within their generator's count") {
 TEST_CASE("service: the over-cap policy and the distribution cap") {
   // Goal: over_cap's default and values; distributions stay within the kernel's cap. Method: load and compare.
   CHECK(load_scenario_text(doc(fifo_gate, one_request)).service.over_cap == service_spec::over_cap_policy::reject_429);
-  CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("service": {"over_cap": "queue"})")).service.over_cap ==
-        service_spec::over_cap_policy::queue);
+  CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("service": {"over_cap": "reject_429"})")).service.over_cap ==
+        service_spec::over_cap_policy::reject_429);
+  CHECK(rejection(doc(fifo_gate, one_request, R"("service": {"over_cap": "queue"})")) ==
+        "/service/over_cap: a portal that queues connections above its cap is not modelled; expected \"reject_429\"");
   CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("service": {"service_time": "1000000s"})"))
             .service.service_time == admit::sim::duration_dist::fixed(admit::sim::duration_cap_ns));
   CHECK(rejection(doc(fifo_gate, one_request,
