@@ -239,6 +239,7 @@ int explore_verb::run() const {
       req.order = order_;
       req.variant = variant_;
       req.out_dir = out_dir_;
+      req.jobs = jobs_ != 0 ? jobs_ : std::max(1u, std::thread::hardware_concurrency());
       req.quiet = quiet_;
       return run_orders(req);
     }

@@ -93,6 +93,7 @@ int run_orders(const orders_request& req) {
   explore::exhaustive_limits lim;
   lim.max_delays = req.max_delays;
   lim.max_orders = req.max_orders;
+  lim.jobs = req.jobs;
   const explore::exhaustive_summary sum = explore::enumerate_orders(*req.base, lim);
   const double wall_s = std::chrono::duration<double>(clock::now() - t0).count();
 
@@ -160,9 +161,12 @@ int run_orders(const orders_request& req) {
   }
 
   if (!req.quiet) {
-    std::fprintf(stderr, "explore %s --exhaustive: seed %llu, at most %llu delays: %llu orders in %.2fs (%.0f orders/s) -> %s\n",
+    std::fprintf(stderr,
+                 "explore %s --exhaustive: seed %llu, at most %llu delays: %llu orders on %u threads in %.2fs (%.0f "
+                 "orders/s) -> %s\n",
                  req.file.c_str(), static_cast<unsigned long long>(sum.seed),
-                 static_cast<unsigned long long>(lim.max_delays), static_cast<unsigned long long>(total_orders), wall_s,
+                 static_cast<unsigned long long>(lim.max_delays), static_cast<unsigned long long>(total_orders),
+                 std::max(1u, lim.jobs), wall_s,
                  wall_s > 0 ? static_cast<double>(total_orders) / wall_s : 0.0, path.c_str());
     for (const auto& v : sum.variants) {
       std::fprintf(stderr, "  %s: %llu distinct orders (%s), %llu choice points in the default order; %llu orders broke "

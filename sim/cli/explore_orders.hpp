@@ -1,7 +1,7 @@
 // explore_orders: the same-instant order modes of `admitsim explore`
 // (docs/explore.md, "Same-instant orders").
 //
-//   admitsim explore FILE --exhaustive [--max-delays K] [--max-orders N] [--out DIR]
+//   admitsim explore FILE --exhaustive [--max-delays K] [--max-orders N] [--jobs N] [--out DIR]
 //   admitsim explore FILE --order ORDER [--variant V]
 //
 // --exhaustive enumerates the orders of the scenario's own run (its seed, its
@@ -30,6 +30,7 @@ struct orders_request {
   std::optional<std::string> order;  // set: replay this order instead of enumerating
   std::string variant;
   std::string out_dir;
+  unsigned jobs = 1;  // threads for --exhaustive
   bool quiet = false;
 };
 

@@ -1,8 +1,12 @@
 #include "sim/explore/exhaustive.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <map>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "gate/admit_assert.hpp"
 #include "reports/report.hpp"
@@ -93,34 +97,11 @@ world::run_record run_chosen(const scenario::scenario& sc, path_chooser& chooser
   return std::move(recs.front());
 }
 
-std::uint64_t delays_of(const std::vector<path_chooser::point>& path) {
-  std::uint64_t d = 0;
-  for (const auto& p : path) d += p.choice;
-  return d;
-}
-
 order order_of(const std::vector<path_chooser::point>& path) {
   order o;
   for (std::size_t i = 0; i < path.size(); ++i)
     if (path[i].choice != 0) o.push_back(order_step{i, path[i].choice});
   return o;
-}
-
-// The next path in depth-first order within the delay bound: the deepest
-// point with an untried candidate that the bound allows moves on, and the path
-// is cut after it. False when none is left.
-bool advance(std::vector<path_chooser::point>& path, std::uint64_t max_delays) {
-  std::uint64_t delays = delays_of(path);
-  while (!path.empty()) {
-    path_chooser::point& p = path.back();
-    delays -= p.choice;
-    if (p.choice + 1 < p.candidates && delays + p.choice + 1 <= max_delays) {
-      ++p.choice;
-      return true;
-    }
-    path.pop_back();
-  }
-  return false;
 }
 
 }  // namespace
@@ -203,37 +184,92 @@ exhaustive_summary enumerate_orders(const scenario::scenario& base, const exhaus
   exhaustive_summary sum;
   sum.seed = base.seed;
   sum.limits = limits;
+  const unsigned jobs = std::max(1u, limits.jobs);
+  using prefix = std::vector<std::uint32_t>;  // the choices to replay
+  struct result {
+    std::vector<path_chooser::point> path;
+    std::uint64_t fingerprint = 0;
+    run_outcome outcome;
+  };
   for (const std::string& variant : variants_of(base)) {
     const scenario::scenario sc = one_variant(base, variant);
     variant_orders v;
     v.variant = variant;
-    path_chooser chooser;
     std::set<std::uint64_t> fingerprints;
-    for (;;) {
-      if (v.orders == limits.max_orders) break;
-      chooser.replay = chooser.path.size();
-      const world::run_record rec = run_chosen(sc, chooser);
-      ADMIT_ASSERT(!chooser.misfit, "a replayed prefix fits the deterministic run it came from");
-      chooser.path.resize(chooser.depth);  // the run may end before a point the prefix was cut at
-      run_outcome outcome = classify_run(base, rec);
-      if (v.orders == 0) {
-        v.choice_points_default = chooser.path.size();
-        v.default_outcome = outcome;
+    std::map<std::uint64_t, std::vector<prefix>> frontier;  // by delays
+    frontier[0].push_back({});
+    std::uint64_t queued = 1;  // orders run or waiting: children past max_orders are not kept
+    bool cut = false;
+    while (!frontier.empty()) {
+      auto first = frontier.begin();
+      const std::uint64_t delays = first->first;
+      std::vector<prefix> level = std::move(first->second);
+      frontier.erase(first);
+      std::sort(level.begin(), level.end());
+
+      std::vector<result> results(level.size());
+      std::atomic<std::size_t> next{0};
+      std::vector<std::exception_ptr> failures(jobs);
+      auto work = [&](unsigned t) {
+        try {
+          for (;;) {
+            const std::size_t i = next.fetch_add(1);
+            if (i >= level.size()) return;
+            path_chooser chooser;
+            for (std::uint32_t c : level[i]) chooser.path.push_back(path_chooser::point{c, 0});
+            chooser.replay = chooser.path.size();
+            const world::run_record rec = run_chosen(sc, chooser);
+            ADMIT_ASSERT(!chooser.misfit && chooser.depth >= chooser.replay,
+                         "a prefix fits the deterministic run it came from");
+            results[i] = result{std::move(chooser.path), chooser.fingerprint, classify_run(base, rec)};
+          }
+        } catch (...) {
+          failures[t] = std::current_exception();
+        }
+      };
+      if (jobs == 1 || level.size() == 1) {
+        work(0);
+      } else {
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < std::min<std::size_t>(jobs, level.size()); ++t) threads.emplace_back(work, t);
+        for (auto& th : threads) th.join();
       }
-      ++v.orders;
-      fingerprints.insert(chooser.fingerprint);
-      v.choice_points_max = std::max<std::uint64_t>(v.choice_points_max, chooser.path.size());
-      if (!outcome.broken.empty()) {
-        ++v.violating_orders;
-        if (outcome.counterexample) ++v.counterexample_orders;
-        if (v.findings.size() < limits.findings_kept)
-          v.findings.push_back(order_finding{order_of(chooser.path), delays_of(chooser.path), std::move(outcome)});
-      }
-      if (!advance(chooser.path, limits.max_delays)) {
-        v.complete = true;
-        break;
+      for (const auto& f : failures)
+        if (f) std::rethrow_exception(f);
+
+      for (std::size_t i = 0; i < results.size(); ++i) {
+        result& r = results[i];
+        if (v.orders == 0) {
+          v.choice_points_default = r.path.size();
+          v.default_outcome = r.outcome;
+        }
+        ++v.orders;
+        fingerprints.insert(r.fingerprint);
+        v.choice_points_max = std::max<std::uint64_t>(v.choice_points_max, r.path.size());
+        if (!r.outcome.broken.empty()) {
+          ++v.violating_orders;
+          if (r.outcome.counterexample) ++v.counterexample_orders;
+          if (v.findings.size() < limits.findings_kept)
+            v.findings.push_back(order_finding{order_of(r.path), delays, std::move(r.outcome)});
+        }
+        // Children: another candidate at a point past this run's own prefix.
+        for (std::size_t j = level[i].size(); j < r.path.size(); ++j) {
+          for (std::uint32_t c = 1; c < r.path[j].candidates; ++c) {
+            if (delays + c > limits.max_delays) break;
+            if (queued >= limits.max_orders) {
+              cut = true;
+              break;
+            }
+            prefix child(level[i].begin(), level[i].end());
+            for (std::size_t k = level[i].size(); k < j; ++k) child.push_back(0);
+            child.push_back(c);
+            frontier[delays + c].push_back(std::move(child));
+            ++queued;
+          }
+        }
       }
     }
+    v.complete = !cut;
     v.distinct_fingerprints = fingerprints.size();
     sum.variants.push_back(std::move(v));
   }

@@ -3,20 +3,25 @@
 // Model. A run of a scenario is deterministic except where several events are
 // due at one instant: there the scheduler's default is insertion order, and a
 // sim::tie_chooser may pick any of them instead (sim/kernel/scheduler.hpp).
-// One run is one sequence of choices. The search is a depth-first walk over
-// those sequences by re-execution, as stateless systematic concurrency
-// testers do: run with a prefix of choices fixed and the default (choice 0)
-// after it, recording how many candidates each choice point had; then change
-// the deepest choice that still has an untried candidate, cut the path after
-// it and run again. Every run follows a different sequence, and the first
-// point where two sequences differ runs a different event, so the runs are
-// distinct orders; the scheduler's fingerprints confirm it.
+// One run is one sequence of choices. The search walks those sequences by
+// re-execution, as stateless systematic concurrency testers do: a run fixes
+// a prefix of choices and takes the default (choice 0) after it, recording
+// how many candidates each choice point had. Its children are the prefixes
+// that keep its choices up to some point j at or after the end of its own
+// prefix and take another candidate c >= 1 at j. Every sequence has exactly
+// one parent (zero its last non-default choice), so every order runs once;
+// and the first point where two sequences differ runs a different event, so
+// the runs are distinct orders (the scheduler's fingerprints confirm it).
 //
-// Bound. Choosing candidate i at a point delays the i entries the default
-// order would have run first: a run's delays are the sum of its choices, and
-// only runs with at most `max_delays` are explored (delay-bounded search:
-// most races need one or two delays). `max_orders` caps the runs per
-// variant; `complete` says whether every order within the delay bound ran.
+// Bound and order. Choosing candidate i at a point delays the i entries the
+// default order would have run first: a run's delays are the sum of its
+// choices, and only runs with at most `max_delays` are explored (delay-bounded
+// search: most races need one or two delays). The search runs level by level
+// in the number of delays, fewest first, each level's prefixes sorted, so
+// that `max_orders` (the runs per variant) cuts off the orders with the most
+// delays, and a level's runs are independent: `jobs` threads run them, and
+// the results are taken in the sorted order, so nothing depends on `jobs`.
+// `complete` says whether every order within the delay bound ran.
 //
 // An order is written as the choice points where it leaves the default,
 // "POINT:CHOICE,...", counting points from 0 in the run (see format_order);
@@ -51,6 +56,7 @@ struct exhaustive_limits {
   std::uint64_t max_delays = 2;
   std::uint64_t max_orders = 100'000;  // per variant
   std::size_t findings_kept = 20;      // per variant: the first violating orders, in search order
+  unsigned jobs = 1;                   // threads running one level's orders
 };
 
 struct order_finding {

@@ -49,9 +49,11 @@ expect_rc 0 "$bin" explore "$race" --order "$order"
 expect_rc 0 "$bin" explore "$tmp/mutant.json" --exhaustive --max-delays 0 --out "$tmp/z" --quiet
 [ "$(field orders "$tmp/z/explore_handover_race-orders.json")" = 1 ] || fail "--max-delays 0 ran more than one order"
 
-# A lease scenario: one enumeration per variant, --order needs --variant.
-expect_rc 0 "$bin" explore scenarios/crashed_holder.json --exhaustive --max-delays 1 --out "$tmp/l" --quiet
+# A lease scenario: one enumeration per variant, the same bytes whatever --jobs; --order needs --variant.
+expect_rc 0 "$bin" explore scenarios/crashed_holder.json --exhaustive --max-delays 1 --jobs 1 --out "$tmp/l" --quiet
 [ "$(grep -c '"variant": "' "$tmp/l/crashed_holder-orders.json")" = 2 ] || fail "expected two variants"
+expect_rc 0 "$bin" explore scenarios/crashed_holder.json --exhaustive --max-delays 1 --jobs 3 --out "$tmp/l3" --quiet
+cmp -s "$tmp/l/crashed_holder-orders.json" "$tmp/l3/crashed_holder-orders.json" || fail "--jobs 1 and --jobs 3 disagree"
 expect_rc 2 "$bin" explore scenarios/crashed_holder.json --order ''
 grep -q "name one of its variants" "$tmp/err" || fail "no message for a missing --variant"
 expect_rc 0 "$bin" explore scenarios/crashed_holder.json --order '' --variant server_time
