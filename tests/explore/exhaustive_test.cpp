@@ -1,5 +1,5 @@
 // Exhaustive same-instant orders (sim::tie_chooser, explore --exhaustive):
-// the scheduler offers every candidate, the depth-first search visits every
+// the scheduler offers every candidate, a search over the choices visits every
 // order within its delay bound exactly once, an order replays, and a race the
 // default order hides is found in every variant of the search where sampling
 // needs luck.
