@@ -1,20 +1,17 @@
 #include "sim/world/world.hpp"
 
 #include <algorithm>
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <deque>
 #include <memory>
 #include <set>
 #include <stdexcept>
 #include <unordered_set>
+#include <utility>
 
 #include "gate/asio/async_fifo_gate.hpp"
 #include "gate/asio/finish_worker.hpp"
-#include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/prng.hpp"
 #include "sim/kernel/sim_env.hpp"
 #include "sim/world/arrivals.hpp"
@@ -87,16 +84,46 @@ struct gate_slot final : fifo::event_sink, gate::fifo_observer {
   std::unordered_set<fifo::ticket_id> still_queued;  // lookups only
 };
 
+// One request in flight. Owned through req_ptr: a plain (non-atomic) count,
+// since a run is single-threaded by design, and storage recycled by the world.
 struct request_state {
   arrival a;
   std::uint64_t number = 0;
   gate_slot* gate = nullptr;
   vtime_ns service_ns = 0;
+  vtime_ns granted_ns = 0;
   request_outcome out;
   asio::cancellation_signal cancel;
+  sim_gate::lease lease;          // held from the grant until the work has really ended
   bool started = false;           // its handler has run its first step
   bool cancel_requested = false;  // it was cancelled (whether or not the handler had started)
   bool keep = false;              // a case refers to it: keep its outcome
+  std::uint32_t refs = 0;
+  world* owner = nullptr;
+};
+
+void recycle(request_state* r) noexcept;
+
+class req_ptr {
+ public:
+  req_ptr() noexcept = default;
+  explicit req_ptr(request_state* p) noexcept : p_(p) { ++p_->refs; }
+  req_ptr(const req_ptr& o) noexcept : p_(o.p_) {
+    if (p_ != nullptr) ++p_->refs;
+  }
+  req_ptr(req_ptr&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  req_ptr& operator=(req_ptr o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~req_ptr() {
+    if (p_ != nullptr && --p_->refs == 0) recycle(p_);
+  }
+  request_state* operator->() const noexcept { return p_; }
+  request_state& operator*() const noexcept { return *p_; }
+
+ private:
+  request_state* p_ = nullptr;
 };
 
 class world {
@@ -355,7 +382,7 @@ class world {
   }
 
   void arrive(arrival a) {
-    auto r = std::make_shared<request_state>();
+    req_ptr r = new_request();
     r->a = std::move(a);
     r->number = ++request_count_;
     r->gate = gates_[r->a.gate_index].get();
@@ -390,63 +417,88 @@ class world {
         push_trace(nullptr, "cancel", 0, 0, r->number);
         r->cancel_requested = true;
         // Before its first step a handler has nothing to cancel: it sees the
-        // flag when it starts. (A coroutine cancelled before it first runs
-        // would end in an exception outside its body.)
+        // flag when it starts.
         if (r->started) r->cancel.emit(asio::cancellation_type::terminal);
       });
     }
-    asio::co_spawn(sched_.get_executor(), handle(r),
-                   asio::bind_cancellation_slot(r->cancel.slot(), [](std::exception_ptr e) {
-                     if (e) std::rethrow_exception(e);
-                   }));
+    handle(std::move(r));
   }
 
-  // The server-side handler of one request.
-  sim::awaitable<void> handle(std::shared_ptr<request_state> r) {
-    // A cancellation reaches this handler as an error code of the operation
-    // it is waiting on, never as an exception thrown at its next co_await.
-    co_await asio::this_coro::throw_if_cancelled(false);
+  // The server-side handler of one request: a chain of three steps, each the
+  // completion of the operation the previous one started (acquire, then the
+  // work through finish_worker), each bound to the request's cancellation
+  // slot. A cancellation reaches the handler only as the error code of the
+  // operation it is waiting on. (Callbacks rather than one coroutine per
+  // request: see docs/architecture.md, "The request handler".)
+  void handle(req_ptr r) {
     r->started = true;
     if (r->cancel_requested) {  // cancelled before the handler ran: nothing was acquired
       respond(*r, 499, "cancelled");
-      co_return;
+      return;
     }
-    gate_slot& g = *r->gate;
-    auto [ec, lease] = co_await g.gate.async_acquire(asio::as_tuple(sim::use_awaitable));
+    asio::cancellation_slot slot = r->cancel.slot();
+    r->gate->gate.async_acquire(asio::bind_cancellation_slot(slot, acquired{this, std::move(r)}));
+  }
+
+  struct acquired {
+    world* w;
+    req_ptr r;
+    void operator()(error_code ec, sim_gate::lease lease) { w->on_acquired(std::move(r), ec, std::move(lease)); }
+  };
+  struct finished {
+    world* w;
+    req_ptr r;
+    void operator()(error_code ec) { w->on_finished(std::move(r), ec); }
+  };
+  // The work at the portal: it cannot be cancelled, so it needs no timer,
+  // only one task at its end.
+  struct start_work {
+    world* w;
+    req_ptr r;
+    template <class Done>
+    void operator()(Done&& done) {
+      const vtime_ns service_ns = r->service_ns;
+      w->sched_.schedule_after(service_ns, [w = w, r = std::move(r), done = std::forward<Done>(done)]() mutable {
+        w->portal_end(*r);
+        std::move(done)(error_code{});
+      });
+    }
+  };
+
+  void on_acquired(req_ptr r, error_code ec, sim_gate::lease lease) {
     if (ec) {
       if (ec == gate::gate_errc::queue_full) respond(*r, 429, "queue_full");
       else if (ec == gate::gate_errc::wait_timeout) respond(*r, 503, "wait_timeout");
       else respond(*r, 499, "cancelled");
-      co_return;
+      return;
     }
     if (r->cancel_requested) {  // granted, then cancelled before the handler resumed: no work starts
       lease.reset();
       respond(*r, 499, "cancelled");
-      co_return;
+      return;
     }
     const vtime_ns granted_at = sched_.now_ns();
+    r->granted_ns = granted_at;
     if (lane* l = rec_.series.lane_for(r->number)) l->granted_ns = granted_at;
     rec_.metrics.wait_ns.add(granted_at - r->out.arrived_ns);
     if (r->a.fail == scenario::failure::constructor) {
       hit(p_worker_failed_starting);
       lease.reset();
       respond(*r, 500, "internal_error");
-      co_return;
+      return;
     }
     portal_begin(*r);
     if (sc_.gates[r->a.gate_index].world_mut == scenario::world_mutation::release_before_work_ends)
       lease.reset();  // broken on purpose: the slot frees while the work still runs
-    auto start_work = [this, r](auto done) {
-      auto t = std::make_shared<sim::sim_timer>(sched_);
-      t->expires_after(r->service_ns);
-      t->async_wait([this, r, t, done = std::move(done)](error_code wec) mutable {
-        portal_end(*r);
-        done(wec);
-      });
-    };
-    auto [wec] = co_await gate::async_finish_worker(start_work, asio::as_tuple(sim::use_awaitable));
-    rec_.metrics.service_ns.add(sched_.now_ns() - granted_at);
-    lease.reset();  // only now has the work really ended
+    r->lease = std::move(lease);
+    asio::cancellation_slot slot = r->cancel.slot();
+    start_work work{this, r};
+    gate::async_finish_worker(std::move(work), asio::bind_cancellation_slot(slot, finished{this, std::move(r)}));
+  }
+
+  void on_finished(req_ptr r, error_code wec) {
+    rec_.metrics.service_ns.add(sched_.now_ns() - r->granted_ns);
+    r->lease.reset();  // only now has the work really ended
     if (wec) {
       hit(p_cancelled_working);
       respond(*r, 499, "cancelled");
@@ -456,6 +508,29 @@ class world {
     }
   }
 
+  // Request states are recycled: a run allocates only as many as are ever
+  // in flight at once.
+  req_ptr new_request() {
+    request_state* p;
+    if (free_requests_.empty()) {
+      all_requests_.push_back(std::make_unique<request_storage>());
+      p = reinterpret_cast<request_state*>(all_requests_.back()->bytes);
+    } else {
+      p = free_requests_.back();
+      free_requests_.pop_back();
+    }
+    ::new (static_cast<void*>(p)) request_state();
+    p->owner = this;
+    return req_ptr(p);
+  }
+
+ public:
+  void recycle(request_state* p) noexcept {
+    p->~request_state();
+    free_requests_.push_back(p);
+  }
+
+ private:
   void respond(request_state& r, int http_status, const char* status) {
     if (tearing_down_) return;
     r.out.responded = true;
@@ -513,7 +588,6 @@ class world {
 
   const scenario::scenario& sc_;
   sim::scheduler sched_;
-  std::vector<std::unique_ptr<gate_slot>> gates_;
   sim::prng service_rng_;
   run_record rec_;
   arrival_source src_;
@@ -530,7 +604,17 @@ class world {
   std::size_t trace_cap_ = 64;
   std::uint64_t trace_total_ = 0;
   std::deque<live_entry> trace_;
+  struct request_storage {
+    alignas(request_state) unsigned char bytes[sizeof(request_state)];
+  };
+  std::vector<std::unique_ptr<request_storage>> all_requests_;
+  std::vector<request_state*> free_requests_;
+  // Last: pending work is destroyed (and its request states recycled) before
+  // the storage above goes.
+  std::vector<std::unique_ptr<gate_slot>> gates_;
 };
+
+void recycle(request_state* r) noexcept { r->owner->recycle(r); }
 
 void gate_slot::on_event(const fifo::event& e) { owner.on_gate_event(*this, e); }
 void gate_slot::on_gate_change(const fifo::fifo_gate& core) { owner.on_gate_change(*this, core); }
