@@ -61,6 +61,9 @@ class timeline {
   // Samples the three series at `t` (call after every change).
   void sample(vtime_ns t, std::int64_t gate, std::int64_t portal, std::int64_t waiting) {
     if (t < 0) t = 0;
+    // The same levels again inside the bucket the last sample touched change
+    // nothing.
+    if (t < touched_end_ns_ && t >= touched_begin_ns_ && gate == last_gate_ && portal == last_portal_ && waiting == last_waiting_) return;
     while (t >= width_ns_ * static_cast<vtime_ns>(max_buckets)) widen();
     const auto i = static_cast<std::size_t>(t / width_ns_);
     if (buckets_.size() <= i) {
@@ -88,6 +91,9 @@ class timeline {
     last_gate_ = gate;
     last_portal_ = portal;
     last_waiting_ = waiting;
+    // Buckets only widen, so the end of this one stays inside a touched bucket.
+    touched_begin_ns_ = static_cast<vtime_ns>(i) * width_ns_;
+    touched_end_ns_ = touched_begin_ns_ + width_ns_;
   }
 
   void add_window(fault_window w) {
@@ -138,6 +144,8 @@ class timeline {
   vtime_ns width_ns_ = sim::ms;
   std::vector<timeline_bucket> buckets_;
   std::int64_t last_gate_ = 0, last_portal_ = 0, last_waiting_ = 0;
+  // The bucket the last sample fell in (empty at first).
+  vtime_ns touched_begin_ns_ = 0, touched_end_ns_ = 0;
   std::vector<fault_window> windows_;
   std::size_t windows_dropped_ = 0;
   std::vector<lane> lanes_;
