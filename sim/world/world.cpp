@@ -80,8 +80,24 @@ struct gate_slot final : fifo::event_sink, gate::fifo_observer {
   sim_gate gate;
   std::uint64_t granted = 0;
   std::uint64_t released = 0;
-  std::deque<fifo::ticket_id> queue_order;           // tickets in the order they queued
-  std::unordered_set<fifo::ticket_id> still_queued;  // lookups only
+  // Tickets in the order they queued (which is increasing ticket order), each
+  // marked once it left the queue by timeout or cancellation; the front is
+  // dropped while marked.
+  struct queued_ticket {
+    fifo::ticket_id ticket;
+    bool left;
+  };
+  std::deque<queued_ticket> queue_order;
+
+  // The entry of a ticket still queued, or nullptr.
+  queued_ticket* still_queued(fifo::ticket_id t) {
+    auto it = std::lower_bound(queue_order.begin(), queue_order.end(), t,
+                               [](const queued_ticket& q, fifo::ticket_id v) { return q.ticket < v; });
+    return it != queue_order.end() && it->ticket == t && !it->left ? &*it : nullptr;
+  }
+  void drop_left_front() {
+    while (!queue_order.empty() && queue_order.front().left) queue_order.pop_front();
+  }
 };
 
 // One request in flight. Owned through req_ptr: a plain (non-atomic) count,
@@ -100,6 +116,29 @@ struct request_state {
   bool keep = false;              // a case refers to it: keep its outcome
   std::uint32_t refs = 0;
   world* owner = nullptr;
+
+  // Back to the state of a new request, keeping the storage of its strings
+  // and of its cancellation signal for the next one. Ends a lease still held
+  // (only at teardown).
+  void clear() noexcept {
+    lease.reset();
+    cancel.slot().clear();
+    a = arrival{};
+    number = 0;
+    gate = nullptr;
+    service_ns = 0;
+    granted_ns = 0;
+    out.id.clear();
+    out.arrived_ns = 0;
+    out.responded = false;
+    out.http_status = 0;
+    out.status.clear();
+    out.responded_ns = -1;
+    out.client_timed_out = false;
+    started = false;
+    cancel_requested = false;
+    keep = false;
+  }
 };
 
 void recycle(request_state* r) noexcept;
@@ -213,28 +252,27 @@ class world {
         });
         if (e.st == fifo::status::promoted) {
           hit(p_promoted);
-          while (!g.queue_order.empty() && g.still_queued.count(g.queue_order.front()) == 0) g.queue_order.pop_front();
-          const bool in_order = !g.queue_order.empty() && g.queue_order.front() == e.ticket;
+          g.drop_left_front();
+          const bool in_order = !g.queue_order.empty() && g.queue_order.front().ticket == e.ticket;
           check(inv_fifo_order, in_order, [&] {
             return g.name + ": promoted ticket " + std::to_string(e.ticket) + " while ticket " +
-                   (g.queue_order.empty() ? std::string("(none)") : std::to_string(g.queue_order.front())) +
+                   (g.queue_order.empty() ? std::string("(none)") : std::to_string(g.queue_order.front().ticket)) +
                    " had waited longer";
           });
           if (in_order) g.queue_order.pop_front();
-          g.still_queued.erase(e.ticket);
+          else if (gate_slot::queued_ticket* q = g.still_queued(e.ticket)) q->left = true;
         } else if (!g.queue_order.empty()) {
           // Admitted straight away while others wait: a newcomer overtook the queue.
-          while (!g.queue_order.empty() && g.still_queued.count(g.queue_order.front()) == 0) g.queue_order.pop_front();
+          g.drop_left_front();
           check(inv_fifo_order, g.queue_order.empty(), [&] {
             return g.name + ": admitted newcomer ticket " + std::to_string(e.ticket) + " while ticket " +
-                   std::to_string(g.queue_order.front()) + " was waiting";
+                   std::to_string(g.queue_order.front().ticket) + " was waiting";
           });
         }
         break;
       case fifo::status::queued:
         hit(p_queued);
-        g.queue_order.push_back(e.ticket);
-        g.still_queued.insert(e.ticket);
+        g.queue_order.push_back(gate_slot::queued_ticket{e.ticket, false});
         check(inv_waiting, e.waiting <= cfg.max_waiting, [&] {
           return g.name + ": " + std::to_string(e.waiting) + " tickets waiting, above max_waiting " +
                  std::to_string(cfg.max_waiting);
@@ -249,7 +287,9 @@ class world {
         break;
       case fifo::status::wait_timeout:
       case fifo::status::wait_cancelled: {
-        const bool was_waiting = g.still_queued.erase(e.ticket) != 0;
+        gate_slot::queued_ticket* q = g.still_queued(e.ticket);
+        const bool was_waiting = q != nullptr;
+        if (q != nullptr) q->left = true;
         if (e.st == fifo::status::wait_timeout) hit(was_waiting ? p_wait_timeout : p_promotion_beat_deadline);
         else hit(was_waiting ? p_cancelled_waiting : p_promotion_beat_cancel);
         break;
@@ -321,11 +361,15 @@ class world {
                   std::uint64_t ref) {
     ++trace_total_;
     if (frozen_trace_ || trace_cap_ == 0) return;
-    if (trace_.size() == trace_cap_) {
-      trace_.pop_front();
-      ++rec_.trace_dropped;
+    const live_entry e{sched_.now_ns(), source, what, active, waiting, ref};
+    if (trace_.size() < trace_cap_) {
+      trace_.push_back(e);
+      return;
     }
-    trace_.push_back(live_entry{sched_.now_ns(), source, what, active, waiting, ref});
+    // Full: overwrite the oldest entry in place.
+    trace_[trace_head_] = e;
+    if (++trace_head_ == trace_.size()) trace_head_ = 0;
+    ++rec_.trace_dropped;
   }
 
   // Totals over every gate, sampled into the run's timeline.
@@ -342,9 +386,11 @@ class world {
 
   void copy_trace() {
     rec_.trace.clear();
-    for (const live_entry& e : trace_)
+    for (std::size_t k = 0; k < trace_.size(); ++k) {
+      const live_entry& e = trace_[(trace_head_ + k) % trace_.size()];
       rec_.trace.push_back(trace_entry{e.at_ns, e.source != nullptr ? e.source->name : std::string("request"),
                                        e.what, e.active, e.waiting, e.ref});
+    }
   }
 
   void collect_case_refs() {
@@ -371,19 +417,21 @@ class world {
     return nullptr;
   }
 
+  // There is only ever one arrival pending: it waits in next_arrival_, and
+  // its task refers to the world alone (small enough to need no allocation).
   void schedule_next_arrival() {
     std::optional<arrival> next = src_.next();
     if (!next) return;
-    const vtime_ns at = next->at_ns;
-    sched_.schedule_at(at, [this, a = std::move(*next)]() mutable {
+    next_arrival_ = *next;
+    sched_.schedule_at(next_arrival_.at_ns, [this] {
+      req_ptr r = new_request();
+      r->a = next_arrival_;
       schedule_next_arrival();
-      arrive(std::move(a));
+      arrive(std::move(r));
     });
   }
 
-  void arrive(arrival a) {
-    req_ptr r = new_request();
-    r->a = std::move(a);
+  void arrive(req_ptr r) {
     r->number = ++request_count_;
     r->gate = gates_[r->a.gate_index].get();
     r->service_ns = r->a.service_ns ? *r->a.service_ns : sc_.service.service_time.sample(service_rng_);
@@ -513,20 +561,19 @@ class world {
   req_ptr new_request() {
     request_state* p;
     if (free_requests_.empty()) {
-      all_requests_.push_back(std::make_unique<request_storage>());
-      p = reinterpret_cast<request_state*>(all_requests_.back()->bytes);
+      all_requests_.push_back(std::make_unique<request_state>());
+      p = all_requests_.back().get();
+      p->owner = this;
     } else {
       p = free_requests_.back();
       free_requests_.pop_back();
     }
-    ::new (static_cast<void*>(p)) request_state();
-    p->owner = this;
     return req_ptr(p);
   }
 
  public:
   void recycle(request_state* p) noexcept {
-    p->~request_state();
+    p->clear();
     free_requests_.push_back(p);
   }
 
@@ -603,11 +650,10 @@ class world {
   bool frozen_trace_ = false;
   std::size_t trace_cap_ = 64;
   std::uint64_t trace_total_ = 0;
-  std::deque<live_entry> trace_;
-  struct request_storage {
-    alignas(request_state) unsigned char bytes[sizeof(request_state)];
-  };
-  std::vector<std::unique_ptr<request_storage>> all_requests_;
+  std::vector<live_entry> trace_;  // a ring once trace_cap_ entries long
+  std::size_t trace_head_ = 0;     // the oldest entry once the ring is full
+  arrival next_arrival_;
+  std::vector<std::unique_ptr<request_state>> all_requests_;
   std::vector<request_state*> free_requests_;
   // Last: pending work is destroyed (and its request states recycled) before
   // the storage above goes.
