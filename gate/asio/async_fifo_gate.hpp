@@ -30,6 +30,7 @@
 // first). The destructor drops waiters that are still queued, unrun.
 #pragma once
 
+#include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -38,10 +39,12 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution/blocking.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/recycling_allocator.hpp>
 #include <boost/asio/require.hpp>
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <memory>
-#include <unordered_map>
 #include <utility>
 
 #include "gate/admit_assert.hpp"
@@ -99,7 +102,7 @@ class async_fifo_gate {
 
   executor_type get_executor() const noexcept { return ex_; }
   const fifo::fifo_gate& core() const noexcept { return core_; }
-  std::size_t pending_waiters() const noexcept { return waiters_.size(); }
+  std::size_t pending_waiters() const noexcept { return waiter_count_; }
   void set_observer(fifo_observer* o) noexcept { observer_ = o; }
   // Every event the core logs, as it happens (see fifo::event_sink).
   void set_event_sink(fifo::event_sink* s) noexcept { core_.set_event_sink(s); }
@@ -114,22 +117,26 @@ class async_fifo_gate {
   // destroyed). For teardown only.
   void shutdown() noexcept {
     while (!waiters_.empty()) {
-      auto it = waiters_.begin();
-      waiter_base* w = it->second;
-      waiters_.erase(it);
-      w->destroy();
+      waiter_base* w = waiters_.front().w;
+      waiters_.pop_front();
+      if (w != nullptr) {
+        --waiter_count_;
+        w->destroy();
+      }
     }
   }
 
  private:
   struct waiter_base {
     explicit waiter_base(const executor_type& ex) : timer(ex) {}
-    virtual ~waiter_base() = default;
-    // Completes the handler (deletes this).
+    // Completes the handler (frees this).
     virtual void complete(boost::system::error_code ec, lease l, bool post_it) = 0;
-    // Destroys the handler unrun (deletes this).
+    // Destroys the handler unrun (frees this).
     virtual void destroy() noexcept = 0;
     timer_type timer;
+
+   protected:
+    ~waiter_base() = default;  // freed through the handler's allocator, never deleted as waiter_base
   };
 
   struct cancel_handler {
@@ -140,15 +147,41 @@ class async_fifo_gate {
     }
   };
 
+  // Allocated, as Asio's own operations are, with the handler's associated
+  // allocator (by default Asio's recycling allocator), and freed before the
+  // handler runs.
   template <class Handler>
   struct waiter final : waiter_base {
+    using allocator_type = typename std::allocator_traits<boost::asio::associated_allocator_t<
+        Handler, boost::asio::recycling_allocator<void>>>::template rebind_alloc<waiter>;
+
     waiter(Handler&& h, const executor_type& ex) : waiter_base(ex), handler(std::move(h)) {}
+
+    static allocator_type allocator_of(const Handler& h) {
+      return allocator_type(boost::asio::get_associated_allocator(h, boost::asio::recycling_allocator<void>()));
+    }
+    static waiter* create(Handler&& h, const executor_type& ex) {
+      allocator_type a = allocator_of(h);
+      waiter* mem = std::allocator_traits<allocator_type>::allocate(a, 1);
+      try {
+        return ::new (static_cast<void*>(mem)) waiter(std::move(h), ex);
+      } catch (...) {
+        std::allocator_traits<allocator_type>::deallocate(a, mem, 1);
+        throw;
+      }
+    }
+    void free_self(allocator_type a) noexcept {
+      this->~waiter();
+      std::allocator_traits<allocator_type>::deallocate(a, this, 1);
+    }
+
     void complete(boost::system::error_code ec, lease l, bool post_it) override {
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.clear();
+      allocator_type a = allocator_of(handler);
       Handler h(std::move(handler));
       auto ex = boost::asio::get_associated_executor(h, this->timer.get_executor());
-      delete this;
+      free_self(a);
       auto fn = [h = std::move(h), ec, l = std::move(l)]() mutable { std::move(h)(ec, std::move(l)); };
       if (post_it)
         boost::asio::post(ex, std::move(fn));
@@ -158,7 +191,7 @@ class async_fifo_gate {
     void destroy() noexcept override {
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.clear();
-      delete this;
+      free_self(allocator_of(handler));
     }
     Handler handler;
   };
@@ -189,8 +222,9 @@ class async_fifo_gate {
                              l = std::move(l)]() mutable { std::move(h)(ec, std::move(l)); });
       return;
     }
-    auto* w = new waiter<handler_t>(handler_t(std::forward<Handler>(handler)), ex_);
-    waiters_.emplace(ticket, w);
+    auto* w = waiter<handler_t>::create(handler_t(std::forward<Handler>(handler)), ex_);
+    waiters_.push_back(queued{ticket, w});  // tickets only grow: the deque stays sorted
+    ++waiter_count_;
     Env::expires_at(w->timer, r.deadline_ns);
     w->timer.async_wait([this, ticket](boost::system::error_code ec) {
       if (!ec) on_deadline(ticket);
@@ -200,10 +234,18 @@ class async_fifo_gate {
   }
 
   waiter_base* take_waiter(fifo::ticket_id t) {
-    auto it = waiters_.find(t);
+    // Promotions and deadlines take the oldest waiter: usually the front.
+    auto it = waiters_.begin();
     if (it == waiters_.end()) return nullptr;
-    waiter_base* w = it->second;
-    waiters_.erase(it);
+    if (it->ticket != t) {
+      it = std::lower_bound(waiters_.begin(), waiters_.end(), t,
+                            [](const queued& q, fifo::ticket_id v) { return q.ticket < v; });
+      if (it == waiters_.end() || it->ticket != t) return nullptr;
+    }
+    waiter_base* w = std::exchange(it->w, nullptr);
+    if (w == nullptr) return nullptr;
+    --waiter_count_;
+    while (!waiters_.empty() && waiters_.front().w == nullptr) waiters_.pop_front();
     return w;
   }
 
@@ -253,7 +295,14 @@ class async_fifo_gate {
   executor_type ex_;
   fifo::fifo_gate core_;
   fifo::ticket_id next_ticket_ = 1;
-  std::unordered_map<fifo::ticket_id, waiter_base*> waiters_;  // lookups only, never iterated for output
+  // Waiters in ticket order (tickets are handed out in increasing order); a
+  // taken waiter leaves a null entry until it reaches the front.
+  struct queued {
+    fifo::ticket_id ticket;
+    waiter_base* w;
+  };
+  std::deque<queued> waiters_;
+  std::size_t waiter_count_ = 0;
   fifo_observer* observer_ = nullptr;
 };
 

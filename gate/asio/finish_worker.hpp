@@ -13,12 +13,14 @@
 // earlier would admit new work while the old work still runs.
 #pragma once
 
+#include <boost/asio/associated_allocator.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/recycling_allocator.hpp>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -63,7 +65,10 @@ struct initiate_finish_worker {
   template <class Handler, class StartWork>
   void operator()(Handler&& handler, StartWork&& start_work) const {
     using handler_t = std::decay_t<Handler>;
-    auto st = std::make_shared<finish_state<handler_t>>(handler_t(std::forward<Handler>(handler)));
+    // With the handler's associated allocator (by default Asio's recycling
+    // allocator), as Asio allocates its own operations.
+    auto alloc = boost::asio::get_associated_allocator(handler, boost::asio::recycling_allocator<void>());
+    auto st = std::allocate_shared<finish_state<handler_t>>(alloc, handler_t(std::forward<Handler>(handler)));
     auto slot = boost::asio::get_associated_cancellation_slot(*st->handler);
     if (slot.is_connected())
       slot.template emplace<remember_cancel>(remember_cancel{&st->cancel_requested});
