@@ -141,7 +141,8 @@ struct request_state {
   }
 };
 
-void recycle(request_state* r) noexcept;
+// Out of line: the count's decrement is inlined everywhere, the reset is not.
+[[gnu::noinline]] void recycle(request_state* r) noexcept;
 
 class req_ptr {
  public:
