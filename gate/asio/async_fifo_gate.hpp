@@ -211,15 +211,16 @@ class async_fifo_gate {
     const fifo::acquire_result r = core_.acquire(ticket, Env::now_ns(ex_));
     notify();
     if (r.outcome != fifo::acquire_outcome::queued) {
-      boost::system::error_code ec;
       lease l;
-      if (r.outcome == fifo::acquire_outcome::admitted)
-        l = lease(this);
-      else
-        ec = gate_errc::queue_full;
+      if (r.outcome == fifo::acquire_outcome::admitted) l = lease(this);
       auto ex = boost::asio::get_associated_executor(handler, ex_);
-      boost::asio::post(ex, [h = handler_t(std::forward<Handler>(handler)), ec,
-                             l = std::move(l)]() mutable { std::move(h)(ec, std::move(l)); });
+      // The error code is made when the handler runs: a posted function that
+      // small is stored without an allocation.
+      boost::asio::post(ex, [h = handler_t(std::forward<Handler>(handler)), l = std::move(l)]() mutable {
+        boost::system::error_code ec;
+        if (!l) ec = gate_errc::queue_full;
+        std::move(h)(ec, std::move(l));
+      });
       return;
     }
     auto* w = waiter<handler_t>::create(handler_t(std::forward<Handler>(handler)), ex_);
