@@ -61,11 +61,14 @@ class timeline {
   // Samples the three series at `t` (call after every change).
   void sample(vtime_ns t, std::int64_t gate, std::int64_t portal, std::int64_t waiting) {
     if (t < 0) t = 0;
-    // The same levels again inside the bucket the last sample touched change
-    // nothing.
-    if (t < touched_end_ns_ && t >= touched_begin_ns_ && gate == last_gate_ && portal == last_portal_ && waiting == last_waiting_) return;
-    while (t >= width_ns_ * static_cast<vtime_ns>(max_buckets)) widen();
-    const auto i = static_cast<std::size_t>(t / width_ns_);
+    // Most samples fall in the bucket the last one touched: no search.
+    const bool same_bucket = t < touched_end_ns_ && t >= touched_begin_ns_;
+    if (same_bucket && gate == last_gate_ && portal == last_portal_ && waiting == last_waiting_) return;
+    std::size_t i = touched_index_;
+    if (!same_bucket) {
+      while (t >= width_ns_ * static_cast<vtime_ns>(max_buckets)) widen();
+      i = static_cast<std::size_t>(t / width_ns_);
+    }
     if (buckets_.size() <= i) {
       const timeline_bucket carry = level_bucket();
       buckets_.resize(i + 1, carry);
@@ -91,9 +94,12 @@ class timeline {
     last_gate_ = gate;
     last_portal_ = portal;
     last_waiting_ = waiting;
-    // Buckets only widen, so the end of this one stays inside a touched bucket.
-    touched_begin_ns_ = static_cast<vtime_ns>(i) * width_ns_;
-    touched_end_ns_ = touched_begin_ns_ + width_ns_;
+    // Remember the bucket (widen() forgets it: indices change).
+    if (!same_bucket) {
+      touched_index_ = i;
+      touched_begin_ns_ = static_cast<vtime_ns>(i) * width_ns_;
+      touched_end_ns_ = touched_begin_ns_ + width_ns_;
+    }
   }
 
   void add_window(fault_window w) {
@@ -139,6 +145,7 @@ class timeline {
     }
     buckets_ = std::move(merged);
     width_ns_ *= 2;
+    touched_begin_ns_ = touched_end_ns_ = 0;
   }
 
   vtime_ns width_ns_ = sim::ms;
@@ -146,6 +153,7 @@ class timeline {
   std::int64_t last_gate_ = 0, last_portal_ = 0, last_waiting_ = 0;
   // The bucket the last sample fell in (empty at first).
   vtime_ns touched_begin_ns_ = 0, touched_end_ns_ = 0;
+  std::size_t touched_index_ = 0;
   std::vector<fault_window> windows_;
   std::size_t windows_dropped_ = 0;
   std::vector<lane> lanes_;
