@@ -116,6 +116,11 @@ struct request_state {
   bool keep = false;              // a case refers to it: keep its outcome
   std::uint32_t refs = 0;
   world* owner = nullptr;
+  // Room for the one operation of the handler in progress (the gate's waiter,
+  // then finish_worker's state): see request_allocator.
+  static constexpr std::size_t arena_bytes = 128;
+  alignas(std::max_align_t) unsigned char arena[arena_bytes];
+  bool arena_used = false;
 
   // Back to the state of a new request, keeping the storage of its strings
   // and of its cancellation signal for the next one. Ends a lease still held
@@ -144,6 +149,34 @@ struct request_state {
 // Out of line: the count's decrement is inlined everywhere, the reset is not.
 [[gnu::noinline]] void recycle(request_state* r) noexcept;
 
+// The handler's associated allocator: the operation it waits on is placed in
+// its request's arena (one at a time; anything else goes to the heap). The
+// arena lives as long as the world, and an operation holds its handler,
+// hence its request.
+template <class T>
+struct request_allocator {
+  using value_type = T;
+  request_state* r;
+  explicit request_allocator(request_state* s) noexcept : r(s) {}
+  template <class U>
+  request_allocator(const request_allocator<U>& o) noexcept : r(o.r) {}
+  T* allocate(std::size_t n) {
+    if (!r->arena_used && n * sizeof(T) <= request_state::arena_bytes && alignof(T) <= alignof(std::max_align_t)) {
+      r->arena_used = true;
+      return reinterpret_cast<T*>(r->arena);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t) noexcept {
+    if (static_cast<void*>(p) == static_cast<void*>(r->arena)) r->arena_used = false;
+    else ::operator delete(p);
+  }
+  template <class U>
+  friend bool operator==(const request_allocator& a, const request_allocator<U>& b) noexcept { return a.r == b.r; }
+  template <class U>
+  friend bool operator!=(const request_allocator& a, const request_allocator<U>& b) noexcept { return a.r != b.r; }
+};
+
 class req_ptr {
  public:
   req_ptr() noexcept = default;
@@ -160,6 +193,7 @@ class req_ptr {
     if (p_ != nullptr && --p_->refs == 0) recycle(p_);
   }
   request_state* operator->() const noexcept { return p_; }
+  request_state* get() const noexcept { return p_; }
   request_state& operator*() const noexcept { return *p_; }
 
  private:
@@ -492,11 +526,15 @@ class world {
   struct acquired {
     world* w;
     req_ptr r;
+    using allocator_type = request_allocator<void>;
+    allocator_type get_allocator() const noexcept { return allocator_type(r.get()); }
     void operator()(error_code ec, sim_gate::lease lease) { w->on_acquired(std::move(r), ec, std::move(lease)); }
   };
   struct finished {
     world* w;
     req_ptr r;
+    using allocator_type = request_allocator<void>;
+    allocator_type get_allocator() const noexcept { return allocator_type(r.get()); }
     void operator()(error_code ec) { w->on_finished(std::move(r), ec); }
   };
   // The work at the portal: it cannot be cancelled, so it needs no timer,
