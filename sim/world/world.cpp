@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/cancellation_type.hpp>
 #include <deque>
 #include <memory>
 #include <set>
@@ -109,7 +109,12 @@ struct request_state {
   vtime_ns service_ns = 0;
   vtime_ns granted_ns = 0;
   request_outcome out;
-  asio::cancellation_signal cancel;
+  // The cancellation handler of the operation in progress, if any, in place
+  // (request_slot): the request's own cancellation signal.
+  static constexpr std::size_t cancel_bytes = 32;
+  alignas(std::max_align_t) unsigned char cancel_buf[cancel_bytes];
+  void (*cancel_call)(void*, asio::cancellation_type_t) = nullptr;
+  void (*cancel_destroy)(void*) noexcept = nullptr;
   sim_gate::lease lease;          // held from the grant until the work has really ended
   bool started = false;           // its handler has run its first step
   bool cancel_requested = false;  // it was cancelled (whether or not the handler had started)
@@ -125,9 +130,22 @@ struct request_state {
   // Back to the state of a new request, keeping the storage of its strings
   // and of its cancellation signal for the next one. Ends a lease still held
   // (only at teardown).
+  void clear_cancel_handler() noexcept {
+    if (cancel_destroy != nullptr) {
+      auto destroy = std::exchange(cancel_destroy, nullptr);
+      cancel_call = nullptr;
+      destroy(cancel_buf);
+    }
+  }
+  // As cancellation_signal::emit: calls the handler, if any (which may clear
+  // itself from inside the call).
+  void emit_cancel(asio::cancellation_type_t type) {
+    if (cancel_call != nullptr) cancel_call(cancel_buf, type);
+  }
+
   void clear() noexcept {
     lease.reset();
-    cancel.slot().clear();
+    clear_cancel_handler();
     a = arrival{};
     number = 0;
     gate = nullptr;
@@ -175,6 +193,37 @@ struct request_allocator {
   friend bool operator==(const request_allocator& a, const request_allocator<U>& b) noexcept { return a.r == b.r; }
   template <class U>
   friend bool operator!=(const request_allocator& a, const request_allocator<U>& b) noexcept { return a.r != b.r; }
+};
+
+// A cancellation slot (Asio's CancellationSlot requirements) whose handler
+// lives in its request: emplacing one never allocates, unlike
+// asio::cancellation_slot, which frees its handler's memory on every clear().
+class request_slot {
+ public:
+  explicit request_slot(request_state* r) noexcept : r_(r) {}
+
+  template <class H, class... Args>
+  H& emplace(Args&&... args) {
+    static_assert(sizeof(H) <= request_state::cancel_bytes && alignof(H) <= alignof(std::max_align_t),
+                  "a cancellation handler too big for request_state::cancel_buf");
+    r_->clear_cancel_handler();
+    H* h = ::new (static_cast<void*>(r_->cancel_buf)) H(std::forward<Args>(args)...);
+    r_->cancel_call = [](void* p, asio::cancellation_type_t type) { (*static_cast<H*>(p))(type); };
+    r_->cancel_destroy = [](void* p) noexcept { static_cast<H*>(p)->~H(); };
+    return *h;
+  }
+  template <class H>
+  std::decay_t<H>& assign(H&& h) {
+    return emplace<std::decay_t<H>>(std::forward<H>(h));
+  }
+  void clear() noexcept { r_->clear_cancel_handler(); }
+  bool is_connected() const noexcept { return r_ != nullptr; }
+  bool has_handler() const noexcept { return r_ != nullptr && r_->cancel_call != nullptr; }
+  friend bool operator==(const request_slot& a, const request_slot& b) noexcept { return a.r_ == b.r_; }
+  friend bool operator!=(const request_slot& a, const request_slot& b) noexcept { return a.r_ != b.r_; }
+
+ private:
+  request_state* r_;
 };
 
 class req_ptr {
@@ -501,7 +550,7 @@ class world {
         r->cancel_requested = true;
         // Before its first step a handler has nothing to cancel: it sees the
         // flag when it starts.
-        if (r->started) r->cancel.emit(asio::cancellation_type::terminal);
+        if (r->started) r->emit_cancel(asio::cancellation_type::terminal);
       });
     }
     handle(std::move(r));
@@ -519,7 +568,7 @@ class world {
       respond(*r, 499, "cancelled");
       return;
     }
-    asio::cancellation_slot slot = r->cancel.slot();
+    request_slot slot(r.get());
     r->gate->gate.async_acquire(asio::bind_cancellation_slot(slot, acquired{this, std::move(r)}));
   }
 
@@ -578,7 +627,7 @@ class world {
     if (sc_.gates[r->a.gate_index].world_mut == scenario::world_mutation::release_before_work_ends)
       lease.reset();  // broken on purpose: the slot frees while the work still runs
     r->lease = std::move(lease);
-    asio::cancellation_slot slot = r->cancel.slot();
+    request_slot slot(r.get());
     start_work work{this, r};
     gate::async_finish_worker(std::move(work), asio::bind_cancellation_slot(slot, finished{this, std::move(r)}));
   }
