@@ -127,9 +127,6 @@ struct request_state {
   alignas(std::max_align_t) unsigned char arena[arena_bytes];
   bool arena_used = false;
 
-  // Back to the state of a new request, keeping the storage of its strings
-  // and of its cancellation signal for the next one. Ends a lease still held
-  // (only at teardown).
   void clear_cancel_handler() noexcept {
     if (cancel_destroy != nullptr) {
       auto destroy = std::exchange(cancel_destroy, nullptr);
@@ -143,6 +140,9 @@ struct request_state {
     if (cancel_call != nullptr) cancel_call(cancel_buf, type);
   }
 
+  // Back to the state of a new request, keeping its strings' storage for the
+  // next one. Ends a lease still held (only at teardown); the arena is freed
+  // by the allocator, not here.
   void clear() noexcept {
     lease.reset();
     clear_cancel_handler();
