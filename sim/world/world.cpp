@@ -7,7 +7,6 @@
 #include <memory>
 #include <set>
 #include <stdexcept>
-#include <unordered_set>
 #include <utility>
 
 #include "gate/asio/async_fifo_gate.hpp"
