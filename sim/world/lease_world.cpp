@@ -338,8 +338,8 @@ class lease_world {
         if (it != holding_.end()) {
           ++rec_.lease->leases_reaped_live;
           hit(lp_reaped_live);
-          push_trace("redis", "reaped live lease " + e.member + " (worker " + std::to_string(it->second) + ")",
-                     0, static_cast<std::uint64_t>(it->second));
+          push_trace("redis", "reaped live lease ", e.member, " (worker ", static_cast<std::int64_t>(it->second), ")", 0,
+                     static_cast<std::uint64_t>(it->second));
         }
       }
     }
@@ -360,11 +360,11 @@ class lease_world {
     rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, members);
     set_members_ = members;
     sample_series();
-    push_trace("redis", std::string(op == redis::script_op::acquire   ? "acquire "
-                                    : op == redis::script_op::release ? "release "
-                                                                       : "renew ") +
-                            req.token + " -> " + std::to_string(reply.value),
-               members, wi);
+    push_trace("redis",
+               op == redis::script_op::acquire   ? "acquire "
+               : op == redis::script_op::release ? "release "
+                                                 : "renew ",
+               req.token, " -> ", reply.value, nullptr, members, wi);
     check(l_gate_inflight, members <= cfg_.limit, [&] {
       return "the gate key holds " + std::to_string(members) + " live members, above the limit " +
              std::to_string(cfg_.limit);
@@ -469,12 +469,12 @@ class lease_world {
   sim::awaitable<void> process(std::size_t wi, std::uint64_t gen, work_item item) {
     worker_state& w = *workers_[wi];
     const std::string token = "w" + std::to_string(wi) + "-" + std::to_string(item.number);
-    push_trace("worker", "acquire " + token, holders_, wi);
+    push_trace("worker", "acquire ", token, holders_, wi);
     gate::acquire_outcome got = co_await w.client->acquire(token);
     co_await checkpoint(wi, gen);
     if (got.ec == gate::gate_errc::unreachable && gate_.world_mut == scenario::world_mutation::fail_open) {
       // Broken on purpose: no confirmed permit, and the request goes out anyway.
-      push_trace("worker", "fail-open " + token, holders_, wi);
+      push_trace("worker", "fail-open ", token, holders_, wi);
       const int st = co_await portal_call(wi, item);
       co_await checkpoint(wi, gen);
       end_item(item, st == 200 ? "completed" : st == 429 ? "rate_limited" : "client_timeout");
@@ -497,7 +497,7 @@ class lease_world {
     holding_[token] = wi;
     ++holders_;
     rec_.lease->holders_max = std::max(rec_.lease->holders_max, holders_);
-    push_trace("worker", "holds " + token, holders_, wi);
+    push_trace("worker", "holds ", token, holders_, wi);
     std::shared_ptr<bool> renewing;
     if (var_ == redis::variant::renewal) {
       renewing = std::make_shared<bool>(true);
@@ -533,7 +533,7 @@ class lease_world {
       if (!kept) {
         ++rec_.lease->renewals_lost;
         hit(lp_renewal_lost);
-        push_trace("worker", "renewal lost " + token, holders_, wi);
+        push_trace("worker", "renewal lost ", token, holders_, wi);
         co_return;
       }
     }
@@ -551,17 +551,17 @@ class lease_world {
     if (attempt > portal_cap_) {
       ++rec_.lease->portal_429;
       hit(lp_portal_429);
-      push_trace("portal", "429 for item " + std::to_string(item.number), portal_open_, wi);
+      push_trace("portal", "429 for item ", {}, nullptr, static_cast<std::int64_t>(item.number), nullptr, portal_open_, wi);
       co_return 429;
     }
     ++portal_open_;
     sample_series();
-    push_trace("portal", "open item " + std::to_string(item.number), portal_open_, wi);
+    push_trace("portal", "open item ", {}, nullptr, static_cast<std::int64_t>(item.number), nullptr, portal_open_, wi);
     if (lane* l = rec_.series.lane_for(item.number)) l->work_start_ns = sched_.now_ns();
     sched_.schedule_after(item.service_ns, [this, n = item.number, wi] {
       --portal_open_;
       sample_series();
-      push_trace("portal", "close item " + std::to_string(n), portal_open_, wi);
+      push_trace("portal", "close item ", {}, nullptr, static_cast<std::int64_t>(n), nullptr, portal_open_, wi);
       if (lane* l = rec_.series.lane_for(n)) l->work_end_ns = sched_.now_ns();
     });
     if (item.service_ns <= item.read_timeout_ns) {
@@ -571,7 +571,7 @@ class lease_world {
     co_await sim::sleep_for(item.read_timeout_ns);
     ++rec_.metrics.client_timeouts;
     hit(lp_client_read_timeout);
-    push_trace("worker", "ReadTimeout item " + std::to_string(item.number), portal_open_, wi);
+    push_trace("worker", "ReadTimeout item ", {}, nullptr, static_cast<std::int64_t>(item.number), nullptr, portal_open_, wi);
     if (lane* l = rec_.series.lane_for(item.number)) l->gave_up_ns = sched_.now_ns();
     co_return 0;
   }
@@ -757,15 +757,72 @@ class lease_world {
     }
   }
 
-  void push_trace(const char* source, std::string what, std::int64_t count, std::uint64_t ref) {
-    if (tearing_down_) return;
-    ++trace_total_;
-    if (frozen_trace_ || trace_cap_ == 0) return;
-    if (trace_.size() == trace_cap_) {
-      trace_.pop_front();
-      ++rec_.trace_dropped;
+  // The trace keeps its last trace_cap_ entries in a ring whose slots are
+  // reused; an entry's text is `head word mid number tail`, put together only
+  // for the entries that are kept (finish()).
+  struct pending_trace {
+    vtime_ns at_ns = 0;
+    const char* source = "";
+    const char* head = "";
+    std::string word;
+    const char* mid = nullptr;   // with a number: the text before it
+    bool has_number = false;
+    std::int64_t number = 0;
+    const char* tail = nullptr;  // after the number
+    std::int64_t count = 0;
+    std::uint64_t ref = 0;
+
+    std::string text() const {
+      std::string t = head;
+      t += word;
+      if (mid) t += mid;
+      if (has_number) t += std::to_string(number);
+      if (tail) t += tail;
+      return t;
     }
-    trace_.push_back(trace_entry{sched_.now_ns(), source, std::move(what), count, 0, ref});
+  };
+
+  pending_trace* next_trace_slot() {
+    if (tearing_down_) return nullptr;
+    ++trace_total_;
+    if (frozen_trace_ || trace_cap_ == 0) return nullptr;
+    if (trace_.size() < trace_cap_) return &trace_.emplace_back();
+    ++rec_.trace_dropped;  // the oldest entry falls out
+    pending_trace* slot = &trace_[trace_head_];
+    trace_head_ = (trace_head_ + 1) % trace_cap_;
+    return slot;
+  }
+
+  void push_trace(const char* source, const char* head, std::string_view word, const char* mid, std::int64_t number,
+                  const char* tail, std::int64_t count, std::uint64_t ref) {
+    pending_trace* e = next_trace_slot();
+    if (!e) return;
+    e->at_ns = sched_.now_ns();
+    e->source = source;
+    e->head = head;
+    e->word.assign(word);
+    e->mid = mid;
+    e->has_number = true;
+    e->number = number;
+    e->tail = tail;
+    e->count = count;
+    e->ref = ref;
+  }
+  void push_trace(const char* source, const char* head, std::string_view word, std::int64_t count, std::uint64_t ref) {
+    pending_trace* e = next_trace_slot();
+    if (!e) return;
+    e->at_ns = sched_.now_ns();
+    e->source = source;
+    e->head = head;
+    e->word.assign(word);
+    e->mid = nullptr;
+    e->has_number = false;
+    e->tail = nullptr;
+    e->count = count;
+    e->ref = ref;
+  }
+  void push_trace(const char* source, std::string what, std::int64_t count, std::uint64_t ref) {
+    push_trace(source, "", what, count, ref);
   }
 
   void finish() {
@@ -787,7 +844,12 @@ class lease_world {
       }
       check(l_liveness, why.empty(), [&] { return why; });
     }
-    rec_.trace.assign(trace_.begin(), trace_.end());
+    rec_.trace.clear();
+    rec_.trace.reserve(trace_.size());
+    for (std::size_t i = 0; i < trace_.size(); ++i) {
+      const pending_trace& e = trace_[(trace_head_ + i) % trace_.size()];
+      rec_.trace.push_back(trace_entry{e.at_ns, e.source, e.text(), e.count, 0, e.ref});
+    }
   }
 
   friend struct redis_transport;
@@ -829,7 +891,8 @@ class lease_world {
   bool frozen_trace_ = false;
   std::size_t trace_cap_ = 64;
   std::uint64_t trace_total_ = 0;
-  std::deque<trace_entry> trace_;
+  std::vector<pending_trace> trace_;  // a ring once full: trace_head_ is the oldest entry
+  std::size_t trace_head_ = 0;
 };
 
 template <class Token>
