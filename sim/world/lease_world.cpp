@@ -102,7 +102,9 @@ struct worker_state {
   std::unique_ptr<redis_transport> transport;
   std::unique_ptr<client_t> client;
   std::unique_ptr<asio::cancellation_signal> kill;
-  std::unique_ptr<sim::sim_timer> wake;
+  // The idle worker loop's wait for work: its completion handler, run with
+  // operation_aborted by wake().
+  sim::unique_task resume;
   bool idle = false;
   std::optional<std::string> holding;   // token of the permit it believes it holds
   std::optional<work_item> current;     // the item it works on
@@ -168,13 +170,13 @@ class lease_world {
           [raw](std::int64_t ceiling) {
             return ceiling <= 0 ? 0 : static_cast<std::int64_t>(raw->jitter.uniform_u64(static_cast<std::uint64_t>(ceiling) + 1));
           });
-      w->wake = std::make_unique<sim::sim_timer>(sched_);
       workers_.push_back(std::move(w));
     }
   }
 
   ~lease_world() {
     tearing_down_ = true;
+    drop_idle_waits();
     sched_.shutdown();
   }
 
@@ -189,6 +191,7 @@ class lease_world {
     rec_.status = sched_.run(sim::run_limits{sc_.checks.max_events, sc_.checks.horizon_ns});
     finish();
     tearing_down_ = true;
+    drop_idle_waits();
     sched_.shutdown();
     return std::move(rec_);
   }
@@ -419,6 +422,24 @@ class lease_world {
 
   // --- workers --------------------------------------------------------------
 
+  // An idle worker waits for work as it would on a timer that never expires
+  // and is cancelled to wake it: the wait takes one sequence number when it
+  // starts and the wake-up is posted (one event), so the run's order and
+  // event count are those of such a timer. The wait's own timer entry is
+  // cancelled at once, so it leaves the heap at its next pop instead of
+  // staying in it, never due, after the wake-up.
+  template <class Token>
+  auto async_idle_wait(worker_state& w, Token&& token) {
+    return asio::async_initiate<Token, void(error_code)>(
+        [this, &w](auto handler) {
+          sched_.cancel(sched_.schedule_at(sched_.now_ns(), [] {}));
+          w.resume = [this, h = std::move(handler)]() mutable {
+            auto ex = asio::get_associated_executor(h, sched_.get_executor());
+            asio::dispatch(ex, [h = std::move(h)]() mutable { std::move(h)(error_code(asio::error::operation_aborted)); });
+          };
+        },
+        token);
+  }
   void spawn_worker(worker_state& w) {
     w.kill = std::make_unique<asio::cancellation_signal>();
     w.started = false;
@@ -452,8 +473,7 @@ class lease_world {
       if (queue_.empty()) {
         if (arrivals_done_) co_return;
         w.idle = true;
-        w.wake->expires_at(sim::vtime_max);
-        (void)co_await w.wake->async_wait(asio::as_tuple(sim::use_awaitable));
+        (void)co_await async_idle_wait(w, asio::as_tuple(sim::use_awaitable));
         w.idle = false;
         continue;
       }
@@ -632,11 +652,19 @@ class lease_world {
     });
   }
 
+  void wake(worker_state& w) {
+    if (w.resume) sched_.post(std::move(w.resume));
+    w.resume = {};
+  }
+  void drop_idle_waits() {
+    for (auto& w : workers_) w->resume = {};
+  }
+
   void wake_one() {
     for (auto& w : workers_)
       if (w->idle && w->alive) {
         w->idle = false;
-        w->wake->cancel();
+        wake(*w);
         return;
       }
   }
@@ -644,7 +672,7 @@ class lease_world {
     for (auto& w : workers_)
       if (w->idle) {
         w->idle = false;
-        w->wake->cancel();
+        wake(*w);
       }
   }
 
@@ -687,7 +715,7 @@ class lease_world {
         // coroutine cancelled before it first runs would end in an exception
         // outside its body.
         if (w.started) w.kill->emit(asio::cancellation_type::terminal);
-        w.wake->cancel();
+        wake(w);
         if (f.duration_ns) {
           worker_state* wp = &w;
           sched_.schedule_after(dur, [this, wp] {
