@@ -12,6 +12,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "gate/admit_assert.hpp"
 #include "gate/asio/lease_client.hpp"
 #include "gate/redis/lease_scripts.hpp"
 #include "gate/redis/replica.hpp"
@@ -93,6 +94,7 @@ using client_t = gate::lease_client<sim::sim_env, redis_transport>;
 
 struct worker_state {
   std::size_t index = 0;
+  std::string node;  // its name in partitions: "worker:<index>"
   std::uint64_t generation = 0;
   bool alive = true;
   bool started = false;  // this generation's worker loop has run its first step
@@ -111,11 +113,24 @@ struct worker_state {
   sim::prng jitter{0};
 };
 
+// A script call inside the world: a gate::script_request whose key views the
+// world's one gate key (every client's key), so that carrying it across the
+// network copies no key.
+struct call_req {
+  redis::variant var;
+  std::string_view key;
+  std::string token;
+  std::int64_t now_ms = 0;
+  std::int64_t lease_ms = 0;
+  std::int64_t limit = 0;
+  std::int64_t queue_timeout_ms = 0;
+};
+
 struct logged_op {
   vtime_ns at_ns;
   std::int64_t server_now_us;
   redis::script_op op;
-  gate::script_request req;
+  call_req req;
 };
 
 struct cut {
@@ -155,12 +170,16 @@ class lease_world {
     portal_cap_ = sc.service.portal_cap.value_or(lp.limit);
     read_timeout_default_ = sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns);
     trace_cap_ = static_cast<std::size_t>(sc.checks.trace_capacity);
-    for (const auto& f : sc.faults.schedule)
+    for (const auto& f : sc.faults.schedule) {
       if (f.kind == scenario::fault_kind::redis_failover) max_lag_ns_ = std::max(max_lag_ns_, f.replication_lag_ns);
+      if (f.kind == scenario::fault_kind::redis_restart && f.persist == scenario::persistence::aof_everysec)
+        keep_aof_ = true;
+    }
 
     for (std::int64_t i = 0; i < sc.fleet.workers; ++i) {
       auto w = std::make_unique<worker_state>();
       w->index = static_cast<std::size_t>(i);
+      w->node = "worker:" + std::to_string(i);
       w->clock = sc.fleet.clock_of(i);
       w->jitter = sim::substream(seed, "jitter/" + std::to_string(i));
       w->transport = std::make_unique<redis_transport>(redis_transport{this, w->index});
@@ -199,7 +218,10 @@ class lease_world {
   // --- the Redis node -------------------------------------------------------
 
   template <class Handler>
-  void start_call(std::size_t wi, redis::script_op op, gate::script_request req, Handler handler) {
+  void start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler) {
+    ADMIT_ASSERT(request.key == cfg_.key, "a script call on the world's gate key");
+    call_req req{request.var,      cfg_.key,         request.token, request.now_ms, request.lease_ms,
+                 request.limit, request.queue_timeout_ms};
     struct call_state {
       std::optional<Handler> h;
       bool done = false;
@@ -227,7 +249,7 @@ class lease_world {
 
  private:
   template <class Complete>
-  void deliver_to_redis(std::size_t wi, redis::script_op op, gate::script_request req, Complete complete) {
+  void deliver_to_redis(std::size_t wi, redis::script_op op, call_req req, Complete complete) {
     if (!link_up(wi)) return;
     if (sched_.now_ns() < redis_paused_until_) {
       // A paused server runs the script late: its effect lands even if the client gave up.
@@ -283,7 +305,7 @@ class lease_world {
     return (lease_world_epoch_ms * 1'000'000 + t + w.clock.offset_ns + drift + w.step_ns) / 1'000'000;
   }
 
-  redis::script_reply run_script(redis::replica& r, redis::script_op op, const gate::script_request& req,
+  redis::script_reply run_script(redis::replica& r, redis::script_op op, const call_req& req,
                                  std::int64_t now_us) {
     switch (op) {
       case redis::script_op::acquire: {
@@ -313,12 +335,12 @@ class lease_world {
     return {};
   }
 
-  redis::script_reply execute(std::size_t wi, redis::script_op op, const gate::script_request& req) {
+  redis::script_reply execute(std::size_t wi, redis::script_op op, const call_req& req) {
     const std::int64_t now_us = server_now_us();
     // AOF every second: the copy a restart would recover is the state at the
     // last whole second of activity.
     const vtime_ns second = sched_.now_ns() / sim::sec;
-    if (second != aof_second_) {
+    if (keep_aof_ && second != aof_second_) {
       aof_copy_ = primary_;
       aof_second_ = second;
     }
@@ -382,7 +404,7 @@ class lease_world {
   }
 
   // The broken acquires of the mutants (docs/mutants.md).
-  redis::script_reply mutated_acquire(const gate::script_request& req, std::int64_t now_us) {
+  redis::script_reply mutated_acquire(const call_req& req, std::int64_t now_us) {
     const std::int64_t now_ms = var_ == redis::variant::seed ? req.now_ms : now_us / 1000;
     redis::script_reply r;
     switch (gate_.world_mut) {
@@ -417,7 +439,8 @@ class lease_world {
   }
   bool link_up(std::size_t wi) const {
     if (sched_.now_ns() < redis_down_until_) return false;
-    return !cut_between("worker:" + std::to_string(wi), "redis");
+    if (cuts_.empty()) return true;
+    return !cut_between(workers_[wi]->node, "redis");
   }
 
   // --- workers --------------------------------------------------------------
@@ -620,8 +643,20 @@ class lease_world {
   }
 
   // Live set members, open portal connections and queued items, into the timeline.
+  // A sample that repeats the last one inside the same bucket changes nothing
+  // in the timeline, and is left out.
   void sample_series() {
-    rec_.series.sample(sched_.now_ns(), set_members_, portal_open_, static_cast<std::int64_t>(queue_.size()));
+    const vtime_ns t = sched_.now_ns();
+    const auto waiting = static_cast<std::int64_t>(queue_.size());
+    if (sampled_ && set_members_ == sampled_gate_ && portal_open_ == sampled_portal_ && waiting == sampled_waiting_ &&
+        t / rec_.series.bucket_width_ns() == sampled_at_ / rec_.series.bucket_width_ns())
+      return;
+    rec_.series.sample(t, set_members_, portal_open_, waiting);
+    sampled_ = true;
+    sampled_at_ = t;
+    sampled_gate_ = set_members_;
+    sampled_portal_ = portal_open_;
+    sampled_waiting_ = waiting;
   }
 
   // --- arrivals -------------------------------------------------------------
@@ -757,7 +792,7 @@ class lease_world {
         }
         log_.clear();
         primary_ = follower_;
-        aof_copy_ = primary_;
+        if (keep_aof_) aof_copy_ = primary_;
         redis_down_until_ = now + dur;
         break;
       case fk::client_timeout_burst:
@@ -901,9 +936,13 @@ class lease_world {
   std::int64_t set_members_ = 0;
   std::int64_t portal_open_ = 0;
   std::int64_t portal_cap_ = 1;
+  bool sampled_ = false;  // the last sample given to the timeline
+  vtime_ns sampled_at_ = 0;
+  std::int64_t sampled_gate_ = 0, sampled_portal_ = 0, sampled_waiting_ = 0;
   vtime_ns read_timeout_default_ = 0;
   redis::replica primary_;
-  redis::replica aof_copy_;
+  redis::replica aof_copy_;  // read only by a restart with AOF persistence (keep_aof_)
+  bool keep_aof_ = false;
   vtime_ns aof_second_ = -1;
   redis::replica follower_;
   std::deque<logged_op> log_;
@@ -926,7 +965,9 @@ class lease_world {
 template <class Token>
 auto redis_transport::async_script(redis::script_op op, const gate::script_request& req, Token&& token) {
   return asio::async_initiate<Token, void(error_code, redis::script_reply)>(
-      [this, op, req](auto handler) { world->start_call(worker, op, req, std::move(handler)); }, token);
+      // The request outlives the initiation: a use_awaitable call initiates inside the co_await
+      // of the expression that holds it.
+      [this, op, r = &req](auto handler) { world->start_call(worker, op, *r, std::move(handler)); }, token);
 }
 
 }  // namespace
