@@ -26,10 +26,27 @@ bool below_max(double score, score_bound max) {
 
 }  // namespace
 
+std::optional<std::size_t> sorted_set::find(std::string_view member) const {
+  if (indexed_) {
+    const auto it = index_.find(member);
+    if (it == index_.end()) return std::nullopt;
+    return position_of(it->second, member);
+  }
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].member == member) return i;
+  return std::nullopt;
+}
+
+void sorted_set::build_index() {
+  index_.reserve(entries_.size());
+  for (const entry& e : entries_) index_.emplace(e.member, e.score);
+  indexed_ = true;
+}
+
 std::optional<double> sorted_set::score(std::string_view member) const {
-  const auto it = index_.find(member);
-  if (it == index_.end()) return std::nullopt;
-  return it->second;
+  const auto at = find(member);
+  if (!at) return std::nullopt;
+  return entries_[*at].score;
 }
 
 std::size_t sorted_set::position_of(double score, std::string_view member) const {
@@ -43,23 +60,18 @@ std::size_t sorted_set::position_of(double score, std::string_view member) const
   return static_cast<std::size_t>(it - entries_.begin());
 }
 
-std::optional<std::size_t> sorted_set::rank(std::string_view member) const {
-  const auto it = index_.find(member);
-  if (it == index_.end()) return std::nullopt;
-  return position_of(it->second, member);
-}
+std::optional<std::size_t> sorted_set::rank(std::string_view member) const { return find(member); }
 
 bool sorted_set::insert_or_assign(double score, std::string_view member) {
   ADMIT_ASSERT(!std::isnan(score), "Redis refuses NaN scores before they reach a set");
   if (score == 0.0) score = 0.0;  // -0 becomes 0
-  const auto found = index_.find(member);
-  const bool is_new = found == index_.end();
+  const auto found = find(member);
+  const bool is_new = !found;
   if (!is_new) {
-    if (found->second == score) return false;
-    entries_.erase(entries_.begin() +
-                   static_cast<std::ptrdiff_t>(position_of(found->second, member)));
-    found->second = score;
-  } else {
+    if (entries_[*found].score == score) return false;
+    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(*found));
+    if (indexed_) index_.find(member)->second = score;
+  } else if (indexed_) {
     index_.emplace(std::string(member), score);
   }
   // Scores are timestamps or tickets that grow, so the common case appends.
@@ -72,17 +84,17 @@ bool sorted_set::insert_or_assign(double score, std::string_view member) {
                           });
   }
   entries_.insert(at, entry{score, std::string(member)});
-  ADMIT_ASSERT(entries_.size() == index_.size(), "every member is indexed once");
+  if (!indexed_ && entries_.size() > linear_up_to) build_index();
+  ADMIT_ASSERT(!indexed_ || entries_.size() == index_.size(), "every member is indexed once");
   return is_new;
 }
 
 bool sorted_set::erase(std::string_view member) {
-  const auto found = index_.find(member);
-  if (found == index_.end()) return false;
-  entries_.erase(entries_.begin() +
-                 static_cast<std::ptrdiff_t>(position_of(found->second, member)));
-  index_.erase(found);
-  ADMIT_ASSERT(entries_.size() == index_.size(), "every member is indexed once");
+  const auto found = find(member);
+  if (!found) return false;
+  entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(*found));
+  if (indexed_) index_.erase(index_.find(member));
+  ADMIT_ASSERT(!indexed_ || entries_.size() == index_.size(), "every member is indexed once");
   return true;
 }
 
@@ -98,13 +110,15 @@ std::pair<std::size_t, std::size_t> sorted_set::score_range(score_bound min,
 
 std::size_t sorted_set::erase_score_range(score_bound min, score_bound max) {
   const auto [first, last] = score_range(min, max);
-  for (std::size_t i = first; i < last; ++i) {
-    const auto erased = index_.erase(entries_[i].member);
-    ADMIT_ASSERT(erased == 1, "every ordered entry is indexed");
+  if (indexed_) {
+    for (std::size_t i = first; i < last; ++i) {
+      const auto erased = index_.erase(entries_[i].member);
+      ADMIT_ASSERT(erased == 1, "every ordered entry is indexed");
+    }
   }
   entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(first),
                  entries_.begin() + static_cast<std::ptrdiff_t>(last));
-  ADMIT_ASSERT(entries_.size() == index_.size(), "every member is indexed once");
+  ADMIT_ASSERT(!indexed_ || entries_.size() == index_.size(), "every member is indexed once");
   return last - first;
 }
 

@@ -4,9 +4,12 @@
 // (memcmp order, shorter first on a common prefix). That order is kept in a
 // sorted vector of entries, which makes rank, index ranges and score ranges
 // binary searches and keeps copies cheap (the world snapshots the replica for
-// persistence and failover). A hash index answers "what is the score of this
-// member" without a scan; it is only ever used for lookups, never iterated, so
-// nothing unordered reaches an output.
+// persistence and failover). A member is found by scanning the entries while
+// the set holds at most 32 members (the lease sets hold a handful: a scan of
+// short strings beats hashing, and a copy copies no hash table); past that a
+// hash index answers "where is this member" without a scan. The index is only
+// ever used for lookups, never iterated, so nothing unordered reaches an
+// output.
 //
 // The lease protocol's sets are small and grow at the end (scores are
 // timestamps or tickets that only increase), so inserting and reaping from
@@ -78,8 +81,15 @@ class sorted_set {
 
   // Position of the entry (score, member), which must be present.
   [[nodiscard]] std::size_t position_of(double score, std::string_view member) const;
+  // The position of a member: a scan of the entries while the set is small,
+  // the index once it has grown past linear_up_to members.
+  [[nodiscard]] std::optional<std::size_t> find(std::string_view member) const;
+  void build_index();
+
+  static constexpr std::size_t linear_up_to = 32;
 
   std::vector<entry> entries_;
+  bool indexed_ = false;  // index_ holds every member (kept once built)
   std::unordered_map<std::string, double, string_hash, std::equal_to<>> index_;
 };
 
