@@ -353,15 +353,25 @@ struct model_set {
 
 // Random ZADD / ZREM / ZREMRANGEBYSCORE on one key, checked against the model
 // after every step (order, ranks, card).
-void sorted_set_matches_model(bool reverse_ties) {
+// With `members` above 32 the set outgrows its scan and builds its index.
+void sorted_set_matches_model(bool reverse_ties, int members = 7, int max_steps = 60) {
   replica r;
   model_set model;
   model.reverse_ties = reverse_ties;
-  const auto steps = *rc::gen::inRange(1, 60);
+  const auto steps = *rc::gen::inRange(1, max_steps);
   for (int i = 0; i < steps; ++i) {
-    const std::string member(1, static_cast<char>('a' + uniform_in(0, 6)));
-    const double score = uniform_in(0, 4);
-    switch (uniform_in(0, 3)) {
+    const int m = uniform_in(0, members - 1);
+    std::string member(1, static_cast<char>('a' + m % 26));
+    if (members > 26) member.append(std::to_string(m));
+    const double score = uniform_in(0, members <= 26 ? 4 : 100);
+    int op = 0;
+    if (members <= 26) {
+      op = uniform_in(0, 3);
+    } else {  // many members: mostly ZADD, so that the set grows
+      const int pick = uniform_in(0, 10);
+      op = pick < 7 ? 0 : pick < 9 ? 1 : 2;
+    }
+    switch (op) {
       case 0:
         RC_ASSERT(r.zadd("z", score, member, t0_us) == (model.scores.count(member) ? 0 : 1));
         model.scores[member] = score;
@@ -405,4 +415,8 @@ TEST_CASE("Property: the sorted set agrees with a simple model under random edit
       check_property("sorted set matches a tie-reversing model", [] { sorted_set_matches_model(true); });
   INFO(describe(broken));
   CHECK(failed(broken));
+  // Up to 60 members: the set scans while small and indexes past 32 members.
+  const auto large = check_property("a large sorted set matches model", [] { sorted_set_matches_model(false, 60, 200); });
+  INFO(describe(large));
+  CHECK(passed(large));
 }
