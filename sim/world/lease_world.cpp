@@ -226,8 +226,23 @@ class lease_world {
       std::optional<Handler> h;
       bool done = false;
       sim::timer_handle timeout;
+      std::uint32_t refs = 0;
     };
-    auto st = std::make_shared<call_state>();
+    // Shared by the reply and the timeout; a world runs on one thread, so the
+    // count needs no atomics.
+    struct call_ref {
+      call_state* p;
+      explicit call_ref(call_state* s) noexcept : p(s) { ++p->refs; }
+      call_ref(const call_ref& o) noexcept : p(o.p) { ++p->refs; }
+      call_ref(call_ref&& o) noexcept : p(std::exchange(o.p, nullptr)) {}
+      call_ref& operator=(const call_ref&) = delete;
+      call_ref& operator=(call_ref&&) = delete;
+      ~call_ref() {
+        if (p && --p->refs == 0) delete p;
+      }
+      call_state* operator->() const noexcept { return p; }
+    };
+    call_ref st(new call_state);
     st->h.emplace(std::move(handler));
     ++rec_.lease->redis_calls;
     auto complete = [this, st](error_code ec, redis::script_reply reply) {
@@ -359,12 +374,11 @@ class lease_world {
       const double cutoff = static_cast<double>(now_ms - req.lease_ms);
       for (const auto& e : primary_.zrangebyscore(req.key, redis::score_bound{-1e300, false},
                                                   redis::score_bound{cutoff, false}, now_us)) {
-        auto it = holding_.find(e.member);
-        if (it != holding_.end()) {
+        if (const worker_state* holder = holder_of(e.member)) {
           ++rec_.lease->leases_reaped_live;
           hit(lp_reaped_live);
-          push_trace("redis", "reaped live lease ", e.member, " (worker ", static_cast<std::int64_t>(it->second), ")", 0,
-                     static_cast<std::uint64_t>(it->second));
+          push_trace("redis", "reaped live lease ", e.member, " (worker ", static_cast<std::int64_t>(holder->index), ")",
+                     0, static_cast<std::uint64_t>(holder->index));
         }
       }
     }
@@ -479,6 +493,13 @@ class lease_world {
                    }));
   }
 
+  // What checkpoint() would let through at once, tested without entering it.
+  // (A crash bumps the generation, so a cancelled loop always enters it.)
+  bool clear_to_run(std::size_t wi, std::uint64_t gen) const {
+    const worker_state& w = *workers_[wi];
+    return w.generation == gen && w.alive && sched_.now_ns() >= w.paused_until;
+  }
+
   sim::awaitable<void> checkpoint(std::size_t wi, std::uint64_t gen) {
     worker_state& w = *workers_[wi];
     for (;;) {
@@ -492,7 +513,7 @@ class lease_world {
     worker_state& w = *workers_[wi];
     w.started = true;
     for (;;) {
-      co_await checkpoint(wi, gen);
+      if (!clear_to_run(wi, gen)) co_await checkpoint(wi, gen);
       if (queue_.empty()) {
         if (arrivals_done_) co_return;
         w.idle = true;
@@ -514,12 +535,12 @@ class lease_world {
     const std::string token = "w" + std::to_string(wi) + "-" + std::to_string(item.number);
     push_trace("worker", "acquire ", token, holders_, wi);
     gate::acquire_outcome got = co_await w.client->acquire(token);
-    co_await checkpoint(wi, gen);
+    if (!clear_to_run(wi, gen)) co_await checkpoint(wi, gen);
     if (got.ec == gate::gate_errc::unreachable && gate_.world_mut == scenario::world_mutation::fail_open) {
       // Broken on purpose: no confirmed permit, and the request goes out anyway.
       push_trace("worker", "fail-open ", token, holders_, wi);
       const int st = co_await portal_call(wi, item);
-      co_await checkpoint(wi, gen);
+      if (!clear_to_run(wi, gen)) co_await checkpoint(wi, gen);
       end_item(item, st == 200 ? "completed" : st == 429 ? "rate_limited" : "client_timeout");
       co_return;
     }
@@ -537,7 +558,6 @@ class lease_world {
       l->worker = static_cast<std::int64_t>(wi);
     }
     w.holding = token;
-    holding_[token] = wi;
     ++holders_;
     rec_.lease->holders_max = std::max(rec_.lease->holders_max, holders_);
     push_trace("worker", "holds ", token, holders_, wi);
@@ -550,12 +570,12 @@ class lease_world {
     }
     const vtime_ns started = sched_.now_ns();
     const int status = co_await portal_call(wi, item);
-    co_await checkpoint(wi, gen);
+    if (!clear_to_run(wi, gen)) co_await checkpoint(wi, gen);
     rec_.metrics.service_ns.add(sched_.now_ns() - started);
     if (renewing) *renewing = false;
     // The "finally": release whatever happened at the portal.
     const error_code rel = co_await w.client->release(token);
-    co_await checkpoint(wi, gen);
+    if (!clear_to_run(wi, gen)) co_await checkpoint(wi, gen);
     if (rel) {
       ++rec_.lease->failed_releases;
       hit(lp_failed_release);
@@ -623,9 +643,15 @@ class lease_world {
     if (!tearing_down_) ++rec_.probes[p].second;
   }
 
+  // The worker that believes it holds the permit `token` (tokens are unique per acquisition).
+  const worker_state* holder_of(std::string_view token) const {
+    for (const auto& w : workers_)
+      if (w->holding && *w->holding == token) return w.get();
+    return nullptr;
+  }
+
   void drop_holding(worker_state& w) {
     if (!w.holding) return;
-    holding_.erase(*w.holding);
     w.holding.reset();
     --holders_;
   }
@@ -648,12 +674,12 @@ class lease_world {
   void sample_series() {
     const vtime_ns t = sched_.now_ns();
     const auto waiting = static_cast<std::int64_t>(queue_.size());
-    if (sampled_ && set_members_ == sampled_gate_ && portal_open_ == sampled_portal_ && waiting == sampled_waiting_ &&
-        t / rec_.series.bucket_width_ns() == sampled_at_ / rec_.series.bucket_width_ns())
+    if (t < sampled_bucket_end_ && set_members_ == sampled_gate_ && portal_open_ == sampled_portal_ &&
+        waiting == sampled_waiting_)
       return;
     rec_.series.sample(t, set_members_, portal_open_, waiting);
-    sampled_ = true;
-    sampled_at_ = t;
+    const vtime_ns width = rec_.series.bucket_width_ns();  // the bucket widths change only in sample()
+    sampled_bucket_end_ = (t / width + 1) * width;
     sampled_gate_ = set_members_;
     sampled_portal_ = portal_open_;
     sampled_waiting_ = waiting;
@@ -931,13 +957,11 @@ class lease_world {
   std::deque<work_item> queue_;
   std::uint64_t items_ = 0;
   std::uint64_t ended_ = 0;
-  std::unordered_map<std::string, std::size_t> holding_;  // token -> worker; lookups only
   std::int64_t holders_ = 0;
   std::int64_t set_members_ = 0;
   std::int64_t portal_open_ = 0;
   std::int64_t portal_cap_ = 1;
-  bool sampled_ = false;  // the last sample given to the timeline
-  vtime_ns sampled_at_ = 0;
+  vtime_ns sampled_bucket_end_ = 0;  // the end of the last sample's bucket (0: none yet)
   std::int64_t sampled_gate_ = 0, sampled_portal_ = 0, sampled_waiting_ = 0;
   vtime_ns read_timeout_default_ = 0;
   redis::replica primary_;
