@@ -217,70 +217,79 @@ class lease_world {
 
   // --- the Redis node -------------------------------------------------------
 
+  // One script call in flight: the client's handler, the request, the reply
+  // on its way back. Shared by the delivery, the reply and the timeout
+  // (call_ref); a world runs on one thread, so the count needs no atomics.
+  template <class Handler>
+  struct call_state {
+    std::optional<Handler> h;
+    bool done = false;
+    sim::timer_handle timeout;
+    std::uint32_t refs = 0;
+    call_req req;
+    redis::script_reply reply;
+  };
+  template <class Handler>
+  class call_ref {
+   public:
+    explicit call_ref(call_state<Handler>* s) noexcept : p_(s) { ++p_->refs; }
+    call_ref(const call_ref& o) noexcept : p_(o.p_) { ++p_->refs; }
+    call_ref(call_ref&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    call_ref& operator=(const call_ref&) = delete;
+    call_ref& operator=(call_ref&&) = delete;
+    ~call_ref() {
+      if (p_ && --p_->refs == 0) delete p_;
+    }
+    call_state<Handler>* operator->() const noexcept { return p_; }
+
+   private:
+    call_state<Handler>* p_;
+  };
+
   template <class Handler>
   void start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler) {
     ADMIT_ASSERT(request.key == cfg_.key, "a script call on the world's gate key");
-    call_req req{request.var,      cfg_.key,         request.token, request.now_ms, request.lease_ms,
-                 request.limit, request.queue_timeout_ms};
-    struct call_state {
-      std::optional<Handler> h;
-      bool done = false;
-      sim::timer_handle timeout;
-      std::uint32_t refs = 0;
-    };
-    // Shared by the reply and the timeout; a world runs on one thread, so the
-    // count needs no atomics.
-    struct call_ref {
-      call_state* p;
-      explicit call_ref(call_state* s) noexcept : p(s) { ++p->refs; }
-      call_ref(const call_ref& o) noexcept : p(o.p) { ++p->refs; }
-      call_ref(call_ref&& o) noexcept : p(std::exchange(o.p, nullptr)) {}
-      call_ref& operator=(const call_ref&) = delete;
-      call_ref& operator=(call_ref&&) = delete;
-      ~call_ref() {
-        if (p && --p->refs == 0) delete p;
-      }
-      call_state* operator->() const noexcept { return p; }
-    };
-    call_ref st(new call_state);
+    call_ref<Handler> st(new call_state<Handler>);
     st->h.emplace(std::move(handler));
+    st->req = call_req{request.var,   cfg_.key,         request.token, request.now_ms, request.lease_ms,
+                       request.limit, request.queue_timeout_ms};
     ++rec_.lease->redis_calls;
-    auto complete = [this, st](error_code ec, redis::script_reply reply) {
-      if (st->done) return;
-      st->done = true;
-      sched_.cancel(st->timeout);
-      if (ec) ++rec_.lease->redis_errors;
-      Handler h(std::move(*st->h));
-      st->h.reset();
-      auto ex = asio::get_associated_executor(h, sched_.get_executor());
-      asio::dispatch(ex, [h = std::move(h), ec, reply]() mutable { std::move(h)(ec, reply); });
-    };
-    st->timeout = sched_.schedule_after(redis_call_timeout_ns, [complete] { complete(asio::error::timed_out, {}); });
+    st->timeout = sched_.schedule_after(redis_call_timeout_ns,
+                                        [this, st] { complete_call(st, asio::error::timed_out, redis::script_reply{}); });
     if (!link_up(wi)) return;  // the request is lost; the client waits for its socket timeout
-    sched_.schedule_after(redis_latency_ns, [this, wi, op, req = std::move(req), complete]() mutable {
-      deliver_to_redis(wi, op, std::move(req), std::move(complete));
-    });
+    sched_.schedule_after(redis_latency_ns, [this, wi, op, st] { deliver_to_redis(wi, op, st); });
   }
 
  private:
-  template <class Complete>
-  void deliver_to_redis(std::size_t wi, redis::script_op op, call_req req, Complete complete) {
+  template <class Handler>
+  void complete_call(const call_ref<Handler>& st, error_code ec, const redis::script_reply& reply) {
+    if (st->done) return;
+    st->done = true;
+    sched_.cancel(st->timeout);
+    if (ec) ++rec_.lease->redis_errors;
+    Handler h(std::move(*st->h));
+    st->h.reset();
+    auto ex = asio::get_associated_executor(h, sched_.get_executor());
+    asio::dispatch(ex, [h = std::move(h), ec, reply]() mutable { std::move(h)(ec, reply); });
+  }
+
+  template <class Handler>
+  void deliver_to_redis(std::size_t wi, redis::script_op op, const call_ref<Handler>& st) {
     if (!link_up(wi)) return;
     if (sched_.now_ns() < redis_paused_until_) {
       // A paused server runs the script late: its effect lands even if the client gave up.
       const vtime_ns resume = redis_paused_until_;
-      sched_.schedule_at(resume, [this, wi, op, req = std::move(req), complete]() mutable {
-        deliver_to_redis(wi, op, std::move(req), std::move(complete));
-      });
+      sched_.schedule_at(resume, [this, wi, op, st] { deliver_to_redis(wi, op, st); });
       return;
     }
-    const redis::script_reply reply = execute(wi, op, req);
+    const redis::script_reply reply = execute(wi, op, st->req);
     if (op == redis::script_op::acquire && gate_.world_mut == scenario::world_mutation::check_then_add &&
         reply.granted()) {
       // Broken on purpose: the count came back below the limit; the add is a
       // second round trip, and others may add in between.
-      sched_.schedule_after(2 * redis_latency_ns, [this, wi, req, complete] {
+      sched_.schedule_after(2 * redis_latency_ns, [this, wi, st] {
         if (!link_up(wi)) return;
+        const call_req& req = st->req;
         const std::int64_t now_us = server_now_us();
         const std::int64_t now_ms = var_ == redis::variant::seed ? req.now_ms : now_us / 1000;
         primary_.zadd(req.key, static_cast<double>(now_ms), req.token, now_us);
@@ -293,17 +302,18 @@ class lease_world {
           return "the gate key holds " + std::to_string(members) + " live members, above the limit " +
                  std::to_string(cfg_.limit) + " (a non-atomic check-then-add)";
         });
-        redis::script_reply granted;
-        granted.value = 1;
-        sched_.schedule_after(redis_latency_ns, [this, wi, complete, granted] {
-          if (link_up(wi)) complete({}, granted);
+        st->reply = redis::script_reply{};
+        st->reply.value = 1;
+        sched_.schedule_after(redis_latency_ns, [this, wi, st] {
+          if (link_up(wi)) complete_call(st, {}, st->reply);
         });
       });
       return;
     }
-    sched_.schedule_after(redis_latency_ns, [this, wi, complete, reply] {
+    st->reply = reply;
+    sched_.schedule_after(redis_latency_ns, [this, wi, st] {
       if (link_up(wi))
-        complete({}, reply);
+        complete_call(st, {}, st->reply);
       else
         hit(lp_lost_reply);
     });
