@@ -140,9 +140,9 @@ struct cut {
 
 class lease_world {
  public:
-  lease_world(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant v)
-      : sc_(sc), gate_(sc.gates.front()), var_(to_redis(v)), service_rng_(sim::substream(seed, "service")),
-        src_(sc, seed) {
+  lease_world(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant v, const lease_run_options& opts)
+      : sc_(sc), gate_(sc.gates.front()), var_(to_redis(v)), timeline_(opts.timeline),
+        service_rng_(sim::substream(seed, "service")), src_(sc, seed) {
     rec_.seed = seed;
     rec_.variant = scenario::lease_variant_names[static_cast<std::size_t>(v)];
     rec_.lease.emplace();
@@ -169,7 +169,7 @@ class lease_world {
     cfg_.backoff.full_jitter = lp.backoff.jit == scenario::backoff_spec::jitter::full;
     portal_cap_ = sc.service.portal_cap.value_or(lp.limit);
     read_timeout_default_ = sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns);
-    trace_cap_ = static_cast<std::size_t>(sc.checks.trace_capacity);
+    trace_cap_ = opts.trace ? static_cast<std::size_t>(sc.checks.trace_capacity) : 0;
     for (const auto& f : sc.faults.schedule) {
       if (f.kind == scenario::fault_kind::redis_failover) max_lag_ns_ = std::max(max_lag_ns_, f.replication_lag_ns);
       if (f.kind == scenario::fault_kind::redis_restart && f.persist == scenario::persistence::aof_everysec)
@@ -563,7 +563,7 @@ class lease_world {
     }
     rec_.metrics.wait_ns.add(sched_.now_ns() - item.arrived_ns);
     if (got.attempts > 1) hit(lp_granted_after_backoff);
-    if (lane* l = rec_.series.lane_for(item.number)) {
+    if (lane* l = lane_of(item.number)) {
       l->granted_ns = sched_.now_ns();
       l->worker = static_cast<std::int64_t>(wi);
     }
@@ -630,12 +630,12 @@ class lease_world {
     ++portal_open_;
     sample_series();
     push_trace("portal", "open item ", {}, nullptr, static_cast<std::int64_t>(item.number), nullptr, portal_open_, wi);
-    if (lane* l = rec_.series.lane_for(item.number)) l->work_start_ns = sched_.now_ns();
+    if (lane* l = lane_of(item.number)) l->work_start_ns = sched_.now_ns();
     sched_.schedule_after(item.service_ns, [this, n = item.number, wi] {
       --portal_open_;
       sample_series();
       push_trace("portal", "close item ", {}, nullptr, static_cast<std::int64_t>(n), nullptr, portal_open_, wi);
-      if (lane* l = rec_.series.lane_for(n)) l->work_end_ns = sched_.now_ns();
+      if (lane* l = lane_of(n)) l->work_end_ns = sched_.now_ns();
     });
     if (item.service_ns <= item.read_timeout_ns) {
       co_await sim::sleep_for(item.service_ns);
@@ -645,9 +645,11 @@ class lease_world {
     ++rec_.metrics.client_timeouts;
     hit(lp_client_read_timeout);
     push_trace("worker", "ReadTimeout item ", {}, nullptr, static_cast<std::int64_t>(item.number), nullptr, portal_open_, wi);
-    if (lane* l = rec_.series.lane_for(item.number)) l->gave_up_ns = sched_.now_ns();
+    if (lane* l = lane_of(item.number)) l->gave_up_ns = sched_.now_ns();
     co_return 0;
   }
+
+  lane* lane_of(std::uint64_t number) { return timeline_ ? rec_.series.lane_for(number) : nullptr; }
 
   void hit(lease_probe p) {
     if (!tearing_down_) ++rec_.probes[p].second;
@@ -668,7 +670,7 @@ class lease_world {
 
   void end_item(const work_item& item, const char* how) {
     ++ended_;
-    if (lane* l = rec_.series.lane_for(item.number)) {
+    if (lane* l = lane_of(item.number)) {
       l->ended_ns = sched_.now_ns();
       l->outcome = how;
     }
@@ -682,6 +684,7 @@ class lease_world {
   // A sample that repeats the last one inside the same bucket changes nothing
   // in the timeline, and is left out.
   void sample_series() {
+    if (!timeline_) return;
     const vtime_ns t = sched_.now_ns();
     const auto waiting = static_cast<std::int64_t>(queue_.size());
     if (t < sampled_bucket_end_ && set_members_ == sampled_gate_ && portal_open_ == sampled_portal_ &&
@@ -716,7 +719,7 @@ class lease_world {
       ++rec_.metrics.requests;
       queue_.push_back(it);
       sample_series();
-      if (lane* l = rec_.series.lane_for(it.number)) l->arrived_ns = it.arrived_ns;
+      if (lane* l = lane_of(it.number)) l->arrived_ns = it.arrived_ns;
       if (!arrival_pending_) arrivals_done_ = true;
       wake_one();
       if (arrivals_done_) wake_all_idle();
@@ -758,7 +761,7 @@ class lease_world {
     push_trace("fault", std::string(scenario::fault_kind_names[static_cast<std::size_t>(f.kind)]) +
                             (f.target ? " " + node_name(*f.target) : std::string()),
                0, 0);
-    {
+    if (timeline_) {
       fault_window fw;
       fw.kind = scenario::fault_kind_names[static_cast<std::size_t>(f.kind)];
       fw.target = f.target ? node_name(*f.target)
@@ -956,6 +959,7 @@ class lease_world {
   const scenario::scenario& sc_;
   const scenario::gate_spec& gate_;
   redis::variant var_;
+  bool timeline_ = true;  // lease_run_options::timeline
   gate::lease_client_config cfg_;
   sim::scheduler sched_;
   sim::prng service_rng_;
@@ -1006,8 +1010,9 @@ auto redis_transport::async_script(redis::script_op op, const gate::script_reque
 
 }  // namespace
 
-run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant) {
-  lease_world w(sc, seed, variant);
+run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,
+                              const lease_run_options& options) {
+  lease_world w(sc, seed, variant, options);
   return w.run();
 }
 

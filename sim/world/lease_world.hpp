@@ -46,6 +46,16 @@ inline constexpr std::int64_t redis_latency_ns = 500'000;                 // one
 inline constexpr std::int64_t redis_call_timeout_ns = 1'000'000'000;      // the client's socket timeout
 inline constexpr std::int64_t default_portal_read_timeout_ns = 20'000'000'000;
 
-run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant);
+// What a run records besides its verdict. Leaving something out changes no
+// event, no invariant, metric or probe: only the record's timeline (series,
+// fault windows, lanes) or trace stays empty. `admitsim explore` judges
+// seeds by their invariants and metrics alone and runs without either.
+struct lease_run_options {
+  bool timeline = true;  // run_record::series
+  bool trace = true;     // run_record::trace (trace_dropped stays 0 without it)
+};
+
+run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,
+                              const lease_run_options& options = {});
 
 }  // namespace admit::world
