@@ -252,6 +252,10 @@ std::int64_t replica::zremrangebyscore(std::string_view key, score_bound min, sc
   return static_cast<std::int64_t>(removed);
 }
 
+const sorted_set* replica::zset_view(std::string_view key, std::int64_t server_now_us) {
+  return find_zset(key, server_now_us);
+}
+
 std::vector<sorted_set::entry> replica::zrangebyscore(std::string_view key, score_bound min,
                                                       score_bound max,
                                                       std::int64_t server_now_us) {

@@ -117,6 +117,10 @@ class replica {
                                 std::int64_t server_now_us);
   std::vector<sorted_set::entry> zrangebyscore(std::string_view key, score_bound min,
                                                score_bound max, std::int64_t server_now_us);
+  // The sorted set at `key` as a read command sees it (an expired key is
+  // dropped first; nullptr when there is none): one lookup for an observer
+  // that asks several questions at one instant. Valid until the next command.
+  const sorted_set* zset_view(std::string_view key, std::int64_t server_now_us);
 
   // --- keys ----------------------------------------------------------------
   // PEXPIRE key ttl_ms: 1 when the key exists (a ttl_ms <= 0 deletes it), else 0.

@@ -378,12 +378,16 @@ class lease_world {
     }
     bool was_member = false;
     if (op == redis::script_op::acquire) {
-      was_member = primary_.zscore(req.key, req.token, now_us).has_value();
+      const redis::sorted_set* set = primary_.zset_view(req.key, now_us);
+      was_member = set && set->score(req.token).has_value();
       // Which live holders would this acquire reap?
       const std::int64_t now_ms = var_ == redis::variant::seed ? req.now_ms : now_us / 1000;
       const double cutoff = static_cast<double>(now_ms - req.lease_ms);
-      for (const auto& e : primary_.zrangebyscore(req.key, redis::score_bound{-1e300, false},
-                                                  redis::score_bound{cutoff, false}, now_us)) {
+      const auto [first, last] =
+          set ? set->score_range(redis::score_bound{-1e300, false}, redis::score_bound{cutoff, false})
+              : std::pair<std::size_t, std::size_t>{0, 0};
+      for (std::size_t i = first; i < last; ++i) {
+        const redis::sorted_set::entry& e = set->entries()[i];
         if (const worker_state* holder = holder_of(e.member)) {
           ++rec_.lease->leases_reaped_live;
           hit(lp_reaped_live);
@@ -395,14 +399,16 @@ class lease_world {
     const redis::script_reply reply = op == redis::script_op::acquire && gate_.world_mut != scenario::world_mutation::none
                                           ? mutated_acquire(req, now_us)
                                           : run_script(primary_, op, req, now_us);
-    const std::int64_t members = primary_.zcard(req.key, now_us);
+    const redis::sorted_set* after = primary_.zset_view(req.key, now_us);
+    const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
     if (op == redis::script_op::acquire) {
       // Every permit older than the lease (by the server's clock) must be gone after an acquire.
       const double stale = static_cast<double>(now_us / 1000 - req.lease_ms);
-      const auto old = primary_.zrangebyscore(req.key, redis::score_bound{-1e300, false},
-                                              redis::score_bound{stale, true}, now_us);
-      check(l_expiry, old.empty(), [&] {
-        return "permit " + old.front().member + " outlived its lease and was not reaped by an acquire";
+      const auto [first, last] =
+          after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
+                : std::pair<std::size_t, std::size_t>{0, 0};
+      check(l_expiry, first == last, [&] {
+        return "permit " + after->entries()[first].member + " outlived its lease and was not reaped by an acquire";
       });
     }
     rec_.lease->set_members_max = std::max(rec_.lease->set_members_max, members);
