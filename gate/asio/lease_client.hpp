@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "gate/asio/gate_errc.hpp"
 #include "gate/redis/lease_scripts.hpp"
@@ -61,10 +62,12 @@ struct lease_client_config {
   backoff_policy backoff;
 };
 
-// One script call as the transport sees it.
+// One script call as the transport sees it. `key` views the client's
+// configured key: valid while the client lives (a transport that keeps the
+// request past the call copies it).
 struct script_request {
   redis::variant var;
-  std::string key;
+  std::string_view key;
   std::string token;
   std::int64_t now_ms = 0;  // caller's wall clock (seed)
   std::int64_t lease_ms = 0;
