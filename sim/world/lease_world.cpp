@@ -643,11 +643,15 @@ class lease_world {
       push_trace("portal", "close item ", {}, nullptr, static_cast<std::int64_t>(n), nullptr, portal_open_, wi);
       if (lane* l = lane_of(n)) l->work_end_ns = sched_.now_ns();
     });
+    // sim::sleep_for's body, without a coroutine frame of its own.
+    sim::sim_timer wait(sched_);
     if (item.service_ns <= item.read_timeout_ns) {
-      co_await sim::sleep_for(item.service_ns);
+      wait.expires_after(item.service_ns);
+      co_await wait.async_wait(sim::use_awaitable);
       co_return 200;
     }
-    co_await sim::sleep_for(item.read_timeout_ns);
+    wait.expires_after(item.read_timeout_ns);
+    co_await wait.async_wait(sim::use_awaitable);
     ++rec_.metrics.client_timeouts;
     hit(lp_client_read_timeout);
     push_trace("worker", "ReadTimeout item ", {}, nullptr, static_cast<std::int64_t>(item.number), nullptr, portal_open_, wi);
