@@ -32,8 +32,18 @@ std::optional<std::size_t> sorted_set::find(std::string_view member) const {
     if (it == index_.end()) return std::nullopt;
     return position_of(it->second, member);
   }
-  for (std::size_t i = 0; i < entries_.size(); ++i)
-    if (entries_[i].member == member) return i;
+  // Tokens of one gate share their length and prefix and differ at the end:
+  // test the last byte before comparing the rest.
+  if (member.empty()) {
+    for (std::size_t i = 0; i < entries_.size(); ++i)
+      if (entries_[i].member.empty()) return i;
+    return std::nullopt;
+  }
+  const char last = member.back();
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const std::string& m = entries_[i].member;
+    if (m.size() == member.size() && m.back() == last && std::string_view(m) == member) return i;
+  }
   return std::nullopt;
 }
 
