@@ -6,6 +6,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <charconv>
 #include <deque>
 #include <map>
 #include <memory>
@@ -543,9 +544,19 @@ class lease_world {
     }
   }
 
+  // "w<worker>-<item>", written in place.
+  static std::string token_of(std::size_t wi, std::uint64_t number) {
+    char digits[24];
+    std::string t(1, 'w');
+    t.append(digits, std::to_chars(digits, digits + sizeof digits, wi).ptr);
+    t.push_back('-');
+    t.append(digits, std::to_chars(digits, digits + sizeof digits, number).ptr);
+    return t;
+  }
+
   sim::awaitable<void> process(std::size_t wi, std::uint64_t gen, work_item item) {
     worker_state& w = *workers_[wi];
-    const std::string token = "w" + std::to_string(wi) + "-" + std::to_string(item.number);
+    const std::string token = token_of(wi, item.number);
     push_trace("worker", "acquire ", token, holders_, wi);
     gate::acquire_outcome got = co_await w.client->acquire(token);
     if (!clear_to_run(wi, gen)) co_await checkpoint(wi, gen);
