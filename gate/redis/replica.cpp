@@ -127,14 +127,19 @@ std::string format_score(double score) {
 // ---------------------------------------------------------------------------
 // Keyspace access
 
-replica::stored_value* replica::find_live(std::string_view key, std::int64_t server_now_us) {
+replica::keyspace::iterator replica::find_live_entry(std::string_view key, std::int64_t server_now_us) {
   const auto it = keys_.find(key);
-  if (it == keys_.end()) return nullptr;
+  if (it == keys_.end()) return it;
   if (expired(it->second.expire_at_ms, to_ms(server_now_us))) {
     keys_.erase(it);
-    return nullptr;
+    return keys_.end();
   }
-  return &it->second;
+  return it;
+}
+
+replica::stored_value* replica::find_live(std::string_view key, std::int64_t server_now_us) {
+  const auto it = find_live_entry(key, server_now_us);
+  return it == keys_.end() ? nullptr : &it->second;
 }
 
 sorted_set* replica::find_zset(std::string_view key, std::int64_t server_now_us) {
@@ -274,9 +279,8 @@ std::int64_t replica::pexpire(std::string_view key, std::int64_t ttl_ms,
     throw command_error("ERR invalid expire time in 'pexpire' command");
   }
   const std::int64_t deadline_ms = now_ms + ttl_ms;
-  if (find_live(key, server_now_us) == nullptr) return 0;
-  const auto it = keys_.find(key);
-  ADMIT_ASSERT(it != keys_.end(), "a live key is stored");
+  const auto it = find_live_entry(key, server_now_us);
+  if (it == keys_.end()) return 0;
   if (deadline_ms <= now_ms) {
     keys_.erase(it);  // Redis deletes a key whose new deadline has already passed
   } else {
@@ -299,8 +303,8 @@ std::int64_t replica::pexpiretime(std::string_view key, std::int64_t server_now_
 }
 
 std::int64_t replica::del(std::string_view key, std::int64_t server_now_us) {
-  if (find_live(key, server_now_us) == nullptr) return 0;
-  const auto it = keys_.find(key);
+  const auto it = find_live_entry(key, server_now_us);
+  if (it == keys_.end()) return 0;
   keys_.erase(it);
   return 1;
 }

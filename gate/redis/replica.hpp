@@ -163,6 +163,8 @@ class replica {
 
   // The key's value if it exists and its deadline has not passed; deletes it
   // (lazy expiry) if the deadline has passed.
+  // The key's entry, or end() when it is absent or has expired (dropped then).
+  keyspace::iterator find_live_entry(std::string_view key, std::int64_t server_now_us);
   stored_value* find_live(std::string_view key, std::int64_t server_now_us);
   // The key's sorted set, nullptr when missing; throws WRONGTYPE for a string.
   sorted_set* find_zset(std::string_view key, std::int64_t server_now_us);
