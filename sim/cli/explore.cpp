@@ -15,6 +15,7 @@
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/explore_orders.hpp"
+#include "sim/cli/write_file.hpp"
 #include "sim/explore/explorer.hpp"
 #include "sim/explore/scenario_json.hpp"
 #include "sim/explore/shrink.hpp"
@@ -52,18 +53,7 @@ std::string read_bytes(const std::string& path) {
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
-  const fs::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  const fs::path tmp = p.string() + ".partial";
-  {
-    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-    o << bytes;
-    o.flush();
-    if (!o) throw bad_input{path + ": cannot write the file"};
-  }
-  fs::rename(tmp, p, ec);
-  if (ec) throw bad_input{path + ": cannot write the file (" + ec.message() + ")"};
+  if (const auto why = write_file_atomically(path, bytes)) throw bad_input{path + ": " + *why};
 }
 
 // "I/N" with 0 <= I < N.

@@ -3,12 +3,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
 #include "reports/sha256.hpp"
+#include "sim/cli/write_file.hpp"
 #include "sim/explore/exhaustive.hpp"
 
 namespace admit::cli {
@@ -66,21 +66,6 @@ int replay_one(const orders_request& req) {
       std::fprintf(stderr, "  %s at %lld ns: %s\n", b.name.c_str(), static_cast<long long>(b.at_ns), b.detail.c_str());
   }
   return r.met ? exit_as_expected : exit_not_expected;
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  const fs::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  const fs::path tmp = p.string() + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << bytes;
-    out.flush();
-    if (!out) throw std::runtime_error(path + ": cannot write the file");
-  }
-  fs::rename(tmp, p, ec);
-  if (ec) throw std::runtime_error(path + ": cannot write the file (" + ec.message() + ")");
 }
 
 }  // namespace
@@ -153,10 +138,8 @@ int run_orders(const orders_request& req) {
   ex["why"] = why;
   out["exit"] = std::move(ex);
   const std::string path = (fs::path(req.out_dir) / (req.base->name + "-orders.json")).string();
-  try {
-    write_file(path, out.dump(2) + "\n");
-  } catch (const std::runtime_error& e) {
-    std::fprintf(stderr, "admitsim: %s\n", e.what());
+  if (const auto why = write_file_atomically(path, out.dump(2) + "\n")) {
+    std::fprintf(stderr, "admitsim: %s: %s\n", path.c_str(), why->c_str());
     return exit_bad_input;
   }
 

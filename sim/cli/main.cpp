@@ -26,6 +26,7 @@
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/explore.hpp"
+#include "sim/cli/write_file.hpp"
 #include "sim/scenario/duration.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/world/world.hpp"
@@ -143,19 +144,7 @@ void write_atomically(const std::string& path, const std::string& bytes) {
     std::cout << bytes << std::flush;
     return;
   }
-  const fs::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  const fs::path tmp = p.string() + ".partial";
-  {
-    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-    if (!o) throw input_error{path + ": cannot write the report"};
-    o << bytes;
-    o.flush();
-    if (!o) throw input_error{path + ": cannot write the report"};
-  }
-  fs::rename(tmp, p, ec);
-  if (ec) throw input_error{path + ": cannot write the report (" + ec.message() + ")"};
+  if (const auto why = admit::cli::write_file_atomically(path, bytes, "report")) throw input_error{path + ": " + *why};
 }
 
 std::string human_ns(std::int64_t ns) {

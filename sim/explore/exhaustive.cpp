@@ -155,31 +155,6 @@ std::optional<order> parse_order(const std::string& text, std::string& error) {
   return o;
 }
 
-run_outcome classify_run(const scenario::scenario& base, const world::run_record& rec) {
-  run_outcome r;
-  r.variant = rec.variant;
-  for (const auto& inv : rec.invariants)
-    if (!inv.holds && inv.first) r.broken.push_back(invariant_break{inv.name, inv.first->at_ns, inv.first->detail});
-  std::stable_sort(r.broken.begin(), r.broken.end(),
-                   [](const invariant_break& a, const invariant_break& b) { return a.at_ns < b.at_ns; });
-  const auto [verdict, violated] = expectation_for(base, rec.variant);
-  r.expected_verdict = verdict;
-  r.met = reports::as_expected(base, rec);
-  if (!r.broken.empty()) {
-    if (verdict == "pass") {
-      r.counterexample = true;
-    } else if (!violated.empty()) {
-      for (const auto& b : r.broken)
-        if (std::find(violated.begin(), violated.end(), b.name) == violated.end()) r.counterexample = true;
-    }
-  }
-  r.run_status = sim::to_string(rec.status);
-  r.requests = rec.metrics.requests;
-  r.portal_inflight_max = rec.metrics.portal_inflight_max;
-  r.events = rec.metrics.events;
-  return r;
-}
-
 exhaustive_summary enumerate_orders(const scenario::scenario& base, const exhaustive_limits& limits) {
   exhaustive_summary sum;
   sum.seed = base.seed;

@@ -93,8 +93,5 @@ exhaustive_summary enumerate_orders(const scenario::scenario& base, const exhaus
 // point does not have, or the variant is not the scenario's.
 run_outcome run_in_order(const scenario::scenario& base, const std::string& variant, const order& path);
 
-// The outcome of one run against the scenario's expectation (as explore_one
-// classifies it).
-run_outcome classify_run(const scenario::scenario& base, const world::run_record& rec);
 
 }  // namespace admit::explore

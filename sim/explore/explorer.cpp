@@ -75,6 +75,31 @@ std::vector<world::run_record> run_for_verdict(const scenario::scenario& sc, std
 
 }  // namespace
 
+run_outcome classify_run(const scenario::scenario& base, const world::run_record& rec) {
+  run_outcome r;
+  r.variant = rec.variant;
+  for (const auto& inv : rec.invariants)
+    if (!inv.holds && inv.first) r.broken.push_back(invariant_break{inv.name, inv.first->at_ns, inv.first->detail});
+  std::stable_sort(r.broken.begin(), r.broken.end(),
+                   [](const invariant_break& a, const invariant_break& b) { return a.at_ns < b.at_ns; });
+  const auto [verdict, violated] = expectation_for(base, rec.variant);
+  r.expected_verdict = verdict;
+  r.met = reports::as_expected(base, rec);
+  if (!r.broken.empty()) {
+    if (verdict == "pass") {
+      r.counterexample = true;
+    } else if (!violated.empty()) {
+      for (const auto& b : r.broken)
+        if (std::find(violated.begin(), violated.end(), b.name) == violated.end()) r.counterexample = true;
+    }
+  }
+  r.run_status = sim::to_string(rec.status);
+  r.requests = rec.metrics.requests;
+  r.portal_inflight_max = rec.metrics.portal_inflight_max;
+  r.events = rec.metrics.events;
+  return r;
+}
+
 seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, const explore_mode& mode) {
   seed_outcome out;
   out.seed = seed;
@@ -99,30 +124,7 @@ seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, con
     out.error = ex.what();
     return out;
   }
-  for (const auto& rec : recs) {
-    run_outcome r;
-    r.variant = rec.variant;
-    for (const auto& inv : rec.invariants)
-      if (!inv.holds && inv.first) r.broken.push_back(invariant_break{inv.name, inv.first->at_ns, inv.first->detail});
-    std::stable_sort(r.broken.begin(), r.broken.end(),
-                     [](const invariant_break& a, const invariant_break& b) { return a.at_ns < b.at_ns; });
-    const auto [verdict, violated] = expectation_for(base, rec.variant);
-    r.expected_verdict = verdict;
-    r.met = reports::as_expected(base, rec);
-    if (!r.broken.empty()) {
-      if (verdict == "pass") {
-        r.counterexample = true;
-      } else if (!violated.empty()) {
-        for (const auto& b : r.broken)
-          if (std::find(violated.begin(), violated.end(), b.name) == violated.end()) r.counterexample = true;
-      }
-    }
-    r.run_status = sim::to_string(rec.status);
-    r.requests = rec.metrics.requests;
-    r.portal_inflight_max = rec.metrics.portal_inflight_max;
-    r.events = rec.metrics.events;
-    out.runs.push_back(std::move(r));
-  }
+  for (const auto& rec : recs) out.runs.push_back(classify_run(base, rec));
   return out;
 }
 

@@ -32,6 +32,7 @@
 
 #include "sim/explore/swarm.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/world/run_record.hpp"
 
 namespace admit::explore {
 
@@ -121,6 +122,10 @@ struct explore_summary {
   double wall_s = 0;
   std::optional<double> first_violation_wall_s;
 };
+
+// The outcome of one run against the scenario's expectation (its variant's
+// entry for a lease run), classified as above.
+run_outcome classify_run(const scenario::scenario& base, const world::run_record& rec);
 
 // One seed, on the calling thread.
 seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, const explore_mode& mode = {});
