@@ -163,10 +163,10 @@ void scheduler::heap_push(const heap_entry& e) {
   while (i > 0) {
     const std::size_t parent = (i - 1) / heap_arity;
     if (!heap_less(e, h[parent])) break;
-    h[i] = h[parent];
+    heap_place(h, i, h[parent]);
     i = parent;
   }
-  h[i] = e;
+  heap_place(h, i, e);
 }
 
 // The smallest of a node's four children c[0..3] (a full group): the earliest
@@ -215,16 +215,45 @@ void scheduler::heap_pop_top() noexcept {
       for (std::size_t c = first + 1; c < n; ++c)
         if (heap_less(h[c], h[best])) best = c;
     }
-    h[i] = h[best];
+    heap_place(h, i, h[best]);
     i = best;
   }
   while (i > 0) {
     const std::size_t parent = (i - 1) / heap_arity;
     if (!heap_less(last, h[parent])) break;
-    h[i] = h[parent];
+    heap_place(h, i, h[parent]);
     i = parent;
   }
-  h[i] = last;
+  heap_place(h, i, last);
+}
+
+// The last entry fills the hole and moves up or down to where it belongs.
+void scheduler::heap_remove_at(std::size_t i) noexcept {
+  const heap_entry last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_size();
+  if (i == n) return;
+  heap_entry* const h = heap_.data() + heap_pad;
+  if (i > 0 && heap_less(last, h[(i - 1) / heap_arity])) {
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / heap_arity;
+      if (!heap_less(last, h[parent])) break;
+      heap_place(h, i, h[parent]);
+      i = parent;
+    }
+  } else {
+    for (;;) {
+      const std::size_t first = heap_arity * i + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      for (std::size_t c = first + 1; c < first + heap_arity && c < n; ++c)
+        if (heap_less(h[c], h[best])) best = c;
+      if (!heap_less(h[best], last)) break;
+      heap_place(h, i, h[best]);
+      i = best;
+    }
+  }
+  heap_place(h, i, last);
 }
 
 timer_handle scheduler::schedule_at(vtime_ns when_ns, unique_task t) {
@@ -245,6 +274,7 @@ timer_handle scheduler::schedule_at(vtime_ns when_ns, unique_task t) {
     if (free_slots_.capacity() <= slots_.size()) free_slots_.reserve(std::max<std::size_t>(64, 2 * slots_.size()));
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
+    heap_pos_.push_back(0);
   }
   slot_entry& s = slots_[slot];
   s.fn = std::move(t);
@@ -255,8 +285,7 @@ timer_handle scheduler::schedule_at(vtime_ns when_ns, unique_task t) {
   return timer_handle{slot, s.generation};
 }
 
-// The slot of a cancelled or taken entry stays reserved until its heap entry
-// reaches the top (peek_next), so that no entry's tie-break key changes.
+// A cancelled or taken entry leaves the heap at once and frees its slot.
 bool scheduler::cancel(timer_handle h) noexcept {
   unique_task dropped = take(h);  // destroyed after the slot is consistent
   return static_cast<bool>(dropped);
@@ -269,18 +298,14 @@ unique_task scheduler::take(timer_handle h) noexcept {
   s.live = false;
   ++s.generation;
   --live_timers_;
-  return std::move(s.fn);
+  unique_task fn = std::move(s.fn);
+  heap_remove_at(heap_pos_[h.slot]);  // out of the heap now: its slot is free at once
+  release_slot(h.slot);
+  return fn;
 }
 
 scheduler::next_kind scheduler::peek_next(vtime_ns horizon_ns) {
-  // Drop dead (cancelled or taken) entries at the top of the heap and free
-  // their slots.
-  while (heap_size() != 0) {
-    const std::uint32_t slot = heap_top().slot;
-    if (slots_[slot].live) break;
-    heap_pop_top();
-    release_slot(slot);
-  }
+  // Every entry in the heap is live: cancelling removes an entry at once.
   if (ready_size_ != 0) {
     // A timer due now that was scheduled before the oldest ready entry wins.
     if (heap_size() != 0 && heap_top().when <= now_ && slots_[heap_top().slot].seq < ready_[ready_head_].seq)
@@ -331,8 +356,7 @@ void scheduler::run_timer() {
 // instant of the next event. Entries due at one instant t form a subtree at
 // the top of the heap (a parent is never later than its children), so the
 // walk visits only them and their children. A chosen timer that is not at the
-// top is taken out of its slot and left in the heap dead, as a cancelled one
-// is (peek_next frees its slot when it reaches the top).
+// top leaves the heap as a cancelled one does.
 void scheduler::run_chosen(next_kind k) {
   const vtime_ns t = k == next_kind::ready ? now_ : heap_top().when;
   candidates_.clear();
@@ -345,8 +369,7 @@ void scheduler::run_chosen(next_kind k) {
     const std::size_t i = due_walk_.back();
     due_walk_.pop_back();
     if (h[i].when != t) continue;
-    const slot_entry& s = slots_[h[i].slot];
-    if (s.live) candidates_.push_back(candidate{s.seq, h[i].slot});
+    candidates_.push_back(candidate{slots_[h[i].slot].seq, h[i].slot});
     for (std::size_t c = heap_arity * i + 1; c <= heap_arity * i + heap_arity && c < n; ++c) due_walk_.push_back(c);
   }
   if (candidates_.size() < 2) {
@@ -376,6 +399,8 @@ void scheduler::run_chosen(next_kind k) {
   --live_timers_;
   ++events_run_;
   note_order(s.seq);
+  heap_remove_at(heap_pos_[c.slot]);
+  release_slot(c.slot);
   fn();
 }
 

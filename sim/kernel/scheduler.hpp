@@ -29,8 +29,10 @@
 // grows; the timer heap is a 4-ary min-heap of 16-byte (time, slot) entries
 // whose tasks and sequence numbers live in a slot table, so sifting moves
 // small entries, never a task, and a node's children share one cache line. A
-// cancelled entry stays in the heap, marked dead in its slot, and is dropped
-// when it reaches the top. Once the queues have grown to a run's peak,
+// compact table remembers where each slot's entry is in the heap, so a
+// cancelled timer leaves the heap at once (the last entry takes its place)
+// instead of staying there dead until its time: a run that cancels most of
+// its timeouts keeps a heap the size of its live timers. Once the queues have grown to a run's peak,
 // scheduling allocates nothing. While run() is active it also gives Asio's
 // per-thread recycling allocator a home (see scheduler.cpp), so coroutine
 // frames and timer operations reuse memory instead of calling malloc for
@@ -207,10 +209,9 @@ class scheduler {
   // A heap entry is 16 bytes, so the four children of a node share one
   // 64-byte cache line (see heap_ below). The sequence number lives in the
   // slot and is read only to break a tie between equal times. That is sound
-  // because a slot is not reused while an entry for it is still in the heap:
-  // a cancelled entry keeps its slot (live = false) until it reaches the top
-  // and is dropped, so every entry's (when, seq) stays fixed while it is in
-  // the heap.
+  // because a slot is freed only once its entry has left the heap (run,
+  // cancelled or taken), so every entry's (when, seq) stays fixed while it is
+  // in the heap.
   struct heap_entry {
     vtime_ns when;
     std::uint32_t slot;
@@ -250,6 +251,13 @@ class scheduler {
   static std::size_t earliest_of_four(const heap_entry* c, bool& tie) noexcept;
   void heap_push(const heap_entry& e);
   void heap_pop_top() noexcept;
+  // Removes the entry at logical index i (a cancelled or chosen timer).
+  void heap_remove_at(std::size_t i) noexcept;
+  // Puts `e` at logical index i and remembers where its slot's entry is.
+  void heap_place(heap_entry* h, std::size_t i, const heap_entry& e) noexcept {
+    h[i] = e;
+    heap_pos_[e.slot] = static_cast<std::uint32_t>(i);
+  }
   void release_slot(std::uint32_t slot) noexcept { free_slots_.push_back(slot); }
   void grow_ready();
   unique_task ready_pop_front() noexcept {
@@ -279,6 +287,7 @@ class scheduler {
   // 4-ary min-heap on (when, seq), after heap_pad unused entries.
   std::vector<heap_entry, detail::cache_line_allocator<heap_entry>> heap_;
   std::vector<slot_entry> slots_;
+  std::vector<std::uint32_t> heap_pos_;  // by slot: where its entry is in the heap (logical index)
   std::vector<std::uint32_t> free_slots_;  // capacity >= slots_.size(): push_back never allocates
   std::uint64_t tie_salt_ = 0;                // 0: keys are sequence numbers (the default)
   std::uint64_t order_hash_ = 0;              // under a tie_perturbation: the order run so far
