@@ -402,10 +402,12 @@ class lease_world {
     if (op == redis::script_op::acquire) {
       // Every permit older than the lease (by the server's clock) must be gone after an acquire.
       const double stale = static_cast<double>(now_us / 1000 - req.lease_ms);
-      const auto [first, last] =
+      // Not a structured binding: clang 14 cannot capture one in the lambda below.
+      const std::pair<std::size_t, std::size_t> range =
           after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
                 : std::pair<std::size_t, std::size_t>{0, 0};
-      check(l_expiry, first == last, [&] {
+      const std::size_t first = range.first;
+      check(l_expiry, first == range.second, [&] {
         return "permit " + after->entries()[first].member + " outlived its lease and was not reaped by an acquire";
       });
     }

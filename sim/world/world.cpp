@@ -218,8 +218,6 @@ class request_slot {
   void clear() noexcept { r_->clear_cancel_handler(); }
   bool is_connected() const noexcept { return r_ != nullptr; }
   bool has_handler() const noexcept { return r_ != nullptr && r_->cancel_call != nullptr; }
-  friend bool operator==(const request_slot& a, const request_slot& b) noexcept { return a.r_ == b.r_; }
-  friend bool operator!=(const request_slot& a, const request_slot& b) noexcept { return a.r_ != b.r_; }
 
  private:
   request_state* r_;
