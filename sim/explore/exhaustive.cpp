@@ -91,7 +91,7 @@ world::run_record run_chosen(const scenario::scenario& sc, path_chooser& chooser
   std::vector<world::run_record> recs;
   {
     sim::tie_choice_scope scope(chooser);
-    recs = world::run_all(sc, sc.seed);
+    recs = world::run_all(sc, sc.seed, verdict_only());
   }
   ADMIT_ASSERT(recs.size() == 1, "one variant, one run");
   return std::move(recs.front());

@@ -55,25 +55,14 @@ std::pair<std::string, std::vector<std::string>> expectation_for(const scenario:
 
 std::uint64_t tie_seed(std::uint64_t seed) { return sim::substream(seed, "explore/ties").next_u64(); }
 
-namespace {
-
-// world::run_all for what explore reads of a run (invariants, status, metrics):
-// a lease scenario's variants run without a timeline or trace; anything else
-// (FIFO, rates still to draw, several gates) goes through run_all itself.
-std::vector<world::run_record> run_for_verdict(const scenario::scenario& sc, std::uint64_t seed) {
-  const bool rates_left = sc.faults.rates && sc.faults.rates->any();
-  if (rates_left || sc.gates.size() != 1 || sc.gates.front().kind != scenario::gate_kind::lease)
-    return world::run_all(sc, seed);
+// What explore reads of a run (invariants, status, metrics) does not need a
+// lease run's timeline or trace (world::lease_run_options).
+world::lease_run_options verdict_only() {
   world::lease_run_options lean;
   lean.timeline = false;
   lean.trace = false;
-  std::vector<world::run_record> out;
-  for (scenario::lease_variant v : sc.gates.front().lease.variants)
-    out.push_back(world::run_lease_scenario(sc, seed, v, lean));
-  return out;
+  return lean;
 }
-
-}  // namespace
 
 run_outcome classify_run(const scenario::scenario& base, const world::run_record& rec) {
   run_outcome r;
@@ -118,7 +107,7 @@ seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, con
   try {
     std::optional<sim::tie_perturbation> ties;
     if (mode.perturb_ties || mode.ties_only) ties.emplace(tie_seed(seed));
-    recs = run_for_verdict(e.sc, mode.ties_only ? base.seed : seed);
+    recs = world::run_all(e.sc, mode.ties_only ? base.seed : seed, verdict_only());
     if (ties) out.orderings = ties->fingerprints();
   } catch (const std::exception& ex) {
     out.error = ex.what();

@@ -32,6 +32,7 @@
 
 #include "sim/explore/swarm.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/world/lease_world.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::explore {
@@ -126,6 +127,9 @@ struct explore_summary {
 // The outcome of one run against the scenario's expectation (its variant's
 // entry for a lease run), classified as above.
 run_outcome classify_run(const scenario::scenario& base, const world::run_record& rec);
+
+// The run options explore uses: no timeline, no trace (it reads neither).
+world::lease_run_options verdict_only();
 
 // One seed, on the calling thread.
 seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, const explore_mode& mode = {});

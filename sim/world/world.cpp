@@ -760,9 +760,10 @@ run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed) {
   return w.run();
 }
 
-std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed) {
+std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed,
+                                const lease_run_options& lease_options) {
   // faults.rates: the faults they give for this seed join the schedule (fault_draw.hpp).
-  if (sc.faults.rates && sc.faults.rates->any()) return run_all(with_drawn_faults(sc, seed), seed);
+  if (sc.faults.rates && sc.faults.rates->any()) return run_all(with_drawn_faults(sc, seed), seed, lease_options);
   std::vector<run_record> out;
   const bool any_lease = std::any_of(sc.gates.begin(), sc.gates.end(),
                                      [](const scenario::gate_spec& g) { return g.kind == scenario::gate_kind::lease; });
@@ -772,7 +773,8 @@ std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed
   }
   if (sc.gates.size() != 1)
     throw std::invalid_argument("/gates: a scenario with a lease gate must have exactly that one gate");
-  for (scenario::lease_variant v : sc.gates.front().lease.variants) out.push_back(run_lease_scenario(sc, seed, v));
+  for (scenario::lease_variant v : sc.gates.front().lease.variants)
+    out.push_back(run_lease_scenario(sc, seed, v, lease_options));
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/scenario/scenario.hpp"
+#include "sim/world/lease_world.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world {
@@ -28,7 +29,9 @@ run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed);
 
 // Any scenario: one run for FIFO gates; for a lease gate, one run per
 // variant the scenario names, in file order (each record's `variant` says
-// which). Throws std::invalid_argument for a combination no world runs.
-std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed);
+// which), recording what `lease_options` asks for. Throws
+// std::invalid_argument for a combination no world runs.
+std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed,
+                                const lease_run_options& lease_options = {});
 
 }  // namespace admit::world
