@@ -174,14 +174,15 @@ explore_verb::explore_verb(CLI::App& app) {
   auto* seeds = sub_->add_option("--seeds", seeds_, "How many seeds to run, from --first-seed (default 100)");
   auto* time = sub_->add_option("--time", time_, "Run seeds until this much wall time has passed, e.g. 60s");
   seeds->excludes(time);
-  sub_->add_option("--first-seed", first_seed_, "The first seed (default 0)");
+  auto* first_seed = sub_->add_option("--first-seed", first_seed_, "The first seed (default 0)");
   sub_->add_option("--jobs,-j", jobs_, "Threads, one run each (default: the machine's hardware threads)");
-  sub_->add_option("--shard", shard_, "I/N: run only the seeds s with s % N == I (default 0/1)");
+  auto* shard = sub_->add_option("--shard", shard_, "I/N: run only the seeds s with s % N == I (default 0/1)");
   sub_->add_option("--out", out_dir_, "Directory for the summary, counterexamples and minimal scenarios (default out/explore)");
   sub_->add_flag("--quiet,-q", quiet_, "No summary on stderr (the progress line shows only on a terminal anyway)");
-  sub_->add_flag("--no-shrink", no_shrink_, "Report findings without shrinking them");
-  sub_->add_option("--shrink-max", shrink_max_, "Shrink at most this many kinds of finding (default 4)");
-  sub_->add_option("--shrink-runs", shrink_runs_, "Runs one shrink may use (default 5000)");
+  auto* no_shrink = sub_->add_flag("--no-shrink", no_shrink_, "Report findings without shrinking them");
+  auto* shrink_max =
+      sub_->add_option("--shrink-max", shrink_max_, "Shrink at most this many kinds of finding (default 4)");
+  auto* shrink_runs = sub_->add_option("--shrink-runs", shrink_runs_, "Runs one shrink may use (default 5000)");
   auto* perturb = sub_->add_flag("--perturb-ties", perturb_ties_,
                                  "Each seed also draws the order of events due at one instant");
   auto* ties_only = sub_->add_flag("--ties-only", ties_only_,
@@ -203,8 +204,10 @@ explore_verb::explore_verb(CLI::App& app) {
   max_delays->needs(exhaustive);
   max_orders->needs(exhaustive);
   variant->needs(order);
+  // The order modes run the scenario's own run: no seeds to choose, share out or shrink.
   for (CLI::Option* o : {exhaustive, order}) {
-    o->excludes(seeds)->excludes(time)->excludes(perturb)->excludes(ties_only);
+    for (CLI::Option* seed_option : {seeds, time, first_seed, shard, perturb, ties_only, no_shrink, shrink_max, shrink_runs})
+      o->excludes(seed_option);
   }
   exhaustive->excludes(order);
 }

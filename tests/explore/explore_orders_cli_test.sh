@@ -67,6 +67,8 @@ expect_rc 2 "$bin" explore "$race" --order '5000:1'
 grep -q "does not fit" "$tmp/err" || fail "no message for a point the run does not reach"
 expect_rc 2 "$bin" explore "$race" --exhaustive --seeds 3
 expect_rc 2 "$bin" explore "$race" --max-delays 3
+expect_rc 2 "$bin" explore "$race" --exhaustive --first-seed 3
+expect_rc 2 "$bin" explore "$race" --order '' --shard 0/2
 expect_rc 2 "$bin" explore "$race" --exhaustive --max-orders 0 --out "$tmp/x"
 expect_rc 2 "$bin" explore "$race" --order '' --variant seed
 echo "explore_orders_cli_test: ok"
