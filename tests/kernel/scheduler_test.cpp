@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/kernel/prng.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/kernel/sim_executor.hpp"
 
@@ -66,6 +67,45 @@ TEST_CASE("a cancelled timer does not run and its handle becomes inert", "[sched
   CHECK(ran == 101);
   CHECK(s.now_ns() == 3);
   CHECK_FALSE(s.cancel(h));
+}
+
+TEST_CASE("cancelling timers anywhere in the heap keeps the order of the rest", "[scheduler]") {
+  // Goal: a cancelled entry leaves the heap at once without disturbing it. Method: 2,000 timers at seeded
+  // times (many ties), some cancelled before the run and some by running timers; every survivor runs once,
+  // in (time, insertion) order, and no cancelled one runs.
+  scheduler s;
+  prng rng(77);
+  constexpr int n = 2000;
+  std::vector<timer_handle> handles(n);
+  std::vector<vtime_ns> when(n);
+  std::vector<bool> cancelled(n, false);
+  std::vector<int> ran;
+  for (int i = 0; i < n; ++i) {
+    when[i] = static_cast<vtime_ns>(rng.uniform_u64(500));
+    handles[i] = s.schedule_at(when[i], [&, i] {
+      ran.push_back(i);
+      // Every 7th timer cancels a later-scheduled one, which may sit anywhere in the heap.
+      if (i % 7 == 0) {
+        const int victim = static_cast<int>(rng.uniform_u64(n));
+        if (s.cancel(handles[victim])) cancelled[victim] = true;
+      }
+    });
+  }
+  for (int i = 0; i < n; i += 3)
+    if (rng.uniform_u64(2) == 0 && s.cancel(handles[i])) cancelled[i] = true;
+  CHECK(s.run() == run_status::idle);
+  std::vector<bool> seen(n, false);
+  for (std::size_t k = 0; k < ran.size(); ++k) {
+    const int i = ran[k];
+    CHECK_FALSE(cancelled[i]);
+    CHECK_FALSE(seen[i]);
+    seen[i] = true;
+    if (k > 0) {
+      const int p = ran[k - 1];
+      CHECK((when[p] < when[i] || (when[p] == when[i] && p < i)));
+    }
+  }
+  for (int i = 0; i < n; ++i) CHECK(seen[i] != cancelled[i]);
 }
 
 TEST_CASE("a reused timer slot does not honour an old handle", "[scheduler]") {
