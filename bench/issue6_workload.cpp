@@ -8,9 +8,12 @@
 
 namespace admit::bench {
 
-scenario::scenario make_issue6_workload(std::int64_t requests, std::uint64_t seed) {
+namespace {
+
+// The issue-6 gate (max_active 8, max_waiting 32, wait deadline 5 s), no requests yet.
+scenario::scenario issue6_gate(const char* name, std::uint64_t seed) {
   scenario::scenario sc;
-  sc.name = "bench_fifo_issue6";
+  sc.name = name;
   sc.seed = seed;
   scenario::gate_spec g;
   g.name = "gate";
@@ -18,6 +21,13 @@ scenario::scenario make_issue6_workload(std::int64_t requests, std::uint64_t see
   g.fifo.max_waiting = 32;
   g.fifo.wait_deadline_ns = 5 * sim::sec;
   sc.gates.push_back(g);
+  return sc;
+}
+
+}  // namespace
+
+scenario::scenario make_issue6_workload(std::int64_t requests, std::uint64_t seed) {
+  scenario::scenario sc = issue6_gate("bench_fifo_issue6", seed);
   sim::prng gaps = sim::substream(seed, "arrivals");
   sim::prng services = sim::substream(seed, "service");
   sc.requests.reserve(static_cast<std::size_t>(requests));
@@ -40,15 +50,7 @@ scenario::scenario make_issue6_workload(std::int64_t requests, std::uint64_t see
 }
 
 scenario::scenario make_issue6_generated(std::int64_t requests, std::uint64_t seed) {
-  scenario::scenario sc;
-  sc.name = "bench_fifo_issue6_generated";
-  sc.seed = seed;
-  scenario::gate_spec g;
-  g.name = "gate";
-  g.fifo.max_active = 8;
-  g.fifo.max_waiting = 32;
-  g.fifo.wait_deadline_ns = 5 * sim::sec;
-  sc.gates.push_back(g);
+  scenario::scenario sc = issue6_gate("bench_fifo_issue6_generated", seed);
   scenario::arrival_spec a;
   a.kind = scenario::arrival_kind::poisson;
   a.count = requests;

@@ -14,6 +14,7 @@
 
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
+#include "sim/cli/common.hpp"
 #include "sim/cli/explore_orders.hpp"
 #include "sim/cli/write_file.hpp"
 #include "sim/explore/explorer.hpp"
@@ -32,9 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-constexpr int exit_as_expected = 0;
-constexpr int exit_not_expected = 1;
-constexpr int exit_bad_input = 2;
 constexpr std::uint64_t default_seeds = 100;
 constexpr std::size_t findings_listed_max = 1'000;  // the summary lists at most this many seeds in full
 
@@ -97,14 +95,6 @@ std::vector<world::run_record> write_scenario_and_report(const scenario::scenari
   return runs;
 }
 
-json break_json(const explore::invariant_break& b) {
-  json j;
-  j["invariant"] = b.name;
-  j["at_ns"] = b.at_ns;
-  j["detail"] = b.detail;
-  return j;
-}
-
 json seed_json(const explore::seed_outcome& o) {
   json j;
   j["seed"] = o.seed;
@@ -141,8 +131,6 @@ struct finding_kind {
   std::uint64_t seeds = 0;
   auto key() const { return std::make_pair(variant, invariant); }
 };
-
-std::string label(const std::string& variant) { return variant.empty() ? std::string() : "[" + variant + "]"; }
 
 // `budget_s`: the --time budget, when the search has one instead of a seed count.
 void print_progress(const explore::explore_progress& p, std::optional<double> budget_s) {
@@ -351,12 +339,12 @@ int explore_verb::run() const {
       sj["detail"] = s.detail;
       shrunk.push_back(std::move(sj));
       if (needs_order) {
-        lines.push_back("  seed " + std::to_string(k.first_seed) + label(k.variant) + " " + k.invariant +
+        lines.push_back("  seed " + std::to_string(k.first_seed) + variant_label(k.variant) + " " + k.invariant +
                         ": breaks only in the perturbed same-instant order, not shrunk; replay: admitsim explore " +
                         file_ + mode_flag + " --first-seed " + std::to_string(k.first_seed) + " --seeds 1");
         continue;
       }
-      lines.push_back("  shrunk seed " + std::to_string(k.first_seed) + label(k.variant) + " " + k.invariant + ": faults " +
+      lines.push_back("  shrunk seed " + std::to_string(k.first_seed) + variant_label(k.variant) + " " + k.invariant + ": faults " +
                       std::to_string(s.faults_before) + " -> " + std::to_string(s.faults_after) + ", requests " +
                       std::to_string(s.requests_before) + " -> " + std::to_string(s.requests_after) + ", workers " +
                       std::to_string(s.workers_before) + " -> " + std::to_string(s.workers_after) + " in " +
@@ -483,7 +471,7 @@ int explore_verb::run() const {
                                                std::to_string(o->faults_drawn) + " faults drawn"
                                          : std::string();
         std::fprintf(stderr, "  %s%s %s: %llu seeds, first seed %llu (%s)\n",
-                     k.counterexample ? "COUNTEREXAMPLE " : "expected ", label(k.variant).c_str(),
+                     k.counterexample ? "COUNTEREXAMPLE " : "expected ", variant_label(k.variant).c_str(),
                      k.invariant.c_str(), static_cast<unsigned long long>(k.seeds),
                      static_cast<unsigned long long>(k.first_seed), swarm.c_str());
       }

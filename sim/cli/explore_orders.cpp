@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/sha256.hpp"
+#include "sim/cli/common.hpp"
 #include "sim/cli/write_file.hpp"
 #include "sim/explore/exhaustive.hpp"
 
@@ -18,21 +19,10 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-constexpr int exit_as_expected = 0;
-constexpr int exit_not_expected = 1;
-constexpr int exit_bad_input = 2;
-
-std::string label(const std::string& variant) { return variant.empty() ? std::string() : "[" + variant + "]"; }
 
 json broken_json(const explore::run_outcome& r) {
   json broken = json::array();
-  for (const auto& b : r.broken) {
-    json j;
-    j["invariant"] = b.name;
-    j["at_ns"] = b.at_ns;
-    j["detail"] = b.detail;
-    broken.push_back(std::move(j));
-  }
+  for (const auto& b : r.broken) broken.push_back(break_json(b));
   return broken;
 }
 
@@ -58,7 +48,7 @@ int replay_one(const orders_request& req) {
   }
   if (!req.quiet) {
     std::fprintf(stderr, "%s%s seed=%llu order '%s': %s (%s) requests=%llu portal_max=%lld events=%llu\n",
-                 req.base->name.c_str(), label(r.variant).c_str(), static_cast<unsigned long long>(req.base->seed),
+                 req.base->name.c_str(), variant_label(r.variant).c_str(), static_cast<unsigned long long>(req.base->seed),
                  req.order->c_str(), r.broken.empty() ? "pass" : "violation",
                  r.met ? "as expected" : "NOT as expected", static_cast<unsigned long long>(r.requests),
                  static_cast<long long>(r.portal_inflight_max), static_cast<unsigned long long>(r.events));

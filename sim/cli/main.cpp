@@ -25,6 +25,7 @@
 #include "reports/html.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
+#include "sim/cli/common.hpp"
 #include "sim/cli/explore.hpp"
 #include "sim/cli/write_file.hpp"
 #include "sim/scenario/duration.hpp"
@@ -41,9 +42,9 @@ using namespace admit;
 
 namespace {
 
-constexpr int exit_as_expected = 0;
-constexpr int exit_not_expected = 1;
-constexpr int exit_bad_input = 2;
+using cli::exit_as_expected;
+using cli::exit_bad_input;
+using cli::exit_not_expected;
 
 // Bad input: carries the one-line message that the CLI prints.
 struct input_error {
@@ -144,7 +145,7 @@ void write_atomically(const std::string& path, const std::string& bytes) {
     std::cout << bytes << std::flush;
     return;
   }
-  if (const auto why = admit::cli::write_file_atomically(path, bytes, "report")) throw input_error{path + ": " + *why};
+  if (const auto why = cli::write_file_atomically(path, bytes, "report")) throw input_error{path + ": " + *why};
 }
 
 std::string human_ns(std::int64_t ns) {

@@ -917,22 +917,21 @@ class lease_world {
 
   void push_trace(const char* source, const char* head, std::string_view word, const char* mid, std::int64_t number,
                   const char* tail, std::int64_t count, std::uint64_t ref) {
-    pending_trace* e = next_trace_slot();
-    if (!e) return;
-    e->at_ns = sched_.now_ns();
-    e->source = source;
-    e->head = head;
-    e->word.assign(word);
-    e->mid = mid;
-    e->has_number = true;
-    e->number = number;
-    e->tail = tail;
-    e->count = count;
-    e->ref = ref;
+    if (pending_trace* e = push_trace_parts(source, head, word, count, ref)) {
+      e->mid = mid;
+      e->has_number = true;
+      e->number = number;
+      e->tail = tail;
+    }
   }
   void push_trace(const char* source, const char* head, std::string_view word, std::int64_t count, std::uint64_t ref) {
+    push_trace_parts(source, head, word, count, ref);
+  }
+  // The next trace slot with the parts every entry has (nullptr: no trace kept).
+  pending_trace* push_trace_parts(const char* source, const char* head, std::string_view word, std::int64_t count,
+                                  std::uint64_t ref) {
     pending_trace* e = next_trace_slot();
-    if (!e) return;
+    if (!e) return nullptr;
     e->at_ns = sched_.now_ns();
     e->source = source;
     e->head = head;
@@ -942,6 +941,7 @@ class lease_world {
     e->tail = nullptr;
     e->count = count;
     e->ref = ref;
+    return e;
   }
   void push_trace(const char* source, std::string what, std::int64_t count, std::uint64_t ref) {
     push_trace(source, "", what, count, ref);
