@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/scenario/duration.hpp"
+#include "sim/scenario/json_parse.hpp"
 
 namespace admit::scenario {
 
@@ -1046,109 +1047,11 @@ scenario load_scenario_json(const json& doc) {
   return sc;
 }
 
-namespace {
-
-// Where the parser is, as a JSON Pointer, kept up to date from nlohmann's
-// parse events so that errors the parser itself finds (a key given twice, a
-// number out of range) can still name a path.
-class parse_tracker {
- public:
-  // Returns true: every value is kept.
-  bool on_event(json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        // No scenario needs more than a dozen levels; a bound keeps every
-        // later walk over the document (checks, messages) shallow.
-        if (frames_.size() >= max_depth)
-          throw scenario_error(path(), "expected values nested at most " + std::to_string(max_depth) +
-                                           " deep, got deeper nesting");
-        frames_.push_back(frame{event == json::parse_event_t::array_start, 0, {}, {}});
-        break;
-      case json::parse_event_t::key: {
-        frame& f = frames_.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second)
-          throw scenario_error(path(), "expected each key once in an object, got \"" + printable(f.key) +
-                                           "\" a second time");
-        break;
-      }
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        frames_.pop_back();
-        next_element();
-        break;
-      case json::parse_event_t::value:
-        next_element();
-        break;
-    }
-    return true;
-  }
-
-  // The pointer of the value being read now.
-  std::string path() const {
-    std::string p;
-    for (const frame& f : frames_) p = f.is_array ? child(p, f.index) : child(p, f.key);
-    return p.empty() ? "/" : p;
-  }
-
-  // Bytes outside printable ASCII as \xNN, so that a message stays one clean line.
-  static std::string printable(std::string_view s) {
-    std::string out;
-    for (unsigned char c : s) {
-      if (c >= 0x20 && c < 0x7f) {
-        out += static_cast<char>(c);
-      } else {
-        static const char hex[] = "0123456789ABCDEF";
-        out += "\\x";
-        out += hex[c >> 4];
-        out += hex[c & 0xF];
-      }
-    }
-    return out;
-  }
-
- private:
-  static constexpr std::size_t max_depth = 64;
-  struct frame {
-    bool is_array;
-    std::size_t index;          // arrays: the element being read
-    std::string key;            // objects: the key being read
-    std::set<std::string> keys;  // objects: the keys seen so far
-  };
-  void next_element() {
-    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
-  }
-  std::vector<frame> frames_;
-};
-
-}  // namespace
-
-
 scenario load_scenario_text(std::string_view text) {
   if (text.empty()) throw scenario_error("/", "expected a JSON object, got an empty file");
-  json doc;
-  parse_tracker tracker;
-  try {
-    doc = json::parse(text.begin(), text.end(),
-                      [&tracker](int, json::parse_event_t event, json& parsed) { return tracker.on_event(event, parsed); });
-  } catch (const json::parse_error& e) {
-    // e.what() reads "[json.exception.parse_error.101] parse error at line 1, column 2: ...".
-    const std::string msg = e.what();
-    const auto pos = msg.find("parse error");
-    throw scenario_error(
-        "/", "expected valid JSON, got a " + parse_tracker::printable(pos == std::string::npos ? msg : msg.substr(pos)));
-  } catch (const json::out_of_range& e) {
-    // A number too large for a double ("1e400"): the lexer stops at it.
-    const std::string msg = e.what();
-    const auto pos = msg.find("number overflow");
-    throw scenario_error(tracker.path(),
-                         "expected a number within range, got a " +
-                             parse_tracker::printable(pos == std::string::npos ? msg : msg.substr(pos)));
-  } catch (const json::exception& e) {
-    throw scenario_error("/", "expected valid JSON, got " + parse_tracker::printable(e.what()));
-  }
-  return load_scenario_json(doc);
+  // In time linear in the text; refuses duplicate keys, deep nesting and a
+  // NUL byte with their paths (sim/scenario/json_parse.hpp).
+  return load_scenario_json(parse_json_text(text));
 }
 
 }  // namespace admit::scenario
