@@ -1047,11 +1047,17 @@ scenario load_scenario_json(const json& doc) {
   return sc;
 }
 
-scenario load_scenario_text(std::string_view text) {
+scenario load_scenario_text(std::string_view text, json& doc) {
   if (text.empty()) throw scenario_error("/", "expected a JSON object, got an empty file");
   // In time linear in the text; refuses duplicate keys, deep nesting and a
   // NUL byte with their paths (sim/scenario/json_parse.hpp).
-  return load_scenario_json(parse_json_text(text));
+  doc = parse_json_text(text);
+  return load_scenario_json(doc);
+}
+
+scenario load_scenario_text(std::string_view text) {
+  json doc;
+  return load_scenario_text(text, doc);
 }
 
 }  // namespace admit::scenario

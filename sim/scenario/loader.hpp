@@ -19,6 +19,9 @@ namespace admit::scenario {
 
 // Parses and validates. Throws scenario_error.
 scenario load_scenario_text(std::string_view text);
+// The same, keeping the parsed document in `doc` (what the CLI embeds in a
+// report), so that a caller that needs both parses the text once.
+scenario load_scenario_text(std::string_view text, nlohmann::ordered_json& doc);
 // The same, from an already parsed document.
 scenario load_scenario_json(const nlohmann::ordered_json& doc);
 
