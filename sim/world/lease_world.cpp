@@ -19,6 +19,7 @@
 #include "sim/kernel/prng.hpp"
 #include "sim/kernel/sim_env.hpp"
 #include "sim/world/arrivals.hpp"
+#include "sim/world/idle_set.hpp"
 
 namespace admit::world {
 
@@ -190,6 +191,7 @@ class lease_world {
           });
       workers_.push_back(std::move(w));
     }
+    idle_ = idle_set(workers_.size());
   }
 
   ~lease_world() {
@@ -532,9 +534,9 @@ class lease_world {
       if (!clear_to_run(wi, gen)) co_await checkpoint(wi, gen);
       if (queue_.empty()) {
         if (arrivals_done_) co_return;
-        w.idle = true;
+        set_idle(w, true);
         (void)co_await async_idle_wait(w, asio::as_tuple(sim::use_awaitable));
-        w.idle = false;
+        set_idle(w, false);
         continue;
       }
       work_item item = queue_.front();
@@ -754,20 +756,32 @@ class lease_world {
     for (auto& w : workers_) w->resume = {};
   }
 
+  // Idle workers are also kept in idle_ by index, so that the next one to
+  // wake is found without scanning the fleet; the order is the scan's: least
+  // index first.
+  void set_idle(worker_state& w, bool idle) {
+    if (w.idle == idle) return;
+    w.idle = idle;
+    if (idle)
+      idle_.insert(w.index);
+    else
+      idle_.erase(w.index);
+  }
   void wake_one() {
-    for (auto& w : workers_)
-      if (w->idle && w->alive) {
-        w->idle = false;
-        wake(*w);
-        return;
-      }
+    for (std::size_t i = idle_.next(); i != idle_set::npos; i = idle_.next(i + 1)) {
+      worker_state& w = *workers_[i];
+      if (!w.alive) continue;  // not expected (a crash clears idle), but the scan skipped such a worker
+      set_idle(w, false);
+      wake(w);
+      return;
+    }
   }
   void wake_all_idle() {
-    for (auto& w : workers_)
-      if (w->idle) {
-        w->idle = false;
-        wake(*w);
-      }
+    for (std::size_t i = idle_.next(); i != idle_set::npos; i = idle_.next(i + 1)) {
+      worker_state& w = *workers_[i];
+      set_idle(w, false);
+      wake(w);
+    }
   }
 
   // --- faults ---------------------------------------------------------------
@@ -804,7 +818,7 @@ class lease_world {
         }
         if (w.holding) hit(lp_crash_while_holding);
         drop_holding(w);  // its permit stays in Redis until the lease expires
-        w.idle = false;
+        set_idle(w, false);
         // A loop that has not run yet stops at its first checkpoint; a
         // coroutine cancelled before it first runs would end in an exception
         // outside its body.
@@ -985,6 +999,7 @@ class lease_world {
   sim::prng service_rng_;
   run_record rec_;
   std::vector<std::unique_ptr<worker_state>> workers_;
+  idle_set idle_;  // the indices of the idle workers (set_idle)
   arrival_source src_;
   bool arrivals_done_ = false;
   bool arrival_pending_ = false;
