@@ -34,9 +34,30 @@ struct json_parse_options {
   std::size_t max_depth = 64;
 };
 
-// Throws scenario_error. The messages are those of load_scenario_text
+// Throws scenario_error, also when memory runs out while building the
+// document ("expected JSON text whose document fits in memory, ..."): the
+// partial document is dismantled without allocating first. The messages are those of load_scenario_text
 // (tests/scenario/malformed/expected.json holds them).
 nlohmann::ordered_json parse_json_text(std::string_view text, const json_parse_options& opts = {});
+
+// Destroys a document's values without allocating, leaving it null.
+// nlohmann's own destructor flattens a non-empty array or object into a
+// heap-allocated stack first (to avoid deep recursion), so destroying a large
+// document after a std::bad_alloc, while unwinding, could throw from a
+// noexcept destructor and abort the process. This takes the tree apart from
+// its last leaves inward, so that every value destroyed is a scalar or an
+// empty container: it only frees. O(values x depth); the depth is bounded by
+// json_parse_options::max_depth for every document parse_json_text builds.
+void dismantle_json(nlohmann::ordered_json& doc) noexcept;
+
+// Dismantles `doc` when it goes out of scope, however the scope is left.
+struct json_dismantler {
+  explicit json_dismantler(nlohmann::ordered_json& d) : doc(d) {}
+  nlohmann::ordered_json& doc;
+  json_dismantler(const json_dismantler&) = delete;
+  json_dismantler& operator=(const json_dismantler&) = delete;
+  ~json_dismantler() { dismantle_json(doc); }
+};
 
 // Bytes outside printable ASCII as \xNN, so that a message stays one clean line.
 std::string printable_bytes(std::string_view s);

@@ -6,6 +6,7 @@
 
 #include "sim/scenario/duration.hpp"
 #include "sim/scenario/json_parse.hpp"
+#include "sim/scenario/memory_estimate.hpp"
 
 namespace admit::scenario {
 
@@ -1044,6 +1045,7 @@ scenario load_scenario_json(const json& doc) {
     r.finish();
   }
   top.finish();
+  check_memory_estimate(sc, doc);  // refuses a worst case beyond memory_limit_bytes (memory_estimate.hpp)
   return sc;
 }
 
@@ -1057,6 +1059,7 @@ scenario load_scenario_text(std::string_view text, json& doc) {
 
 scenario load_scenario_text(std::string_view text) {
   json doc;
+  const json_dismantler teardown{doc};  // frees the document without allocating, also while unwinding a bad_alloc
   return load_scenario_text(text, doc);
 }
 

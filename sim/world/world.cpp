@@ -647,6 +647,9 @@ class world {
     request_state* p;
     if (free_requests_.empty()) {
       all_requests_.push_back(std::make_unique<request_state>());
+      // recycle() runs in destructors, also while a bad_alloc unwinds: room
+      // for every state is kept so that it never allocates.
+      if (free_requests_.capacity() < all_requests_.size()) free_requests_.reserve(2 * all_requests_.size());
       p = all_requests_.back().get();
       p->owner = this;
     } else {
