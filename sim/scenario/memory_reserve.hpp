@@ -1,0 +1,32 @@
+// memory_reserve: address space held back for tearing down after a
+// std::bad_alloc.
+//
+// Why: some destructors allocate. nlohmann's json destructor first moves a
+// container's elements to a heap-allocated stack (16 bytes an element), and
+// a destructor that throws while a bad_alloc unwinds ends the process in
+// std::terminate (SIGABRT). The project's own teardown paths allocate
+// nothing (dismantle_json, the worlds' recycling), but every json value
+// built from a scenario or a report would need the same care. This reserve
+// makes the first failed allocation free a block taken at start-up before
+// throwing, so that what unwinds after it has that much room to allocate in.
+//
+// Under `ulimit -v` (RLIMIT_AS), where std::bad_alloc happens, the block is
+// address space that counts against the limit and is returned by free();
+// untouched, it costs no resident memory.
+#pragma once
+
+#include <cstddef>
+
+namespace admit::scenario {
+
+inline constexpr std::size_t memory_reserve_bytes = std::size_t{64} << 20;
+
+// Takes the block (if it can) and installs the new-handler. Call once, first
+// thing in main. The handler frees the block at the first failure and throws
+// std::bad_alloc as operator new would have; later failures throw at once.
+void install_memory_reserve(std::size_t bytes = memory_reserve_bytes) noexcept;
+
+// Whether the reserve is still held (false once a failure has used it).
+bool memory_reserve_held() noexcept;
+
+}  // namespace admit::scenario
