@@ -7,6 +7,7 @@
 // any simulation), and prints one line per case with its target.
 //
 //   parse_bench            the four cases of docs/performance.md ("Parsing")
+//   parse_bench file PATH  one file read by both parsers
 //   parse_bench before     the same growth measured with nlohmann's callback
 //                          parser (what load_scenario_text used before), on
 //                          small inputs: doubling the input quadruples the time
@@ -16,6 +17,8 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -117,8 +120,20 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  if (mode == "file" && argc > 2) {
+    // A given file (a report, a scenario) read both ways.
+    std::ifstream in(argv[2], std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    const timing sax = timed([&] { (void)admit::scenario::parse_json_text(text, {128}); });
+    std::printf("SAX builder      %9.1f MB  wall %7.3f s  cpu %7.3f s\n", static_cast<double>(text.size()) / 1e6, sax.wall_s, sax.cpu_s);
+    const timing cb = timed([&] { callback_parse(text); });
+    std::printf("callback parser  %9.1f MB  wall %7.3f s  cpu %7.3f s\n", static_cast<double>(text.size()) / 1e6, cb.wall_s, cb.cpu_s);
+    return 0;
+  }
   if (!mode.empty()) {
-    std::fprintf(stderr, "usage: parse_bench [before]\n");
+    std::fprintf(stderr, "usage: parse_bench [before | file PATH]\n");
     return 2;
   }
   bool ok = true;
