@@ -1,13 +1,16 @@
-// Tests of sim/scenario/memory_estimate: the loader refuses a scenario whose
-// worst case exceeds the memory limit, naming the biggest contributor, and
-// accepts the whole catalogue.
+// Tests of the memory limits: the loader refuses a scenario whose worst case
+// exceeds the memory limit, naming the biggest contributor, and accepts the
+// whole catalogue; documents are torn down without allocating; the reserve
+// for teardown after a bad_alloc.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <new>
 #include <string>
 
 #include "sim/scenario/json_parse.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/scenario/memory_estimate.hpp"
+#include "sim/scenario/memory_reserve.hpp"
 #include "tests/scenario/scenario_test_support.hpp"
 
 namespace {
@@ -58,4 +61,37 @@ TEST_CASE("requests bound a gate's queue: places that no request can take cost n
     ++files;
   }
   CHECK(files >= 15);
+}
+
+TEST_CASE("dismantle_json takes any parsed document apart and leaves null") {
+  // Goal: the allocation-free teardown reaches every value. Method: documents deep (64 levels), wide (a 100,000-element
+  // array of objects) and mixed, dismantled; each ends null and can be reused.
+  std::string deep;
+  for (int i = 0; i < 32; ++i) deep += R"({"a": [)";
+  deep += "1";
+  for (int i = 0; i < 32; ++i) deep += "]}";
+  std::string wide = "[";
+  for (int i = 0; i < 100'000; ++i) wide += std::string(i ? "," : "") + R"({"id": "r", "at": [1, {"x": null}]})";
+  wide += "]";
+  for (const std::string& text : {deep, wide, std::string(R"({"s": "x", "n": 1.5, "e": {}, "l": []})"), std::string("7")}) {
+    nlohmann::ordered_json doc = parse_json_text(text);
+    REQUIRE_FALSE(doc.is_null());
+    dismantle_json(doc);
+    CHECK(doc.is_null());
+    doc = parse_json_text(text);
+    CHECK(doc == nlohmann::ordered_json::parse(text));
+  }
+}
+
+TEST_CASE("the memory reserve is given back at the first failed allocation, which still throws") {
+  // Goal: the reserve makes room for teardown without hiding the failure. Method: install a 1 MiB reserve and call the
+  // new-handler as operator new does when malloc fails: std::bad_alloc each time, the reserve gone after the first.
+  install_memory_reserve(std::size_t{1} << 20);
+  REQUIRE(memory_reserve_held());
+  const std::new_handler on_failure = std::get_new_handler();
+  REQUIRE(on_failure != nullptr);
+  CHECK_THROWS_AS(on_failure(), std::bad_alloc);
+  CHECK_FALSE(memory_reserve_held());
+  CHECK_THROWS_AS(on_failure(), std::bad_alloc);  // a second failure throws at once
+  std::set_new_handler(nullptr);                   // the default again, for the other tests
 }
