@@ -270,10 +270,21 @@ json build_report(const report_input& in) {
     }
     r["variants"] = std::move(variants);
   }
-  r["replay"] = "admitsim run " + in.file + " --seed " + std::to_string(runs.empty() ? 0 : runs.front()->seed);
+  r["replay"] = "admitsim run " + shell_quote(in.file) + " --seed " + std::to_string(runs.empty() ? 0 : runs.front()->seed);
   return r;
 }
 
 std::string render_report(const json& report) { return report.dump(2) + "\n"; }
+
+std::string shell_quote(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+           c == '/' || c == '-';
+  });
+  if (plain) return word;
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
 
 }  // namespace admit::reports

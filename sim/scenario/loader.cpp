@@ -1221,4 +1221,6 @@ scenario load_scenario_text(std::string_view text) {
   return load_scenario_json(doc);
 }
 
+std::string printable(std::string_view s) { return parse_tracker::printable(s); }
+
 }  // namespace admit::scenario
