@@ -347,7 +347,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   if (tty) std::fprintf(stderr, sum.stopped ? "\n" : "\r\033[K");
   if (sum.stopped)
     std::fprintf(stderr, "admitsim: explore interrupted (SIGINT): the summary covers the %llu seeds finished\n",
-                 static_cast<unsigned long long>(sum.seeds));
+                 static_cast<unsigned long long>(sum.ran));
 
   std::vector<finding_kind> order;
   for (const auto& [key, k] : kinds) order.push_back(k);
@@ -441,9 +441,9 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   // The verdict of the search.
   std::vector<std::string> why;
   if (sum.stopped || shrink_interrupted)
-    why.push_back("interrupted by SIGINT " + std::string(sum.stopped ? "after " + std::to_string(sum.seeds) + " seeds"
+    why.push_back("interrupted by SIGINT " + std::string(sum.stopped ? "after " + std::to_string(sum.ran) + " seeds"
                                                                      : "while shrinking"));
-  if (sum.seeds == 0) {
+  if (sum.ran == 0) {
     const std::string what = opt.seeds.count ? "--shard " + shard_ + " holds none of the " +
                                                    std::to_string(*opt.seeds.count) + " seeds from " +
                                                    std::to_string(opt.seeds.first)
@@ -470,7 +470,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   sj["first"] = opt.seeds.first;
   sj["count"] = opt.seeds.count ? json(*opt.seeds.count) : json(nullptr);
   sj["shard"] = std::to_string(shard_index) + "/" + std::to_string(shard_count);
-  sj["ran"] = sum.seeds;
+  sj["ran"] = sum.ran;
   sj["last"] = sum.last_seed ? json(*sum.last_seed) : json(nullptr);
   // Only an interrupted search says so: a finished one keeps the bytes it always had (docs/explore.md).
   if (sum.stopped || shrink_interrupted) sj["complete"] = false;
@@ -532,14 +532,14 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   write_file(summary_path, out.dump(2) + "\n");
 
   if (!quiet_) {
-    const double rate = sum.wall_s > 0 ? static_cast<double>(sum.seeds) / sum.wall_s : 0;
+    const double rate = sum.wall_s > 0 ? static_cast<double>(sum.ran) / sum.wall_s : 0;
     const std::string range = !sum.first_seed ? std::string("none")
                                               : std::to_string(*sum.first_seed) + ".." + std::to_string(*sum.last_seed) +
                                                     (shard_count > 1 ? " shard " + shard_ : std::string());
     std::fprintf(stderr,
                  "explore %s: %llu seeds (%s), %llu runs on %u threads in %.2fs (%.0f seeds/s): %llu with violations, "
                  "%llu with counterexamples, %llu errors -> %s\n",
-                 file_.c_str(), static_cast<unsigned long long>(sum.seeds), range.c_str(),
+                 file_.c_str(), static_cast<unsigned long long>(sum.ran), range.c_str(),
                  static_cast<unsigned long long>(sum.runs), opt.jobs, sum.wall_s, rate,
                  static_cast<unsigned long long>(sum.with_violation),
                  static_cast<unsigned long long>(sum.counterexamples), static_cast<unsigned long long>(sum.errors),
@@ -547,7 +547,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
     for (const auto& [variant, n] : sum.distinct_orderings)
       std::fprintf(stderr, "  %s%s: %s%llu distinct same-instant orders in %llu seeds\n",
                    variant.empty() ? "runs" : "runs of ", variant.c_str(), sum.distinct_orderings_capped ? "at least " : "",
-                   static_cast<unsigned long long>(n), static_cast<unsigned long long>(sum.seeds));
+                   static_cast<unsigned long long>(n), static_cast<unsigned long long>(sum.ran));
     if (sum.first_violation_wall_s)
       std::fprintf(stderr, "  first violation found after %.3fs of wall time\n", *sum.first_violation_wall_s);
     for (const auto& k : order)

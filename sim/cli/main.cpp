@@ -15,6 +15,7 @@
 // temporary file renamed over a regular file, devices and FIFOs written in
 // place), so a report file on disk is always complete.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -385,7 +386,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // One line, as every other refusal: what is wrong, then where the usage is.
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::fprintf(stderr, "admitsim: %s (--help shows the usage)\n", what.c_str());
     return exit_bad_input;
   }
 

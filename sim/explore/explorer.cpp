@@ -222,7 +222,7 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
   std::map<std::string, distinct_counter> orders;
   auto hand_on = [&](seed_outcome&& o) {
     for (std::size_t i = 0; i < o.orderings.size() && i < o.runs.size(); ++i) orders[o.runs[i].variant].add(o.orderings[i]);
-    ++s.seeds;
+    ++s.ran;
     if (!s.first_seed) s.first_seed = o.seed;
     s.last_seed = o.seed;
     s.runs += o.runs.size();
@@ -295,14 +295,7 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
 
 explore_summary run_explore(const scenario::scenario& base, const explore_options& options) {
   explore_summary s;
-  const explore_totals t = run_explore(base, options, [&](seed_outcome&& o) { s.seeds.push_back(std::move(o)); });
-  s.runs = t.runs;
-  s.with_violation = t.with_violation;
-  s.counterexamples = t.counterexamples;
-  s.errors = t.errors;
-  s.distinct_orderings = t.distinct_orderings;
-  s.wall_s = t.wall_s;
-  s.first_violation_wall_s = t.first_violation_wall_s;
+  static_cast<explore_totals&>(s) = run_explore(base, options, [&](seed_outcome&& o) { s.seeds.push_back(std::move(o)); });
   return s;
 }
 

@@ -126,7 +126,7 @@ inline constexpr std::size_t distinct_orderings_max = 1'000'000;
 
 // What a search counts, over every seed it ran.
 struct explore_totals {
-  std::uint64_t seeds = 0;            // how many ran (a prefix of the shard's seeds)
+  std::uint64_t ran = 0;              // how many seeds ran (a prefix of the shard's seeds)
   std::optional<std::uint64_t> first_seed, last_seed;
   std::uint64_t runs = 0;
   std::uint64_t with_violation = 0;
@@ -141,17 +141,9 @@ struct explore_totals {
   std::optional<double> first_violation_wall_s;
 };
 
-struct explore_summary {
-  std::vector<seed_outcome> seeds;  // every seed that ran, by seed
-  std::uint64_t runs = 0;
-  std::uint64_t with_violation = 0;
-  std::uint64_t counterexamples = 0;  // seeds with at least one
-  std::uint64_t errors = 0;
-  // With perturbed ties: how many distinct same-instant orders the runs of each variant took.
-  std::map<std::string, std::uint64_t> distinct_orderings;
-  // Wall clock (for the CLI's summary line only; never in a report).
-  double wall_s = 0;
-  std::optional<double> first_violation_wall_s;
+// The totals and every outcome, by seed.
+struct explore_summary : explore_totals {
+  std::vector<seed_outcome> seeds;
 };
 
 // The outcome of one run against the scenario's expectation (its variant's

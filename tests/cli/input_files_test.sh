@@ -49,6 +49,9 @@ expect_rc 0 "$bin" run scenarios/lab_fifo.json --out "$tmp/good.json" --quiet
 sed 's|"file": "scenarios/lab_fifo.json"|"file": "/dev/stdin"|' "$tmp/good.json" >"$tmp/stdin.json"
 grep -q '"file": "/dev/stdin"' "$tmp/stdin.json" || fail "could not point the report at /dev/stdin"
 rc=0
-timeout 10 "$bin" replay "$tmp/stdin.json" --quiet < <(sleep 30) 2>"$tmp/err" || rc=$?
+mkfifo "$tmp/never"
+exec 8<>"$tmp/never"  # open for reading and writing: a standard input that never ends
+timeout 10 "$bin" replay "$tmp/stdin.json" --quiet <&8 2>"$tmp/err" || rc=$?
+exec 8>&-
 [ "$rc" -le 1 ] || { cat "$tmp/err" >&2; fail "replay of a /dev/stdin report exited $rc (124: it blocked)"; }
 echo "$name: ok"

@@ -36,6 +36,10 @@ bad "--jobs: expected an integer from 1 to 256, got \"300\"" explore "$steps" --
 bad "--shard: expected I/N" explore "$steps" --shard 1/-2 --out "$tmp/w"
 bad "--shard: expected I/N" explore "$steps" --shard +1/2 --out "$tmp/w"
 
+# What the option parser refuses is one line too.
+bad "--seeds excludes --time" explore "$steps" --seeds 5 --time 1s --out "$tmp/w"
+bad "--seed" run "$lab" --seed --out "$tmp/w/r.json"
+
 # In range: the largest seed runs as itself.
 expect_rc 0 "$bin" run "$lab" --seed 18446744073709551615 --out "$tmp/max.json" --quiet
 grep -q '"seed": 18446744073709551615' "$tmp/max.json" || fail "--seed 2^64-1 did not run seed 2^64-1"

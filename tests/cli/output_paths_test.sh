@@ -42,6 +42,16 @@ expect_rc 0 "$bin" run "$lab" --out "$tmp/r.json" --quiet
 leftover="$(find "$tmp" -name '.r.json.*')"
 [ -z "$leftover" ] || fail "a temporary file was left: $leftover"
 
+# A write that fails (here EFBIG: a file size limit, SIGXFSZ ignored) names the errno, removes its temporary
+# file and leaves the report already there as it was.
+echo '{"old": true}' >"$tmp/kept.json"
+rc=0
+(trap '' XFSZ; ulimit -f 1; exec "$bin" run "$lab" --out "$tmp/kept.json" --quiet) 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 2 ] || { cat "$tmp/err" >&2; fail "a write past the file size limit exited $rc"; }
+one_line "$tmp/kept.json: cannot write the report (File too large)"
+[ "$(cat "$tmp/kept.json")" = '{"old": true}' ] || fail "a failed write changed the report already there"
+[ -z "$(find "$tmp" -name '.kept.json.*')" ] || fail "a failed write left its temporary file"
+
 # Devices are written in place: /dev/full fails with ENOSPC (exit 2, named), /dev/null takes the bytes.
 test -c /dev/full || fail "/dev/full is not a character device before the test"
 expect_rc 2 "$bin" run "$lab" --out /dev/full --quiet
@@ -76,11 +86,10 @@ one_line "the same report path"
 
 # explore: its folder is locked while it runs; another holder makes it refuse.
 mkdir "$tmp/ex"
-flock "$tmp/ex/.admitsim-explore.lock" sleep 30 &
-holder=$!
-for _ in $(seq 50); do flock -n "$tmp/ex/.admitsim-explore.lock" true || break; sleep 0.1; done
+exec 9>"$tmp/ex/.admitsim-explore.lock"
+flock -n 9 || fail "could not take the lock for the test"
 expect_rc 2 "$bin" explore scenarios/explore_clock_steps.json --seeds 2 --out "$tmp/ex"
-kill "$holder"
+exec 9>&-
 one_line "another admitsim explore is writing to this folder"
 [ -z "$(find "$tmp/ex" -name '*.json')" ] || fail "a refused explore wrote files"
 expect_rc 2 "$bin" explore scenarios/explore_clock_steps.json --seeds 2 --out "$tmp/plain.json"
