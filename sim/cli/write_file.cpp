@@ -42,6 +42,34 @@ std::optional<std::string> follow_links(std::string path) {
   return std::nullopt;
 }
 
+// What a write to `path` reaches: the path to write, and its stat when it exists. An existing
+// regular file is named by its real path (its folder is where the temporary file goes); anything
+// else that exists is written through `path` itself (/dev/stdout on a pipe resolves to no path);
+// a missing name through its dangling links, if any.
+struct reached {
+  std::string path;
+  bool exists = false;
+  struct stat st {};
+};
+std::optional<reached> reach(const std::string& path) {
+  reached r;
+  if (::stat(path.c_str(), &r.st) == 0) {
+    r.exists = true;
+    r.path = path;
+    if (S_ISREG(r.st.st_mode)) {
+      std::error_code ec;
+      const fs::path real = fs::canonical(path, ec);
+      if (!ec) r.path = real.string();
+    }
+    return r;
+  }
+  const std::optional<std::string> target = follow_links(path);
+  if (!target) return std::nullopt;
+  r.path = *target;
+  r.exists = ::stat(r.path.c_str(), &r.st) == 0;
+  return r;
+}
+
 std::optional<std::string> folder_writable(const std::string& dir) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
@@ -122,17 +150,17 @@ std::optional<std::string> write_direct(const std::string& target, const std::st
 std::optional<std::string> check_output(const std::string& path) {
   if (path == "-") return std::nullopt;
   if (path.empty()) return "expected a file name, got an empty path";
-  const std::optional<std::string> target = follow_links(path);
-  if (!target) return "too many levels of symbolic links";
-  struct stat st {};
-  if (::stat(target->c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return "expected a file, got a directory";
-    if (S_ISREG(st.st_mode)) return folder_writable(folder_of(*target));
-    if (::access(target->c_str(), W_OK) != 0) return "cannot write to it (" + errno_text(errno) + ")";
+  errno = 0;
+  const std::optional<reached> r = reach(path);
+  if (!r) return "too many levels of symbolic links";
+  if (r->exists) {
+    if (S_ISDIR(r->st.st_mode)) return "expected a file, got a directory";
+    if (S_ISREG(r->st.st_mode)) return folder_writable(folder_of(r->path));
+    if (::access(r->path.c_str(), W_OK) != 0) return "cannot write to it (" + errno_text(errno) + ")";
     return std::nullopt;
   }
-  if (errno != ENOENT && errno != ENOTDIR) return "cannot use it (" + errno_text(errno) + ")";
-  return folder_writable(folder_of(*target));
+  if (errno != 0 && errno != ENOENT && errno != ENOTDIR) return "cannot use it (" + errno_text(errno) + ")";
+  return folder_writable(folder_of(r->path));
 }
 
 std::optional<std::string> prepare_output_dir(const std::string& dir) {
@@ -149,25 +177,21 @@ std::optional<std::string> write_output(const std::string& path, const std::stri
     if (!write_all(STDOUT_FILENO, bytes)) return "cannot write the " + what + " to standard output (" + errno_text(errno) + ")";
     return std::nullopt;
   }
-  const std::optional<std::string> target = follow_links(path);
-  if (!target) return "cannot write the " + what + " (too many levels of symbolic links)";
-  struct stat st {};
-  if (::stat(target->c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return "cannot write the " + what + " (expected a file, got a directory)";
-    if (!S_ISREG(st.st_mode)) return write_direct(*target, bytes, what);
-    return write_replacing(*target, bytes, what, static_cast<mode_t>(st.st_mode & 07777));
-  }
-  return write_replacing(*target, bytes, what, std::nullopt);
+  const std::optional<reached> r = reach(path);
+  if (!r) return "cannot write the " + what + " (too many levels of symbolic links)";
+  if (!r->exists) return write_replacing(r->path, bytes, what, std::nullopt);
+  if (S_ISDIR(r->st.st_mode)) return "cannot write the " + what + " (expected a file, got a directory)";
+  if (!S_ISREG(r->st.st_mode)) return write_direct(r->path, bytes, what);
+  return write_replacing(r->path, bytes, what, static_cast<mode_t>(r->st.st_mode & 07777));
 }
 
 bool same_output(const std::string& a, const std::string& b) {
   if (a == "-" || b == "-") return a == b;
-  const auto ta = follow_links(a), tb = follow_links(b);
-  if (!ta || !tb) return a == b;
-  struct stat sa {}, sb {};
-  if (::stat(ta->c_str(), &sa) == 0 && ::stat(tb->c_str(), &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  const auto ra = reach(a), rb = reach(b);
+  if (!ra || !rb) return a == b;
+  if (ra->exists && rb->exists) return ra->st.st_dev == rb->st.st_dev && ra->st.st_ino == rb->st.st_ino;
   std::error_code ec1, ec2;
-  return fs::weakly_canonical(*ta, ec1) == fs::weakly_canonical(*tb, ec2);
+  return fs::weakly_canonical(ra->path, ec1) == fs::weakly_canonical(rb->path, ec2);
 }
 
 dir_lock::~dir_lock() {
