@@ -343,6 +343,8 @@ int main(int argc, char** argv) {
   CLI::App app{"admitsim: deterministic simulation and test harness for admission-control gates"};
   app.set_version_flag("--version", std::string("admitsim ") + ADMITSIM_VERSION);
   app.require_subcommand(1);
+  app.footer("Inputs are regular files or '-' (standard input) of at most 256 MiB; output paths are checked before "
+             "a run and a device or FIFO is written in place. Every limit and refusal: docs/limits.md.");
 
   run_request run_req;
   // Numbers and paths are read as text: a given option counts even when empty (numbers.hpp).
