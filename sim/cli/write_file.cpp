@@ -77,7 +77,13 @@ std::optional<std::string> folder_writable(const std::string& dir) {
     return "cannot use the folder " + dir + " (" + errno_text(errno) + ")";
   }
   if (!S_ISDIR(st.st_mode)) return dir + " is not a folder";
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) return "cannot write in the folder " + dir + " (" + errno_text(errno) + ")";
+  // A file created and removed at once: permissions alone do not say what a read-only or
+  // pseudo file system (/proc, /sys) refuses, and root passes every permission check.
+  std::string probe = (fs::path(dir) / ".admitsim-probe.XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) return "cannot write in the folder " + dir + " (" + errno_text(errno) + ")";
+  ::close(fd);
+  ::unlink(probe.c_str());
   return std::nullopt;
 }
 
