@@ -80,6 +80,8 @@ fi
 expect_rc 2 "$bin" run "$lab" --out "$tmp/missing/r.json"
 one_line "$tmp/missing/r.json: no such folder: $tmp/missing"
 [ ! -e "$tmp/missing" ] || fail "a missing folder was created"
+expect_rc 2 "$bin" run "$lab" --out /proc/admitsim-report.json
+one_line "/proc/admitsim-report.json: cannot write in the folder /proc"
 expect_rc 2 "$bin" run "$lab" --out "$tmp"
 one_line "$tmp: expected a file, got a directory"
 expect_rc 2 "$bin" run "$lab" --out "$tmp/first.json" --html "$tmp/plain.json/x.html"
