@@ -114,7 +114,11 @@ mode_t new_file_mode() {
 std::optional<std::string> write_replacing(const std::string& target, const std::string& bytes,
                                            const std::string& what, std::optional<mode_t> mode) {
   const std::string dir = folder_of(target);
-  std::string tmpl = (fs::path(dir) / ("." + fs::path(target).filename().string() + ".XXXXXX")).string();
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "." + a string.
+  std::string hidden(1, '.');
+  hidden += fs::path(target).filename().string();
+  hidden += ".XXXXXX";
+  std::string tmpl = (fs::path(dir) / hidden).string();
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   const int fd = ::mkstemp(name.data());
