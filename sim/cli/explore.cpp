@@ -127,6 +127,7 @@ json seed_json(const explore::seed_outcome& o) {
     for (const auto& b : r.broken) broken.push_back(break_json(b));
     rj["broken"] = std::move(broken);
     rj["run_status"] = r.run_status;
+    if (r.inconclusive) rj["inconclusive"] = *r.inconclusive;  // only on a cut run: other summaries keep their bytes
     rj["requests"] = r.requests;
     rj["portal_inflight_max"] = r.portal_inflight_max;
     runs.push_back(std::move(rj));
@@ -304,7 +305,10 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   std::size_t listed = 0, omitted = 0;
   std::vector<std::string> error_lines;
   std::uint64_t errors_unlisted = 0;
+  std::optional<std::pair<std::uint64_t, std::string>> first_inconclusive;  // seed, reason: for stderr
   auto on_seed = [&](explore::seed_outcome&& o) {
+    for (const auto& r : o.runs)
+      if (r.inconclusive && !r.met && !first_inconclusive) first_inconclusive.emplace(o.seed, *r.inconclusive);
     for (const auto& r : o.runs) {
       if (r.expected_verdict == "violation") {
         auto& first = shown[r.variant];
@@ -454,6 +458,12 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   if (sum.counterexamples != 0)
     why.push_back(std::to_string(sum.counterexamples) + " seeds broke an invariant their expectation does not allow");
   if (sum.errors != 0) why.push_back(std::to_string(sum.errors) + " seeds ended in an internal error");
+  if (sum.inconclusive != 0)
+    why.push_back(std::to_string(sum.inconclusive) +
+                  " seeds could not finish (inconclusive: a limit cut the run, so it judged nothing it did not reach; "
+                  "the first is seed " + std::to_string(first_inconclusive ? first_inconclusive->first : 0) + ", " +
+                  (first_inconclusive ? first_inconclusive->second : std::string("?")) + ", replay: " +
+                  replay_of(first_inconclusive ? first_inconclusive->first : 0) + ")");
   for (const auto& [variant, first] : shown)
     if (!first) why.push_back("no seed showed the violation expected" + (variant.empty() ? "" : " of " + variant));
   if (shrink_failed) why.push_back("a minimal scenario did not reproduce its violation");
@@ -492,6 +502,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   totals["seeds_with_violation"] = sum.with_violation;
   totals["seeds_with_counterexample"] = sum.counterexamples;
   totals["errors"] = sum.errors;
+  totals["seeds_inconclusive"] = sum.inconclusive;
   if (perturb_ties_ || ties_only_) {
     json orders = json::object();
     for (const auto& [variant, n] : sum.distinct_orderings) orders[variant.empty() ? "fifo" : variant] = n;

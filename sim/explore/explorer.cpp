@@ -40,6 +40,10 @@ bool seed_outcome::any_violation() const {
   return std::any_of(runs.begin(), runs.end(), [](const run_outcome& r) { return !r.broken.empty(); });
 }
 
+bool seed_outcome::any_inconclusive() const {
+  return std::any_of(runs.begin(), runs.end(), [](const run_outcome& r) { return r.inconclusive && !r.met; });
+}
+
 bool seed_outcome::any_counterexample() const {
   return error.has_value() ||
          std::any_of(runs.begin(), runs.end(), [](const run_outcome& r) { return r.counterexample; });
@@ -83,6 +87,7 @@ run_outcome classify_run(const scenario::scenario& base, const world::run_record
     }
   }
   r.run_status = sim::to_string(rec.status);
+  if (rec.inconclusive) r.inconclusive = rec.inconclusive->kind;
   r.requests = rec.metrics.requests;
   r.portal_inflight_max = rec.metrics.portal_inflight_max;
   r.events = rec.metrics.events;
@@ -229,6 +234,7 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
     if (o.any_violation() || o.error) ++s.with_violation;
     if (o.any_counterexample()) ++s.counterexamples;
     if (o.error) ++s.errors;
+    if (o.any_inconclusive()) ++s.inconclusive;
     on_seed(std::move(o));
   };
 

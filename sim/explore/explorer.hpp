@@ -18,7 +18,10 @@
 //                   or one that the expected `violated` list does not name;
 //   expected        every invariant that broke is one the expectation names
 //                   (or it names none);
-//   error           the run threw (an internal assertion): always reported.
+//   error           the run threw (an internal assertion): always reported;
+//   inconclusive    the run could not finish (event budget, horizon, wall
+//                   guard, fault-draw limit) and its scenario does not expect
+//                   that: the seed is counted and the search is not a pass.
 //
 // With explore_mode::perturb_ties each seed also draws the order in which
 // events due at one instant run (sim::tie_perturbation), and the summary
@@ -68,6 +71,9 @@ struct run_outcome {
   std::string expected_verdict;         // "pass" or "violation"
   bool met = false;                     // reports::as_expected
   bool counterexample = false;
+  // The run could not finish (world::inconclusive_reason::kind): it judged nothing it did not
+  // reach, so the seed is neither clean nor, unless the scenario expects it, as expected.
+  std::optional<std::string> inconclusive;
   std::string run_status;
   std::uint64_t requests = 0;
   std::int64_t portal_inflight_max = 0;
@@ -94,6 +100,7 @@ struct seed_outcome {
 
   bool any_violation() const;
   bool any_counterexample() const;
+  bool any_inconclusive() const;
 };
 
 struct explore_progress {
@@ -132,6 +139,7 @@ struct explore_totals {
   std::uint64_t with_violation = 0;
   std::uint64_t counterexamples = 0;  // seeds with at least one
   std::uint64_t errors = 0;
+  std::uint64_t inconclusive = 0;     // seeds with a run that could not finish and was not expected to
   // With perturbed ties: how many distinct same-instant orders the runs of each variant took.
   std::map<std::string, std::uint64_t> distinct_orderings;
   bool distinct_orderings_capped = false;  // some variant reached distinct_orderings_max

@@ -38,4 +38,10 @@ expect_rc 2 "$bin" check "$tmp/mix.json"
 grep -q '/gates/1: expected a lease gate to be the scenario.s only gate' "$tmp/err" || fail "check: $(cat "$tmp/err")"
 expect_rc 2 "$bin" run "$tmp/mix.json" --out "$tmp/mix-report.json"
 [ ! -e "$tmp/mix-report.json" ] || fail "a refused scenario wrote a report"
+# explore: seeds whose runs a limit cut are counted, and the search is not a pass.
+printf '{"name": "cut_budget", "gate": {"kind": "fifo", "max_active": 1},
+ "workload": {"arrivals": [{"kind": "constant", "count": 50, "every": "10ms"}]}, "checks": {"max_events": 20}}\n' >"$tmp/budget.json"
+expect_rc 1 "$bin" explore "$tmp/budget.json" --seeds 3 --jobs 1 --out "$tmp/ex" --quiet
+grep -q '"seeds_inconclusive": 3' "$tmp/ex/cut_budget-explore.json" || fail "explore summary: $(cat "$tmp/ex/cut_budget-explore.json")"
+grep -q '3 seeds could not finish (inconclusive' "$tmp/ex/cut_budget-explore.json" || fail "explore reason"
 echo "verdict_cli_test: ok"
