@@ -42,4 +42,9 @@ std::string render_report(const nlohmann::ordered_json& report);
 // The lab-shaped snapshot object.
 nlohmann::ordered_json snapshot_json(const fifo::snapshot& s);
 
+// `word` as one word of a POSIX shell command: as it is when it holds only
+// [A-Za-z0-9_./-] (and is not empty), else in single quotes, each ' as '\''.
+// The replay commands a report or a search writes are pasted into shells.
+std::string shell_quote(const std::string& word);
+
 }  // namespace admit::reports

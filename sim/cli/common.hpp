@@ -15,6 +15,11 @@ inline constexpr int exit_as_expected = 0;   // every run came out as its scenar
 inline constexpr int exit_not_expected = 1;  // at least one did not (or a replay differed)
 inline constexpr int exit_bad_input = 2;     // bad input or usage; nothing passed off as complete
 
+// Bad input or usage: carries the one line the verb prints ("admitsim: " + message), then exits 2.
+struct input_error {
+  std::string message;
+};
+
 // "[variant]" after a scenario's name, or nothing for a FIFO run.
 inline std::string variant_label(const std::string& variant) {
   return variant.empty() ? std::string() : "[" + variant + "]";

@@ -1,14 +1,14 @@
 #include "sim/cli/explore.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <set>
-#include <sstream>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -16,6 +16,8 @@
 #include "reports/sha256.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/explore_orders.hpp"
+#include "sim/cli/numbers.hpp"
+#include "sim/cli/read_file.hpp"
 #include "sim/cli/write_file.hpp"
 #include "sim/explore/explorer.hpp"
 #include "sim/explore/scenario_json.hpp"
@@ -34,24 +36,35 @@ namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
 constexpr std::uint64_t default_seeds = 100;
-constexpr std::size_t findings_listed_max = 1'000;  // the summary lists at most this many seeds in full
+// The summary lists at most this many seeds with a violation or an error in full (the totals count
+// them all), and stderr names at most this many seeds that ended in an error (docs/limits.md).
+constexpr std::size_t findings_listed_max = 1'000;
 
-struct bad_input {
-  std::string message;
-};
+// SIGINT stops the search from taking new seeds (explore_options::stop); the
+// summary then covers the seeds finished. The handler resets itself, so a
+// second SIGINT ends the process at once.
+std::atomic<bool> interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+extern "C" void on_sigint(int) { interrupted.store(true); }
 
-std::string read_bytes(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw bad_input{path + ": expected a scenario file, got a directory"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw bad_input{path + ": cannot open the file"};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+void catch_sigint() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, nullptr);
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
-  if (const auto why = write_file_atomically(path, bytes)) throw bad_input{path + ": " + *why};
+  if (const auto why = write_output(path, bytes)) throw input_error{path + ": " + *why};
+}
+
+// The folder a search writes: created, writable, and locked against another search for as long as
+// `lock` lives; the summary path in it must be writable too.
+void prepare_folder(const std::string& dir, dir_lock& lock, const std::string& summary_path) {
+  if (auto why = prepare_output_dir(dir)) throw input_error{dir + ": " + *why};
+  if (auto why = lock.lock(dir)) throw input_error{dir + ": " + *why};
+  if (auto why = check_output(summary_path)) throw input_error{summary_path + ": " + *why};
 }
 
 // "I/N" with 0 <= I < N.
@@ -67,7 +80,7 @@ std::pair<std::uint64_t, std::uint64_t> parse_shard(const std::string& s) {
     const auto n = number(s.substr(slash + 1));
     if (i && n && *n >= 1 && *i < *n) return {*i, *n};
   }
-  throw bad_input{"--shard: expected I/N with 0 <= I < N, such as 0/4, got \"" + s + "\""};
+  throw input_error{"--shard: expected I/N with 0 <= I < N, such as 0/4, got \"" + s + "\""};
 }
 
 // The name of a file this search writes: <name>-seed<N><suffix>, kept within
@@ -114,6 +127,7 @@ json seed_json(const explore::seed_outcome& o) {
     for (const auto& b : r.broken) broken.push_back(break_json(b));
     rj["broken"] = std::move(broken);
     rj["run_status"] = r.run_status;
+    if (r.inconclusive) rj["inconclusive"] = *r.inconclusive;  // only on a cut run: other summaries keep their bytes
     rj["requests"] = r.requests;
     rj["portal_inflight_max"] = r.portal_inflight_max;
     runs.push_back(std::move(rj));
@@ -158,19 +172,28 @@ explore_verb::explore_verb(CLI::App& app) {
   sub_ = app.add_subcommand("explore",
                             "Search seeds for violations: swarm-drawn fault schedules from the scenario's faults.rates, "
                             "shrinking each new finding to a minimal scenario file");
-  sub_->add_option("FILE", file_, "Scenario file")->required();
-  auto* seeds = sub_->add_option("--seeds", seeds_, "How many seeds to run, from --first-seed (default 100)");
+  sub_->add_option("FILE", file_, "Scenario file ('-' for standard input)")->required();
+  auto* seeds = seeds_given_ =
+      sub_->add_option("--seeds", seeds_, "How many seeds to run, from --first-seed: 1 to 2^64-1 (default 100)")
+          ->type_name("N");
   auto* time = sub_->add_option("--time", time_, "Run seeds until this much wall time has passed, e.g. 60s");
   seeds->excludes(time);
-  auto* first_seed = sub_->add_option("--first-seed", first_seed_, "The first seed (default 0)");
-  sub_->add_option("--jobs,-j", jobs_, "Threads, one run each (default: the machine's hardware threads)");
+  auto* first_seed = sub_->add_option("--first-seed", first_seed_, "The first seed: 0 to 2^64-1 (default 0)")->type_name("S");
+  jobs_given_ = sub_->add_option("--jobs,-j", jobs_,
+                                 "Threads, one run each: 1 to " + std::to_string(jobs_max) +
+                                     " (default: the machine's hardware threads, at most " + std::to_string(jobs_max) +
+                                     ")")
+                    ->type_name("N");
   auto* shard = sub_->add_option("--shard", shard_, "I/N: run only the seeds s with s % N == I (default 0/1)");
-  sub_->add_option("--out", out_dir_, "Directory for the summary, counterexamples and minimal scenarios (default out/explore)");
+  sub_->add_option("--out", out_dir_, "Directory for the summary, counterexamples and minimal scenarios (default out/explore); "
+                   "created if missing, locked while the search writes it");
   sub_->add_flag("--quiet,-q", quiet_, "No summary on stderr (the progress line shows only on a terminal anyway)");
   auto* no_shrink = sub_->add_flag("--no-shrink", no_shrink_, "Report findings without shrinking them");
   auto* shrink_max =
-      sub_->add_option("--shrink-max", shrink_max_, "Shrink at most this many kinds of finding (default 4)");
-  auto* shrink_runs = sub_->add_option("--shrink-runs", shrink_runs_, "Runs one shrink may use (default 5000)");
+      sub_->add_option("--shrink-max", shrink_max_, "Shrink at most this many kinds of finding: 0 to 1000 (default 4)")
+          ->type_name("K");
+  auto* shrink_runs = sub_->add_option("--shrink-runs", shrink_runs_, "Runs one shrink may use: 1 to 100000000 (default 5000)")
+                              ->type_name("R");
   auto* perturb = sub_->add_flag("--perturb-ties", perturb_ties_,
                                  "Each seed also draws the order of events due at one instant");
   auto* ties_only = sub_->add_flag("--ties-only", ties_only_,
@@ -182,9 +205,11 @@ explore_verb::explore_verb(CLI::App& app) {
                                     "(per lease variant), within --max-delays; writes DIR/<name>-orders.json");
   auto* max_delays = sub_->add_option("--max-delays", max_delays_,
                                       "With --exhaustive: explore the orders that delay at most this many events behind "
-                                      "later ones, summed over the run (default 2)");
+                                      "later ones, summed over the run: 0 to 1000000 (default 2)")
+                         ->type_name("K");
   auto* max_orders = sub_->add_option("--max-orders", max_orders_,
-                                      "With --exhaustive: stop after this many orders per variant (default 100000)");
+                                      "With --exhaustive: stop after this many orders per variant: 1 to 2^64-1 (default 100000)")
+                         ->type_name("N");
   auto* order = sub_->add_option("--order", order_,
                                  "Replay one same-instant order of the scenario's own run, as --exhaustive reports it "
                                  "(POINT:CHOICE,...; '' is the default order)");
@@ -202,292 +227,352 @@ explore_verb::explore_verb(CLI::App& app) {
 
 int explore_verb::run() const {
   try {
-    const std::string bytes = read_bytes(file_);
-    scenario::scenario base;
-    try {
-      base = scenario::load_scenario_text(bytes);
-    } catch (const scenario::scenario_error& e) {
-      throw bad_input{file_ + ": " + e.what()};
-    }
+    const std::string bytes = read_input(file_, "scenario file");
+    const scenario::scenario base = parse_scenario(file_, bytes);
+    // Every number before anything runs (numbers.hpp).
+    unsigned jobs = std::clamp(std::thread::hardware_concurrency(), 1u, jobs_max);
+    if (jobs_given_->count() != 0) jobs = static_cast<unsigned>(parse_number("--jobs", jobs_, 1, jobs_max));
     if (exhaustive_ || order_) {
-      if (max_orders_ == 0) throw bad_input{"--max-orders: expected at least 1"};
       orders_request req;
       req.file = file_;
       req.bytes = bytes;
       req.base = &base;
-      req.max_delays = max_delays_;
-      req.max_orders = max_orders_;
+      req.max_delays = parse_number("--max-delays", max_delays_, 0, 1'000'000);
+      req.max_orders = parse_number("--max-orders", max_orders_, 1);
       req.order = order_;
       req.variant = variant_;
       req.out_dir = out_dir_;
-      req.jobs = jobs_ != 0 ? jobs_ : std::max(1u, std::thread::hardware_concurrency());
+      req.jobs = jobs;
       req.quiet = quiet_;
-      return run_orders(req);
-    }
-    explore::explore_options opt;
-    const auto [shard_index, shard_count] = parse_shard(shard_);
-    opt.seeds.first = first_seed_;
-    opt.seeds.shard_index = shard_index;
-    opt.seeds.shard_count = shard_count;
-    if (!time_.empty()) {
-      const auto t = scenario::parse_duration_ns(time_);
-      if (!t || *t <= 0) throw bad_input{"--time: expected a duration such as \"60s\", got \"" + time_ + "\""};
-      opt.time_budget = std::chrono::nanoseconds(*t);
-    } else {
-      opt.seeds.count = seeds_.value_or(default_seeds);
-    }
-    opt.jobs = jobs_ != 0 ? jobs_ : std::max(1u, std::thread::hardware_concurrency());
-    opt.mode.perturb_ties = perturb_ties_;
-    opt.mode.ties_only = ties_only_;
-    const std::string mode_flag = ties_only_ ? " --ties-only" : perturb_ties_ ? " --perturb-ties" : "";
-    const bool tty = isatty(STDERR_FILENO) == 1 && !quiet_;
-    if (tty) {
-      std::optional<double> budget_s;
-      if (opt.time_budget) budget_s = std::chrono::duration<double>(*opt.time_budget).count();
-      opt.on_progress = [budget_s](const explore::explore_progress& p) { print_progress(p, budget_s); };
-    }
-
-    const explore::explore_summary sum = explore::run_explore(base, opt);
-    if (tty) std::fprintf(stderr, "\r\033[K");
-
-    // What the seeds found, by kind, and whether each expected violation showed.
-    std::map<std::pair<std::string, std::string>, finding_kind> kinds;
-    std::map<std::string, std::optional<std::uint64_t>> shown;  // variant expected to break -> first seed it did
-    for (const auto& o : sum.seeds)
-      for (const auto& r : o.runs) {
-        if (r.expected_verdict == "violation") {
-          auto& first = shown[r.variant];
-          if (r.met && !first) first = o.seed;
-        }
-        if (r.broken.empty()) continue;
-        finding_kind k{r.variant, r.broken.front().name, r.counterexample, o.seed, 0};
-        auto [it, inserted] = kinds.emplace(k.key(), k);
-        ++it->second.seeds;
-        it->second.counterexample = it->second.counterexample || r.counterexample;
+      dir_lock lock;
+      if (exhaustive_) prepare_folder(out_dir_, lock, orders_summary_path(req));
+      try {
+        return run_orders(req);
+      } catch (const std::system_error& e) {
+        throw input_error{"cannot start " + std::to_string(jobs) + " threads (" + e.code().message() +
+                          "); try a smaller --jobs"};
       }
-    std::vector<finding_kind> order;
-    for (const auto& [key, k] : kinds) order.push_back(k);
-    // Counterexamples first, then by the seed that first showed them.
-    std::stable_sort(order.begin(), order.end(), [](const finding_kind& a, const finding_kind& b) {
-      if (a.counterexample != b.counterexample) return a.counterexample;
-      return a.first_seed < b.first_seed;
-    });
-
-    const std::string dir = out_dir_;
-    json shrunk = json::array();
-    bool shrink_failed = false;
-    std::vector<std::string> lines;
-    for (std::size_t i = 0; i < order.size() && !no_shrink_ && i < shrink_max_; ++i) {
-      const finding_kind& k = order[i];
-      explore::explored_scenario e;
-      std::uint64_t run_seed = k.first_seed;
-      if (ties_only_) {
-        // The scenario's own run, its rates drawn with its own seed.
-        e.sc = world::with_drawn_faults(base, base.seed);
-        run_seed = base.seed;
-        e.sc.description = "The run of " + file_ + " with its own seed, whose rates drew " +
-                           std::to_string(e.sc.faults.schedule.size() - base.faults.schedule.size()) + " faults. " +
-                           base.description;
-      } else {
-        e = explore::explore_seed(base, k.first_seed);
-        e.sc.description = "Explored by admitsim explore from " + file_ + " with seed " + std::to_string(k.first_seed) +
-                           " (" + explore::swarm_summary(e.swarm) + "; " + std::to_string(e.faults_drawn) +
-                           " faults drawn). " + base.description;
-      }
-      const std::string explored_path = (fs::path(dir) / (seed_name(base.name, k.first_seed, "") + ".scenario.json")).string();
-      const std::string explored_report = (fs::path(dir) / (seed_name(base.name, k.first_seed, "") + ".report.json")).string();
-      write_scenario_and_report(e.sc, explored_path, explored_report);
-
-      explore::shrink_limits limits;
-      limits.max_runs = shrink_runs_;
-      // Shrinking runs events in their default order: a finding that needs the perturbed order does not start.
-      explore::shrink_result s = explore::shrink(e.sc, run_seed, explore::shrink_target{k.variant, k.invariant}, limits);
-      // One finding per (seed, variant): a lease scenario's variants get a file each.
-      s.minimal.name = seed_name(base.name, k.first_seed, (k.variant.empty() ? "" : "-" + k.variant) + "-min");
-      const std::string min_path = (fs::path(dir) / (s.minimal.name + ".json")).string();
-      const std::string min_report = (fs::path(dir) / (s.minimal.name + ".report.json")).string();
-      if (s.started) write_scenario_and_report(s.minimal, min_path, min_report);
-      const bool needs_order = !s.started && (perturb_ties_ || ties_only_);
-      if (!s.reproduced && !needs_order) shrink_failed = true;
-
-      json sj;
-      sj["seed"] = k.first_seed;
-      sj["variant"] = k.variant;
-      sj["invariant"] = k.invariant;
-      sj["counterexample"] = k.counterexample;
-      sj["explored_scenario"] = explored_path;
-      sj["explored_report"] = explored_report;
-      sj["minimal_scenario"] = s.started ? json(min_path) : json(nullptr);
-      sj["minimal_report"] = s.started ? json(min_report) : json(nullptr);
-      sj["reproduced"] = s.reproduced;
-      sj["needs_perturbed_order"] = needs_order;
-      sj["replay"] = "admitsim explore " + file_ + mode_flag + " --first-seed " + std::to_string(k.first_seed) +
-                     " --seeds 1";
-      auto sizes = [](auto before, auto after) {
-        json j;
-        j["before"] = before;
-        j["after"] = after;
-        j["removed"] = before - after;
-        return j;
-      };
-      sj["faults"] = sizes(s.faults_before, s.faults_after);
-      sj["requests"] = sizes(s.requests_before, s.requests_after);
-      sj["workers"] = sizes(s.workers_before, s.workers_after);
-      sj["shrink_runs"] = s.runs;
-      sj["budget_exhausted"] = s.budget_exhausted;
-      sj["violation_at_ns"] = s.violation_at_ns;
-      sj["detail"] = s.detail;
-      shrunk.push_back(std::move(sj));
-      if (needs_order) {
-        lines.push_back("  seed " + std::to_string(k.first_seed) + variant_label(k.variant) + " " + k.invariant +
-                        ": breaks only in the perturbed same-instant order, not shrunk; replay: admitsim explore " +
-                        file_ + mode_flag + " --first-seed " + std::to_string(k.first_seed) + " --seeds 1");
-        continue;
-      }
-      lines.push_back("  shrunk seed " + std::to_string(k.first_seed) + variant_label(k.variant) + " " + k.invariant + ": faults " +
-                      std::to_string(s.faults_before) + " -> " + std::to_string(s.faults_after) + ", requests " +
-                      std::to_string(s.requests_before) + " -> " + std::to_string(s.requests_after) + ", workers " +
-                      std::to_string(s.workers_before) + " -> " + std::to_string(s.workers_after) + " in " +
-                      std::to_string(s.runs) + " runs: " + min_path +
-                      (s.reproduced ? " (admitsim run reproduces it)" : " (DID NOT REPRODUCE)"));
     }
-
-    // The verdict of the search.
-    std::vector<std::string> why;
-    if (sum.counterexamples != 0)
-      why.push_back(std::to_string(sum.counterexamples) + " seeds broke an invariant their expectation does not allow");
-    if (sum.errors != 0) why.push_back(std::to_string(sum.errors) + " seeds ended in an internal error");
-    for (const auto& [variant, first] : shown)
-      if (!first) why.push_back("no seed showed the violation expected" + (variant.empty() ? "" : " of " + variant));
-    if (shrink_failed) why.push_back("a minimal scenario did not reproduce its violation");
-    const int rc = why.empty() ? exit_as_expected : exit_not_expected;
-
-    json out;
-    out["format"] = "admitsim-explore/1";
-    json scj;
-    scj["name"] = base.name;
-    scj["file"] = file_;
-    scj["sha256"] = reports::sha256_hex(bytes);
-    out["scenario"] = std::move(scj);
-    json sj;
-    sj["first"] = first_seed_;
-    sj["count"] = opt.seeds.count ? json(*opt.seeds.count) : json(nullptr);
-    sj["shard"] = std::to_string(shard_index) + "/" + std::to_string(shard_count);
-    sj["ran"] = sum.seeds.size();
-    sj["last"] = sum.seeds.empty() ? json(nullptr) : json(sum.seeds.back().seed);
-    out["seeds"] = std::move(sj);
-    out["mode"] = ties_only_ ? "ties_only" : perturb_ties_ ? "perturb_ties" : "swarm";
-    if (base.faults.rates) {
-      explore::explored_scenario bounds;
-      bounds.swarm.bounded = base.faults.rates->any();
-      bounds.swarm.rates = *base.faults.rates;
-      bounds.faults_from_file = base.faults.schedule.size();
-      json b = explore::swarm_json(bounds);
-      b.erase("faults_drawn");
-      out["bounds"] = std::move(b);
-    } else {
-      out["bounds"] = nullptr;
-    }
-    json totals;
-    totals["runs"] = sum.runs;
-    totals["seeds_with_violation"] = sum.with_violation;
-    totals["seeds_with_counterexample"] = sum.counterexamples;
-    totals["errors"] = sum.errors;
-    if (perturb_ties_ || ties_only_) {
-      json orders = json::object();
-      for (const auto& [variant, n] : sum.distinct_orderings) orders[variant.empty() ? "fifo" : variant] = n;
-      totals["distinct_orderings"] = std::move(orders);
-    }
-    json by_kind = json::array();
-    for (const auto& k : order) {
-      json kj;
-      kj["variant"] = k.variant;
-      kj["invariant"] = k.invariant;
-      kj["counterexample"] = k.counterexample;
-      kj["seeds"] = k.seeds;
-      kj["first_seed"] = k.first_seed;
-      by_kind.push_back(std::move(kj));
-    }
-    totals["by_kind"] = std::move(by_kind);
-    out["totals"] = std::move(totals);
-    json expectations = json::array();
-    for (const auto& [variant, first] : shown) {
-      json ej;
-      ej["variant"] = variant;
-      const auto [verdict, violated] = explore::expectation_for(base, variant);
-      ej["verdict"] = verdict;
-      ej["violated"] = violated;
-      ej["shown_first_by_seed"] = first ? json(*first) : json(nullptr);
-      expectations.push_back(std::move(ej));
-    }
-    out["expected_violations"] = std::move(expectations);
-    json findings = json::array();
-    std::size_t listed = 0, omitted = 0;
-    for (const auto& o : sum.seeds) {
-      if (!o.any_violation() && !o.error) continue;
-      if (listed == findings_listed_max) {
-        ++omitted;
-        continue;
-      }
-      ++listed;
-      findings.push_back(seed_json(o));
-    }
-    out["findings"] = std::move(findings);
-    out["findings_omitted"] = omitted;
-    out["shrunk"] = std::move(shrunk);
-    json ex;
-    ex["code"] = rc;
-    ex["why"] = why;
-    out["exit"] = std::move(ex);
-    const std::string summary_path = (fs::path(dir) / (base.name + "-explore.json")).string();
-    write_file(summary_path, out.dump(2) + "\n");
-
-    if (!quiet_) {
-      const double rate = sum.wall_s > 0 ? static_cast<double>(sum.seeds.size()) / sum.wall_s : 0;
-      std::fprintf(stderr,
-                   "explore %s: %zu seeds (%s), %llu runs on %u threads in %.2fs (%.0f seeds/s): %llu with violations, "
-                   "%llu with counterexamples, %llu errors -> %s\n",
-                   file_.c_str(), sum.seeds.size(),
-                   sum.seeds.empty() ? "none"
-                                     : (std::to_string(sum.seeds.front().seed) + ".." +
-                                        std::to_string(sum.seeds.back().seed) +
-                                        (shard_count > 1 ? " shard " + shard_ : std::string()))
-                                           .c_str(),
-                   static_cast<unsigned long long>(sum.runs), opt.jobs, sum.wall_s, rate,
-                   static_cast<unsigned long long>(sum.with_violation),
-                   static_cast<unsigned long long>(sum.counterexamples), static_cast<unsigned long long>(sum.errors),
-                   summary_path.c_str());
-      for (const auto& [variant, n] : sum.distinct_orderings)
-        std::fprintf(stderr, "  %s%s: %llu distinct same-instant orders in %zu seeds\n",
-                     variant.empty() ? "runs" : "runs of ", variant.c_str(), static_cast<unsigned long long>(n),
-                     sum.seeds.size());
-      if (sum.first_violation_wall_s)
-        std::fprintf(stderr, "  first violation found after %.3fs of wall time\n", *sum.first_violation_wall_s);
-      for (const auto& k : order) {
-        const explore::seed_outcome* o = nullptr;
-        for (const auto& x : sum.seeds)
-          if (x.seed == k.first_seed) o = &x;
-        std::string swarm = o != nullptr ? explore::swarm_summary(o->swarm) + ", " +
-                                               std::to_string(o->faults_drawn) + " faults drawn"
-                                         : std::string();
-        std::fprintf(stderr, "  %s%s %s: %llu seeds, first seed %llu (%s)\n",
-                     k.counterexample ? "COUNTEREXAMPLE " : "expected ", variant_label(k.variant).c_str(),
-                     k.invariant.c_str(), static_cast<unsigned long long>(k.seeds),
-                     static_cast<unsigned long long>(k.first_seed), swarm.c_str());
-      }
-      for (const auto& o : sum.seeds)
-        if (o.error)
-          std::fprintf(stderr, "  ERROR seed %llu: %s (replay: admitsim explore %s%s --first-seed %llu --seeds 1)\n",
-                       static_cast<unsigned long long>(o.seed), o.error->c_str(), file_.c_str(), mode_flag.c_str(),
-                       static_cast<unsigned long long>(o.seed));
-      for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
-      for (const auto& w : why) std::fprintf(stderr, "  not as expected: %s\n", w.c_str());
-    }
-    return rc;
-  } catch (const bad_input& e) {
+    return run_seeds(bytes, base, jobs);
+  } catch (const input_error& e) {
     std::fprintf(stderr, "admitsim: %s\n", e.message.c_str());
     return exit_bad_input;
   }
+}
+
+int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& base, unsigned jobs) const {
+  explore::explore_options opt;
+  const auto [shard_index, shard_count] = parse_shard(shard_);
+  opt.seeds.first = parse_number("--first-seed", first_seed_);
+  opt.seeds.shard_index = shard_index;
+  opt.seeds.shard_count = shard_count;
+  if (!time_.empty()) {
+    const auto t = scenario::parse_duration_ns(time_);
+    if (!t || *t <= 0) throw input_error{"--time: expected a duration such as \"60s\", got \"" + time_ + "\""};
+    opt.time_budget = std::chrono::nanoseconds(*t);
+  } else {
+    opt.seeds.count = seeds_given_->count() != 0 ? parse_number("--seeds", seeds_, 1) : default_seeds;
+  }
+  const std::size_t shrink_max = parse_number("--shrink-max", shrink_max_, 0, 1'000);
+  const std::size_t shrink_runs = parse_number("--shrink-runs", shrink_runs_, 1, 100'000'000);
+  opt.jobs = jobs;
+  opt.mode.perturb_ties = perturb_ties_;
+  opt.mode.ties_only = ties_only_;
+  opt.stop = [] { return interrupted.load(); };
+  const std::string mode_flag = ties_only_ ? " --ties-only" : perturb_ties_ ? " --perturb-ties" : "";
+  const std::string file_word = reports::shell_quote(file_);
+  auto replay_of = [&](std::uint64_t seed) {
+    return "admitsim explore " + file_word + mode_flag + " --first-seed " + std::to_string(seed) + " --seeds 1";
+  };
+  const std::string dir = out_dir_;
+  const std::string summary_path = (fs::path(dir) / (base.name + "-explore.json")).string();
+  dir_lock lock;
+  prepare_folder(dir, lock, summary_path);
+  const bool tty = isatty(STDERR_FILENO) == 1 && !quiet_;
+  if (tty) {
+    std::optional<double> budget_s;
+    if (opt.time_budget) budget_s = std::chrono::duration<double>(*opt.time_budget).count();
+    opt.on_progress = [budget_s](const explore::explore_progress& p) { print_progress(p, budget_s); };
+  }
+
+  // What the seeds found, gathered as each seed's outcome arrives (in seed order) and then
+  // dropped, so that memory does not grow with the number of seeds: kinds, expected
+  // violations shown, and the first findings_listed_max findings in full.
+  std::map<std::pair<std::string, std::string>, finding_kind> kinds;
+  std::map<std::pair<std::string, std::string>, std::string> kind_swarm;  // the first seed's draw, for stderr
+  std::map<std::string, std::optional<std::uint64_t>> shown;  // variant expected to break -> first seed it did
+  json findings = json::array();
+  std::size_t listed = 0, omitted = 0;
+  std::vector<std::string> error_lines;
+  std::uint64_t errors_unlisted = 0;
+  std::optional<std::pair<std::uint64_t, std::string>> first_inconclusive;  // seed, reason: for stderr
+  auto on_seed = [&](explore::seed_outcome&& o) {
+    for (const auto& r : o.runs)
+      if (r.inconclusive && !r.met && !first_inconclusive) first_inconclusive.emplace(o.seed, *r.inconclusive);
+    for (const auto& r : o.runs) {
+      if (r.expected_verdict == "violation") {
+        auto& first = shown[r.variant];
+        if (r.met && !first) first = o.seed;
+      }
+      if (r.broken.empty()) continue;
+      finding_kind k{r.variant, r.broken.front().name, r.counterexample, o.seed, 0};
+      auto [it, inserted] = kinds.emplace(k.key(), k);
+      if (inserted)
+        kind_swarm[k.key()] = explore::swarm_summary(o.swarm) + ", " + std::to_string(o.faults_drawn) + " faults drawn";
+      ++it->second.seeds;
+      it->second.counterexample = it->second.counterexample || r.counterexample;
+    }
+    if (o.error) {
+      if (error_lines.size() < findings_listed_max)
+        error_lines.push_back("  ERROR seed " + std::to_string(o.seed) + ": " + *o.error + " (replay: " + replay_of(o.seed) +
+                              ")");
+      else
+        ++errors_unlisted;
+    }
+    if (!o.any_violation() && !o.error) return;
+    if (listed == findings_listed_max) {
+      ++omitted;
+      return;
+    }
+    ++listed;
+    findings.push_back(seed_json(o));
+  };
+
+  catch_sigint();
+  explore::explore_totals sum;
+  try {
+    sum = explore::run_explore(base, opt, on_seed);
+  } catch (const std::system_error& e) {
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    throw input_error{"cannot start " + std::to_string(jobs) + " threads (" + e.code().message() +
+                      "); try a smaller --jobs"};
+  }
+  // An interrupted search leaves its progress line and ends it; otherwise the line goes.
+  if (tty) std::fprintf(stderr, sum.stopped ? "\n" : "\r\033[K");
+  if (sum.stopped)
+    std::fprintf(stderr, "admitsim: explore interrupted (SIGINT): the summary covers the %llu seeds finished\n",
+                 static_cast<unsigned long long>(sum.ran));
+
+  std::vector<finding_kind> order;
+  for (const auto& [key, k] : kinds) order.push_back(k);
+  // Counterexamples first, then by the seed that first showed them.
+  std::stable_sort(order.begin(), order.end(), [](const finding_kind& a, const finding_kind& b) {
+    if (a.counterexample != b.counterexample) return a.counterexample;
+    return a.first_seed < b.first_seed;
+  });
+
+  json shrunk = json::array();
+  bool shrink_failed = false;
+  bool shrink_interrupted = false;
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < order.size() && !no_shrink_ && i < shrink_max; ++i) {
+    if (interrupted) {
+      shrink_interrupted = true;
+      break;
+    }
+    const finding_kind& k = order[i];
+    explore::explored_scenario e;
+    std::uint64_t run_seed = k.first_seed;
+    if (ties_only_) {
+      // The scenario's own run, its rates drawn with its own seed.
+      e.sc = world::with_drawn_faults(base, base.seed);
+      run_seed = base.seed;
+      e.sc.description = "The run of " + file_ + " with its own seed, whose rates drew " +
+                         std::to_string(e.sc.faults.schedule.size() - base.faults.schedule.size()) + " faults. " +
+                         base.description;
+    } else {
+      e = explore::explore_seed(base, k.first_seed);
+      e.sc.description = "Explored by admitsim explore from " + file_ + " with seed " + std::to_string(k.first_seed) +
+                         " (" + explore::swarm_summary(e.swarm) + "; " + std::to_string(e.faults_drawn) +
+                         " faults drawn). " + base.description;
+    }
+    const std::string explored_path = (fs::path(dir) / (seed_name(base.name, k.first_seed, "") + ".scenario.json")).string();
+    const std::string explored_report = (fs::path(dir) / (seed_name(base.name, k.first_seed, "") + ".report.json")).string();
+    write_scenario_and_report(e.sc, explored_path, explored_report);
+
+    explore::shrink_limits limits;
+    limits.max_runs = shrink_runs;
+    // Shrinking runs events in their default order: a finding that needs the perturbed order does not start.
+    explore::shrink_result s = explore::shrink(e.sc, run_seed, explore::shrink_target{k.variant, k.invariant}, limits);
+    // One finding per (seed, variant): a lease scenario's variants get a file each.
+    s.minimal.name = seed_name(base.name, k.first_seed, (k.variant.empty() ? "" : "-" + k.variant) + "-min");
+    const std::string min_path = (fs::path(dir) / (s.minimal.name + ".json")).string();
+    const std::string min_report = (fs::path(dir) / (s.minimal.name + ".report.json")).string();
+    if (s.started) write_scenario_and_report(s.minimal, min_path, min_report);
+    const bool needs_order = !s.started && (perturb_ties_ || ties_only_);
+    if (!s.reproduced && !needs_order) shrink_failed = true;
+
+    json sj;
+    sj["seed"] = k.first_seed;
+    sj["variant"] = k.variant;
+    sj["invariant"] = k.invariant;
+    sj["counterexample"] = k.counterexample;
+    sj["explored_scenario"] = explored_path;
+    sj["explored_report"] = explored_report;
+    sj["minimal_scenario"] = s.started ? json(min_path) : json(nullptr);
+    sj["minimal_report"] = s.started ? json(min_report) : json(nullptr);
+    sj["reproduced"] = s.reproduced;
+    sj["needs_perturbed_order"] = needs_order;
+    sj["replay"] = replay_of(k.first_seed);
+    auto sizes = [](auto before, auto after) {
+      json j;
+      j["before"] = before;
+      j["after"] = after;
+      j["removed"] = before - after;
+      return j;
+    };
+    sj["faults"] = sizes(s.faults_before, s.faults_after);
+    sj["requests"] = sizes(s.requests_before, s.requests_after);
+    sj["workers"] = sizes(s.workers_before, s.workers_after);
+    sj["shrink_runs"] = s.runs;
+    sj["budget_exhausted"] = s.budget_exhausted;
+    sj["violation_at_ns"] = s.violation_at_ns;
+    sj["detail"] = s.detail;
+    shrunk.push_back(std::move(sj));
+    if (needs_order) {
+      lines.push_back("  seed " + std::to_string(k.first_seed) + variant_label(k.variant) + " " + k.invariant +
+                      ": breaks only in the perturbed same-instant order, not shrunk; replay: " + replay_of(k.first_seed));
+      continue;
+    }
+    lines.push_back("  shrunk seed " + std::to_string(k.first_seed) + variant_label(k.variant) + " " + k.invariant + ": faults " +
+                    std::to_string(s.faults_before) + " -> " + std::to_string(s.faults_after) + ", requests " +
+                    std::to_string(s.requests_before) + " -> " + std::to_string(s.requests_after) + ", workers " +
+                    std::to_string(s.workers_before) + " -> " + std::to_string(s.workers_after) + " in " +
+                    std::to_string(s.runs) + " runs: " + min_path +
+                    (s.reproduced ? " (admitsim run reproduces it)" : " (DID NOT REPRODUCE)"));
+  }
+
+  // The verdict of the search.
+  std::vector<std::string> why;
+  if (sum.stopped || shrink_interrupted)
+    why.push_back("interrupted by SIGINT " + std::string(sum.stopped ? "after " + std::to_string(sum.ran) + " seeds"
+                                                                     : "while shrinking"));
+  if (sum.ran == 0) {
+    const std::string what = opt.seeds.count ? "--shard " + shard_ + " holds none of the " +
+                                                   std::to_string(*opt.seeds.count) + " seeds from " +
+                                                   std::to_string(opt.seeds.first)
+                                             : "the time ran out before the first seed";
+    why.push_back("no seed ran (" + what + ")");
+    if (quiet_) std::fprintf(stderr, "admitsim: explore: no seed ran (%s)\n", what.c_str());
+  }
+  if (sum.counterexamples != 0)
+    why.push_back(std::to_string(sum.counterexamples) + " seeds broke an invariant their expectation does not allow");
+  if (sum.errors != 0) why.push_back(std::to_string(sum.errors) + " seeds ended in an internal error");
+  if (sum.inconclusive != 0)
+    why.push_back(std::to_string(sum.inconclusive) +
+                  " seeds could not finish (inconclusive: a limit cut the run, so it judged nothing it did not reach; "
+                  "the first is seed " + std::to_string(first_inconclusive ? first_inconclusive->first : 0) + ", " +
+                  (first_inconclusive ? first_inconclusive->second : std::string("?")) + ", replay: " +
+                  replay_of(first_inconclusive ? first_inconclusive->first : 0) + ")");
+  for (const auto& [variant, first] : shown)
+    if (!first) why.push_back("no seed showed the violation expected" + (variant.empty() ? "" : " of " + variant));
+  if (shrink_failed) why.push_back("a minimal scenario did not reproduce its violation");
+  const int rc = why.empty() ? exit_as_expected : exit_not_expected;
+
+  json out;
+  out["format"] = "admitsim-explore/1";
+  json scj;
+  scj["name"] = base.name;
+  scj["file"] = file_;
+  scj["sha256"] = reports::sha256_hex(bytes);
+  out["scenario"] = std::move(scj);
+  json sj;
+  sj["first"] = opt.seeds.first;
+  sj["count"] = opt.seeds.count ? json(*opt.seeds.count) : json(nullptr);
+  sj["shard"] = std::to_string(shard_index) + "/" + std::to_string(shard_count);
+  sj["ran"] = sum.ran;
+  sj["last"] = sum.last_seed ? json(*sum.last_seed) : json(nullptr);
+  // Only an interrupted search says so: a finished one keeps the bytes it always had (docs/explore.md).
+  if (sum.stopped || shrink_interrupted) sj["complete"] = false;
+  out["seeds"] = std::move(sj);
+  out["mode"] = ties_only_ ? "ties_only" : perturb_ties_ ? "perturb_ties" : "swarm";
+  if (base.faults.rates) {
+    explore::explored_scenario bounds;
+    bounds.swarm.bounded = base.faults.rates->any();
+    bounds.swarm.rates = *base.faults.rates;
+    bounds.faults_from_file = base.faults.schedule.size();
+    json b = explore::swarm_json(bounds);
+    b.erase("faults_drawn");
+    out["bounds"] = std::move(b);
+  } else {
+    out["bounds"] = nullptr;
+  }
+  json totals;
+  totals["runs"] = sum.runs;
+  totals["seeds_with_violation"] = sum.with_violation;
+  totals["seeds_with_counterexample"] = sum.counterexamples;
+  totals["errors"] = sum.errors;
+  totals["seeds_inconclusive"] = sum.inconclusive;
+  if (perturb_ties_ || ties_only_) {
+    json orders = json::object();
+    for (const auto& [variant, n] : sum.distinct_orderings) orders[variant.empty() ? "fifo" : variant] = n;
+    totals["distinct_orderings"] = std::move(orders);
+    // Past the bound the counts are lower bounds (docs/limits.md); below it the key is absent.
+    if (sum.distinct_orderings_capped) totals["distinct_orderings_capped"] = true;
+  }
+  json by_kind = json::array();
+  for (const auto& k : order) {
+    json kj;
+    kj["variant"] = k.variant;
+    kj["invariant"] = k.invariant;
+    kj["counterexample"] = k.counterexample;
+    kj["seeds"] = k.seeds;
+    kj["first_seed"] = k.first_seed;
+    by_kind.push_back(std::move(kj));
+  }
+  totals["by_kind"] = std::move(by_kind);
+  out["totals"] = std::move(totals);
+  json expectations = json::array();
+  for (const auto& [variant, first] : shown) {
+    json ej;
+    ej["variant"] = variant;
+    const auto [verdict, violated] = explore::expectation_for(base, variant);
+    ej["verdict"] = verdict;
+    ej["violated"] = violated;
+    ej["shown_first_by_seed"] = first ? json(*first) : json(nullptr);
+    expectations.push_back(std::move(ej));
+  }
+  out["expected_violations"] = std::move(expectations);
+  out["findings"] = std::move(findings);
+  out["findings_omitted"] = omitted;
+  out["shrunk"] = std::move(shrunk);
+  json ex;
+  ex["code"] = rc;
+  ex["why"] = why;
+  out["exit"] = std::move(ex);
+  write_file(summary_path, out.dump(2) + "\n");
+
+  if (!quiet_) {
+    const double rate = sum.wall_s > 0 ? static_cast<double>(sum.ran) / sum.wall_s : 0;
+    const std::string range = !sum.first_seed ? std::string("none")
+                                              : std::to_string(*sum.first_seed) + ".." + std::to_string(*sum.last_seed) +
+                                                    (shard_count > 1 ? " shard " + shard_ : std::string());
+    std::fprintf(stderr,
+                 "explore %s: %llu seeds (%s), %llu runs on %u threads in %.2fs (%.0f seeds/s): %llu with violations, "
+                 "%llu with counterexamples, %llu errors -> %s\n",
+                 file_.c_str(), static_cast<unsigned long long>(sum.ran), range.c_str(),
+                 static_cast<unsigned long long>(sum.runs), opt.jobs, sum.wall_s, rate,
+                 static_cast<unsigned long long>(sum.with_violation),
+                 static_cast<unsigned long long>(sum.counterexamples), static_cast<unsigned long long>(sum.errors),
+                 summary_path.c_str());
+    for (const auto& [variant, n] : sum.distinct_orderings)
+      std::fprintf(stderr, "  %s%s: %s%llu distinct same-instant orders in %llu seeds\n",
+                   variant.empty() ? "runs" : "runs of ", variant.c_str(), sum.distinct_orderings_capped ? "at least " : "",
+                   static_cast<unsigned long long>(n), static_cast<unsigned long long>(sum.ran));
+    if (sum.first_violation_wall_s)
+      std::fprintf(stderr, "  first violation found after %.3fs of wall time\n", *sum.first_violation_wall_s);
+    for (const auto& k : order)
+      std::fprintf(stderr, "  %s%s %s: %llu seeds, first seed %llu (%s)\n",
+                   k.counterexample ? "COUNTEREXAMPLE " : "expected ", variant_label(k.variant).c_str(),
+                   k.invariant.c_str(), static_cast<unsigned long long>(k.seeds),
+                   static_cast<unsigned long long>(k.first_seed), kind_swarm[k.key()].c_str());
+    for (const auto& l : error_lines) std::fprintf(stderr, "%s\n", l.c_str());
+    if (errors_unlisted != 0)
+      std::fprintf(stderr, "  ... and %llu more seeds ended in an error\n", static_cast<unsigned long long>(errors_unlisted));
+    for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
+    for (const auto& w : why) std::fprintf(stderr, "  not as expected: %s\n", w.c_str());
+  }
+  return rc;
 }
 
 }  // namespace admit::cli

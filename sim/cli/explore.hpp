@@ -8,11 +8,13 @@
 //
 // Runs the scenario under many seeds (each seed drawing its own fault rates
 // inside the scenario's `faults.rates` bounds and its own schedule from
-// them), on `--jobs` threads, one run per thread; shrinks the first finding
+// them), on `--jobs` threads (at most jobs_max), one run per thread; shrinks the first finding
 // of each kind to a minimal scenario file; writes DIR/<name>-explore.json.
 // Exit codes: 0 nothing contradicts the scenario's expectation; 1 a
 // counterexample, an internal error, an expected violation that no seed
-// showed, or a shrunk file that did not reproduce; 2 bad input or usage.
+// showed, a shrunk file that did not reproduce, no seed ran, or SIGINT
+// stopped the search (its summary then says "complete": false); 2 bad input
+// or usage, checked before anything runs (docs/limits.md).
 // --exhaustive and --order enumerate or replay same-instant orders instead
 // (explore_orders.hpp).
 #pragma once
@@ -23,7 +25,14 @@
 #include <optional>
 #include <string>
 
+#include "sim/scenario/scenario.hpp"
+
 namespace admit::cli {
+
+// The most threads --jobs may ask for: a 2-core machine gains nothing past a
+// few, each thread reserves a stack of 8 MiB, and 256 covers the largest
+// machines the search is meant for (docs/limits.md).
+inline constexpr unsigned jobs_max = 256;
 
 class explore_verb {
  public:
@@ -34,23 +43,29 @@ class explore_verb {
   int run() const;
 
  private:
+  // Runs the seed search (not the order modes).
+  int run_seeds(const std::string& bytes, const scenario::scenario& base, unsigned jobs) const;
+
   CLI::App* sub_ = nullptr;
   std::string file_;
-  std::optional<std::uint64_t> seeds_;
+  // Numeric options are read as text and parsed strictly (numbers.hpp); *_given_ say whether they were.
+  std::string seeds_;
+  CLI::Option* seeds_given_ = nullptr;
   std::string time_;
-  std::uint64_t first_seed_ = 0;
-  unsigned jobs_ = 0;
+  std::string first_seed_ = "0";
+  std::string jobs_;
+  CLI::Option* jobs_given_ = nullptr;
   std::string shard_ = "0/1";
   std::string out_dir_ = "out/explore";
   bool quiet_ = false;
   bool no_shrink_ = false;
   bool perturb_ties_ = false;
   bool ties_only_ = false;
-  std::size_t shrink_max_ = 4;
-  std::size_t shrink_runs_ = 5'000;
+  std::string shrink_max_ = "4";
+  std::string shrink_runs_ = "5000";
   bool exhaustive_ = false;
-  std::uint64_t max_delays_ = 2;
-  std::uint64_t max_orders_ = 100'000;
+  std::string max_delays_ = "2";
+  std::string max_orders_ = "100000";
   std::optional<std::string> order_;
   std::string variant_;
 };

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/write_file.hpp"
@@ -27,7 +28,7 @@ json broken_json(const explore::run_outcome& r) {
 }
 
 std::string replay_command(const orders_request& req, const std::string& variant, const explore::order& o) {
-  return "admitsim explore " + req.file + " --order '" + explore::format_order(o) + "'" +
+  return "admitsim explore " + reports::shell_quote(req.file) + " --order '" + explore::format_order(o) + "'" +
          (variant.empty() ? std::string() : " --variant " + variant);
 }
 
@@ -59,6 +60,10 @@ int replay_one(const orders_request& req) {
 }
 
 }  // namespace
+
+std::string orders_summary_path(const orders_request& req) {
+  return (fs::path(req.out_dir) / (req.base->name + "-orders.json")).string();
+}
 
 int run_orders(const orders_request& req) {
   if (req.order) return replay_one(req);
@@ -127,8 +132,8 @@ int run_orders(const orders_request& req) {
   ex["code"] = rc;
   ex["why"] = why;
   out["exit"] = std::move(ex);
-  const std::string path = (fs::path(req.out_dir) / (req.base->name + "-orders.json")).string();
-  if (const auto why = write_file_atomically(path, out.dump(2) + "\n")) {
+  const std::string path = orders_summary_path(req);
+  if (const auto why = write_output(path, out.dump(2) + "\n")) {
     std::fprintf(stderr, "admitsim: %s: %s\n", path.c_str(), why->c_str());
     return exit_bad_input;
   }

@@ -34,7 +34,11 @@ struct orders_request {
   bool quiet = false;
 };
 
+// Where --exhaustive writes its summary: OUT_DIR/<name>-orders.json.
+std::string orders_summary_path(const orders_request& req);
+
 // Runs the request; prints what it found on stderr; returns the exit code.
+// Throws std::system_error when a thread cannot be started.
 int run_orders(const orders_request& req);
 
 }  // namespace admit::cli

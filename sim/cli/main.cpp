@@ -9,15 +9,17 @@
 // Exit codes: 0 every run came out as its scenario expects; 1 at least one
 // did not (or a replay differed); 2 bad input or usage. Bad input is reported
 // as one line "FILE: /json/path: what was expected, got what", and no report
-// is written for it. Reports are written to a temporary file and renamed, so
-// a report file on disk is always complete.
+// is written for it. Every input is read by read_file.hpp (regular files or
+// "-", up to a limit) and every scenario validated before any runs; every
+// output path is checked before a run and written by write_file.hpp (a
+// temporary file renamed over a regular file, devices and FIFOs written in
+// place), so a report file on disk is always complete.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,8 @@
 #include "reports/sha256.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/explore.hpp"
+#include "sim/cli/numbers.hpp"
+#include "sim/cli/read_file.hpp"
 #include "sim/cli/write_file.hpp"
 #include "sim/scenario/duration.hpp"
 #include "sim/scenario/loader.hpp"
@@ -46,21 +50,7 @@ using cli::exit_as_expected;
 using cli::exit_bad_input;
 using cli::exit_not_expected;
 
-// Bad input: carries the one-line message that the CLI prints.
-struct input_error {
-  std::string message;
-};
-
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw input_error{path + ": expected a scenario file, got a directory"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw input_error{path + ": cannot open the file"};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw input_error{path + ": cannot read the file"};
-  return ss.str();
-}
+using cli::input_error;
 
 struct loaded {
   std::string file;
@@ -73,16 +63,12 @@ loaded load_text(const std::string& file, std::string bytes) {
   loaded l;
   l.file = file;
   l.bytes = std::move(bytes);
-  try {
-    l.sc = scenario::load_scenario_text(l.bytes);
-    l.doc = json::parse(l.bytes);
-  } catch (const scenario::scenario_error& e) {
-    throw input_error{file + ": " + e.what()};
-  }
+  l.sc = cli::parse_scenario(file, l.bytes);
+  l.doc = json::parse(l.bytes);
   return l;
 }
 
-loaded load_file(const std::string& file) { return load_text(file, read_file(file)); }
+loaded load_file(const std::string& file) { return load_text(file, cli::read_input(file, "scenario file")); }
 
 struct run_output {
   std::string report_bytes;
@@ -140,12 +126,12 @@ run_output run_one(const loaded& l, std::uint64_t seed, bool html = false) {
   return out;
 }
 
-void write_atomically(const std::string& path, const std::string& bytes) {
-  if (path == "-") {
-    std::cout << bytes << std::flush;
-    return;
-  }
-  if (const auto why = cli::write_file_atomically(path, bytes, "report")) throw input_error{path + ": " + *why};
+void write_report(const std::string& path, const std::string& bytes, const std::string& what) {
+  if (const auto why = cli::write_output(path, bytes, what)) throw input_error{path + ": " + *why};
+}
+
+void check_writable(const std::string& path) {
+  if (const auto why = cli::check_output(path)) throw input_error{path + ": " + *why};
 }
 
 std::string human_ns(std::int64_t ns) {
@@ -171,12 +157,15 @@ void print_summary(const loaded& l, const run_output& o, const std::string& wher
     std::fprintf(stderr,
                  "%s seed=%llu: %s (%s) requests=%llu completed=%llu gate_max=%lld/%lld portal_max=%lld/%lld "
                  "simulated=%s wall=%.3fs sim/wall=%.0fx events/s=%.3g -> %s\n",
-                 name.c_str(), static_cast<unsigned long long>(rec.seed), rec.any_violation() ? "violation" : "pass",
+                 name.c_str(), static_cast<unsigned long long>(rec.seed), rec.verdict(),
                  met ? "as expected" : "NOT as expected", static_cast<unsigned long long>(m.requests),
                  static_cast<unsigned long long>(m.completed), static_cast<long long>(m.gate_inflight_max),
                  static_cast<long long>(cap), static_cast<long long>(m.portal_inflight_max),
                  static_cast<long long>(portal_cap), human_ns(m.simulated_ns).c_str(), wall, ratio, eps,
                  where.c_str());
+    if (rec.inconclusive)
+      std::fprintf(stderr, "  inconclusive (%s): %s\n", rec.inconclusive->kind.c_str(),
+                   rec.inconclusive->detail.c_str());
     for (const auto& inv : rec.invariants)
       if (inv.first)
         std::fprintf(stderr, "  %s broken at %s: %s\n", inv.name.c_str(), human_ns(inv.first->at_ns).c_str(),
@@ -196,21 +185,57 @@ std::string html_out(const loaded& l, std::uint64_t seed, const std::string& htm
   return (fs::path(html) / (l.sc.name + "-seed" + std::to_string(seed) + ".html")).string();
 }
 
-int cmd_run(const std::vector<std::string>& files, std::optional<std::uint64_t> seed, const std::string& out,
-            const std::string& out_dir, const std::string& html, bool quiet) {
-  if (!out.empty() && files.size() > 1)
+// What `run` was asked for on its command line.
+struct run_request {
+  std::vector<std::string> files;
+  std::optional<std::uint64_t> seed;
+  std::optional<std::string> out, out_dir, html;
+  bool quiet = false;
+};
+
+int cmd_run(const run_request& req) {
+  if (req.out && req.out_dir) throw input_error{"--out and --out-dir: give one (--out names one report, --out-dir a folder)"};
+  if (req.out && req.files.size() > 1)
     throw input_error{"--out names the report of a single scenario; use --out-dir for several"};
   // Validate every file before running any, so bad input never leaves a partial set of reports.
   std::vector<loaded> all;
-  for (const auto& f : files) all.push_back(load_file(f));
+  for (const auto& f : req.files) all.push_back(load_file(f));
+  // Every output path, checked before anything runs: no two outputs of this command on one path,
+  // and each one writable.
+  const std::string dir = req.out_dir.value_or("out");
+  std::vector<std::string> where(all.size()), html_where(all.size());
+  std::vector<std::pair<std::string, std::string>> outputs;  // (path, what it holds)
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const std::uint64_t s = req.seed.value_or(all[i].sc.seed);
+    where[i] = req.out ? *req.out : default_out(all[i], s, dir);
+    outputs.emplace_back(where[i], "the report of " + all[i].file);
+    if (req.html) {
+      html_where[i] = html_out(all[i], s, *req.html, all.size() > 1);
+      outputs.emplace_back(html_where[i], "the HTML report of " + all[i].file);
+    }
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (cli::same_output(outputs[i].first, outputs[j].first)) {
+        if (req.html && req.out)
+          throw input_error{"--html and --out name the same file: " + outputs[i].first};
+        throw input_error{outputs[j].second + " and " + outputs[i].second + " would go to the same report path " +
+                          outputs[i].first + " (the same scenario name and seed)"};
+      }
+  if (!req.out)
+    if (const auto why = cli::prepare_output_dir(dir)) throw input_error{dir + ": " + *why};
+  if (req.html && all.size() > 1)
+    if (const auto why = cli::prepare_output_dir(*req.html)) throw input_error{*req.html + ": " + *why};
+  for (const auto& [path, what] : outputs) check_writable(path);
+
   int rc = exit_as_expected;
-  for (const auto& l : all) {
-    const std::uint64_t s = seed.value_or(l.sc.seed);
-    run_output o = run_one(l, s, !html.empty());
-    std::string where = !out.empty() ? out : default_out(l, s, out_dir.empty() ? "out" : out_dir);
-    write_atomically(where, o.report_bytes);
-    if (!html.empty()) write_atomically(html_out(l, s, html, all.size() > 1), o.html_bytes);
-    if (!quiet) print_summary(l, o, where == "-" ? "stdout" : where);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const loaded& l = all[i];
+    const std::uint64_t s = req.seed.value_or(l.sc.seed);
+    run_output o = run_one(l, s, req.html.has_value());
+    write_report(where[i], o.report_bytes, "report");
+    if (req.html) write_report(html_where[i], o.html_bytes, "HTML report");
+    if (!req.quiet) print_summary(l, o, where[i] == "-" ? "stdout" : where[i]);
     if (!o.met) rc = exit_not_expected;
   }
   return rc;
@@ -224,8 +249,23 @@ int cmd_check(const std::vector<std::string>& files, bool quiet) {
   return exit_as_expected;
 }
 
+// The string at /scenario/KEY of a report, or bad input naming the JSON path.
+std::string report_string(const std::string& report_path, const json& scenario, const std::string& key,
+                          const std::string& what) {
+  const auto it = scenario.find(key);
+  if (it == scenario.end())
+    throw input_error{report_path + ": /scenario/" + key + ": expected a string (" + what + "), got nothing"};
+  if (!it->is_string())
+    throw input_error{report_path + ": /scenario/" + key + ": expected a string (" + what + "), got " +
+                      std::string(it->type_name() == std::string("array") || it->type_name() == std::string("object")
+                                      ? "an "
+                                      : "a ") +
+                      it->type_name()};
+  return it->get<std::string>();
+}
+
 int cmd_replay(const std::string& report_path, bool quiet) {
-  const std::string bytes = read_file(report_path);
+  const std::string bytes = cli::read_input(report_path, "report");
   json report;
   // A report is shallow (the scenario it embeds is at most 64 levels deep).
   // Bounding the depth while parsing keeps the copies and dumps below off a
@@ -243,17 +283,18 @@ int cmd_replay(const std::string& report_path, bool quiet) {
   }
   if (!report.is_object() || report.value("format", "") != reports::report_format)
     throw input_error{report_path + ": /format: expected \"" + std::string(reports::report_format) + "\""};
-  if (!report.contains("scenario") || !report["scenario"].contains("source") || !report.contains("seed") ||
-      !report["seed"].is_number_unsigned())
+  if (!report.contains("scenario") || !report["scenario"].is_object() || !report["scenario"].contains("source") ||
+      !report.contains("seed") || !report["seed"].is_number_unsigned())
     throw input_error{report_path + ": expected /scenario/source and /seed in the report"};
-  const std::string file = report["scenario"].value("file", "");
-  const std::string recorded_sha = report["scenario"].value("sha256", "");
+  const std::string file = report_string(report_path, report["scenario"], "file", "the scenario's file name");
+  const std::string recorded_sha = report_string(report_path, report["scenario"], "sha256", "the scenario's digest");
   const std::uint64_t seed = report["seed"].get<std::uint64_t>();
-  // Re-run from the embedded scenario; its original bytes are the file's if it is unchanged.
+  // Re-run from the embedded scenario; its original bytes are the file's if it is unchanged. Only a
+  // regular file is read ("-", /dev/stdin or a FIFO named by the report would block the replay).
   std::string source_bytes;
   std::error_code ec;
-  if (!file.empty() && fs::exists(file, ec)) {
-    source_bytes = read_file(file);
+  if (!file.empty() && fs::is_regular_file(file, ec)) {
+    source_bytes = cli::read_input(file, "scenario file", false);
     if (reports::sha256_hex(source_bytes) != recorded_sha) source_bytes.clear();
   }
   loaded l;
@@ -284,11 +325,13 @@ int cmd_list(const std::string& dir) {
   for (const auto& f : files) {
     try {
       loaded l = load_file(f.string());
-      std::string desc = l.sc.description;
+      // Control characters of a description would reach the terminal: escaped as the loader's messages are.
+      std::string desc = scenario::printable(l.sc.description);
       if (desc.size() > 90) desc = desc.substr(0, 87) + "...";
-      std::printf("%-28s %-9s %s\n", l.sc.name.c_str(), l.sc.expect.verdict.c_str(), desc.c_str());
+      std::printf("%-28s %-9s %s\n", scenario::printable(l.sc.name).c_str(), l.sc.expect.verdict.c_str(), desc.c_str());
     } catch (const input_error& e) {
-      std::printf("%-28s %-9s %s\n", f.filename().string().c_str(), "INVALID", e.message.c_str());
+      std::printf("%-28s %-9s %s\n", scenario::printable(f.filename().string()).c_str(), "INVALID",
+                  scenario::printable(e.message).c_str());
     }
   }
   return exit_as_expected;
@@ -300,29 +343,34 @@ int main(int argc, char** argv) {
   CLI::App app{"admitsim: deterministic simulation and test harness for admission-control gates"};
   app.set_version_flag("--version", std::string("admitsim ") + ADMITSIM_VERSION);
   app.require_subcommand(1);
+  app.footer("Inputs are regular files or '-' (standard input) of at most 256 MiB; output paths are checked before "
+             "a run and a device or FIFO is written in place. Every limit and refusal: docs/limits.md.");
 
-  std::vector<std::string> run_files;
-  std::optional<std::uint64_t> seed;
-  std::string out, out_dir, html;
+  run_request run_req;
+  // Numbers and paths are read as text: a given option counts even when empty (numbers.hpp).
+  std::string seed_text, out, out_dir, html;
   bool quiet = false;
   auto* run = app.add_subcommand("run", "Run scenario files and write one JSON report each");
-  run->add_option("FILE", run_files, "Scenario files")->required();
-  run->add_option("--seed", seed, "Seed for every run (default: the scenario's own seed)");
-  run->add_option("--out", out, "Report path for a single scenario ('-' for stdout)");
-  run->add_option("--out-dir", out_dir, "Directory for the reports (default: out/)");
-  run->add_option("--html", html,
-                  "Also write an HTML report: this file for a single scenario; with several, a directory that "
-                  "gets <scenario>-seed<N>.html each (docs/html-report.md)");
+  run->add_option("FILE", run_req.files, "Scenario files ('-' for standard input)")->required();
+  auto* seed_opt = run->add_option("--seed", seed_text, "Seed for every run: 0 to 2^64-1 (default: the scenario's own seed)")
+                       ->type_name("N");
+  auto* out_opt = run->add_option("--out", out,
+                                  "Report path for a single scenario ('-' for stdout; a device or FIFO is written in "
+                                  "place); its folder must exist");
+  auto* out_dir_opt = run->add_option("--out-dir", out_dir, "Directory for the reports, created if missing (default: out/)");
+  auto* html_opt = run->add_option("--html", html,
+                                   "Also write an HTML report: this file for a single scenario; with several, a directory "
+                                   "that gets <scenario>-seed<N>.html each (docs/html-report.md)");
   run->add_flag("--quiet,-q", quiet, "No summary line on stderr");
 
   std::string report_path;
   auto* replay = app.add_subcommand("replay", "Re-run a report's scenario and seed; fail unless byte-identical");
-  replay->add_option("REPORT", report_path, "A report written by admitsim run")->required();
+  replay->add_option("REPORT", report_path, "A report written by admitsim run ('-' for standard input)")->required();
   replay->add_flag("--quiet,-q", quiet, "No summary line on stderr");
 
   std::vector<std::string> check_files;
   auto* check = app.add_subcommand("check", "Validate scenario files without running them");
-  check->add_option("FILE", check_files, "Scenario files")->required();
+  check->add_option("FILE", check_files, "Scenario files ('-' for standard input)")->required();
   check->add_flag("--quiet,-q", quiet, "No output for valid files");
 
   std::string list_dir = "scenarios";
@@ -340,12 +388,22 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // One line, as every other refusal: what is wrong, then where the usage is.
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::fprintf(stderr, "admitsim: %s (--help shows the usage)\n", what.c_str());
     return exit_bad_input;
   }
 
   try {
-    if (run->parsed()) return cmd_run(run_files, seed, out, out_dir, html, quiet);
+    if (run->parsed()) {
+      if (seed_opt->count() != 0) run_req.seed = cli::parse_number("--seed", seed_text);
+      if (out_opt->count() != 0) run_req.out = out;
+      if (out_dir_opt->count() != 0) run_req.out_dir = out_dir;
+      if (html_opt->count() != 0) run_req.html = html;
+      run_req.quiet = quiet;
+      return cmd_run(run_req);
+    }
     if (replay->parsed()) return cmd_replay(report_path, quiet);
     if (check->parsed()) return cmd_check(check_files, quiet);
     if (list->parsed()) return cmd_list(list_dir);

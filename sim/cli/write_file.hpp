@@ -1,5 +1,19 @@
 // write_file: how every verb writes a file, so that a reader never sees half
-// of one: the bytes go to PATH.partial, then a rename puts them in place.
+// of one and no path is replaced by something it did not name.
+//
+//   "-"                       standard output;
+//   a regular file, or a new  written to a temporary file of a unique name
+//   name in an existing       (mkstemp) in the same folder, fsync'd, then
+//   folder                    renamed over the name: two writers never share
+//                             a temporary file;
+//   a symbolic link           followed: its target is written as above and
+//                             the link stays a link;
+//   anything else writable    (a character device such as /dev/null, a FIFO,
+//                             /dev/stdout) written directly, never renamed over.
+//
+// A failed write (ENOSPC, EIO, ...) removes the temporary file and names the
+// errno. check_output says beforehand, without writing, whether a path could
+// be written, so that a verb refuses bad output paths before it runs.
 #pragma once
 
 #include <optional>
@@ -7,11 +21,37 @@
 
 namespace admit::cli {
 
-// Writes `bytes` to `path`, creating its parent directories. Returns nullopt
-// on success, else why it failed, naming the file as `what` (such as "cannot
-// write the report (Permission denied)"), for the caller to report with the
-// path.
-std::optional<std::string> write_file_atomically(const std::string& path, const std::string& bytes,
-                                                 const std::string& what = "file");
+// Why `path` cannot be written as write_output would (its folder is missing
+// or not writable, it is a directory, ...), or nullopt.
+std::optional<std::string> check_output(const std::string& path);
+
+// Creates the folder `dir` and its parents if missing; why it cannot hold new
+// files, or nullopt.
+std::optional<std::string> prepare_output_dir(const std::string& dir);
+
+// Writes `bytes` to `path` as above. Returns nullopt on success, else why it
+// failed, naming the file as `what` (such as "cannot write the report (No
+// space left on device)"), for the caller to report with the path.
+std::optional<std::string> write_output(const std::string& path, const std::string& bytes,
+                                        const std::string& what = "file");
+
+// Whether two output paths name the same file once symbolic links are
+// followed ("-" is the same as "-" only).
+bool same_output(const std::string& a, const std::string& b);
+
+// An exclusive lock on a folder (flock on DIR/.admitsim-explore.lock), held
+// until the object goes, so that two searches never write one folder's files.
+class dir_lock {
+ public:
+  dir_lock() = default;
+  dir_lock(const dir_lock&) = delete;
+  dir_lock& operator=(const dir_lock&) = delete;
+  ~dir_lock();
+  // Why the lock could not be taken (another process holds it, ...), or nullopt.
+  std::optional<std::string> lock(const std::string& dir);
+
+ private:
+  int fd_ = -1;
+};
 
 }  // namespace admit::cli

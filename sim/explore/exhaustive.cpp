@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "gate/admit_assert.hpp"
@@ -206,7 +207,15 @@ exhaustive_summary enumerate_orders(const scenario::scenario& base, const exhaus
         work(0);
       } else {
         std::vector<std::thread> threads;
-        for (unsigned t = 0; t < std::min<std::size_t>(jobs, level.size()); ++t) threads.emplace_back(work, t);
+        try {
+          for (unsigned t = 0; t < std::min<std::size_t>(jobs, level.size()); ++t) threads.emplace_back(work, t);
+        } catch (const std::system_error&) {
+          // A thread that cannot start: the started ones stop at their next order and are joined,
+          // since destroying a joinable thread aborts; the caller reports the error.
+          next = level.size();
+          for (auto& th : threads) th.join();
+          throw;
+        }
         for (auto& th : threads) th.join();
       }
       for (const auto& f : failures)

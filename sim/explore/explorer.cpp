@@ -4,7 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
-#include <set>
+#include <system_error>
 #include <thread>
 
 #include "gate/admit_assert.hpp"
@@ -38,6 +38,10 @@ std::optional<std::uint64_t> seed_range::size() const {
 
 bool seed_outcome::any_violation() const {
   return std::any_of(runs.begin(), runs.end(), [](const run_outcome& r) { return !r.broken.empty(); });
+}
+
+bool seed_outcome::any_inconclusive() const {
+  return std::any_of(runs.begin(), runs.end(), [](const run_outcome& r) { return r.inconclusive && !r.met; });
 }
 
 bool seed_outcome::any_counterexample() const {
@@ -83,6 +87,7 @@ run_outcome classify_run(const scenario::scenario& base, const world::run_record
     }
   }
   r.run_status = sim::to_string(rec.status);
+  if (rec.inconclusive) r.inconclusive = rec.inconclusive->kind;
   r.requests = rec.metrics.requests;
   r.portal_inflight_max = rec.metrics.portal_inflight_max;
   r.events = rec.metrics.events;
@@ -117,56 +122,157 @@ seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, con
   return out;
 }
 
-explore_summary run_explore(const scenario::scenario& base, const explore_options& options) {
+namespace {
+
+// Distinct 64-bit fingerprints, counted exactly up to distinct_orderings_max
+// in about 8 bytes each: appended, then sorted and deduplicated whenever the
+// unsorted tail is as long as the sorted part.
+class distinct_counter {
+ public:
+  void add(std::uint64_t f) {
+    if (capped_) return;
+    values_.push_back(f);
+    if (values_.size() >= 2 * sorted_ + 1024) compact();
+  }
+  std::uint64_t count() {
+    compact();
+    return values_.size();
+  }
+  bool capped() const { return capped_; }
+
+ private:
+  void compact() {
+    std::sort(values_.begin(), values_.end());
+    values_.erase(std::unique(values_.begin(), values_.end()), values_.end());
+    sorted_ = values_.size();
+    if (sorted_ >= distinct_orderings_max) {
+      values_.resize(distinct_orderings_max);
+      sorted_ = values_.size();
+      capped_ = true;
+    }
+  }
+  std::vector<std::uint64_t> values_;
+  std::size_t sorted_ = 0;
+  bool capped_ = false;
+};
+
+}  // namespace
+
+explore_totals run_explore(const scenario::scenario& base, const explore_options& options,
+                           const std::function<void(seed_outcome&&)>& on_seed) {
   using clock = std::chrono::steady_clock;  // wall time decides when to stop and what the progress line says
   const auto t0 = clock::now();
   const unsigned jobs = std::max(1u, options.jobs);
+  const std::uint64_t window = reorder_window_per_job * jobs;
 
   std::atomic<std::uint64_t> next{0};
   std::atomic<std::uint64_t> done{0};
   std::atomic<std::uint64_t> with_violation{0};
   std::atomic<std::uint64_t> counterexamples{0};
+  std::atomic<bool> quit{false};  // no thread takes another seed
   std::mutex m;
-  std::condition_variable cv;
+  std::condition_variable cv;       // the calling thread waits on it: an outcome, a thread ended
+  std::condition_variable room_cv;  // threads wait on it for the window to move
   unsigned running = jobs;
+  std::uint64_t handed = 0;  // every index below it has been handed on
+  std::map<std::uint64_t, seed_outcome> finished;  // by index, waiting for the earlier ones
   std::optional<double> first_violation_s;
-  std::vector<std::vector<seed_outcome>> per_thread(jobs);
   std::vector<std::exception_ptr> failures(jobs);
+  bool stopped = false;
 
+  auto should_stop = [&] {
+    if (quit) return true;
+    if ((options.time_budget && clock::now() - t0 >= *options.time_budget) || (options.stop && options.stop())) {
+      std::lock_guard<std::mutex> lock(m);
+      stopped = stopped || (options.stop && options.stop());
+      quit = true;
+      room_cv.notify_all();
+      return true;
+    }
+    return false;
+  };
   auto work = [&](unsigned t) {
     try {
       for (;;) {
-        if (options.time_budget && clock::now() - t0 >= *options.time_budget) break;
+        if (should_stop()) break;
         const std::uint64_t k = next.fetch_add(1);
         const std::optional<std::uint64_t> seed = options.seeds.at(k);
         if (!seed) break;
-        seed_outcome o = explore_one(base, *seed, options.mode);
-        if (o.any_violation() || o.error) {
-          ++with_violation;
-          std::lock_guard<std::mutex> lock(m);
-          if (!first_violation_s)
-            first_violation_s = std::chrono::duration<double>(clock::now() - t0).count();
+        {
+          std::unique_lock<std::mutex> lock(m);
+          room_cv.wait(lock, [&] { return quit || k < handed + window; });
         }
+        if (quit) break;  // index k is not run: the outcomes from it on are dropped, keeping a prefix
+        seed_outcome o = explore_one(base, *seed, options.mode);
+        const bool violation = o.any_violation() || o.error;
+        if (violation) ++with_violation;
         if (o.any_counterexample()) ++counterexamples;
-        per_thread[t].push_back(std::move(o));
         ++done;
+        std::lock_guard<std::mutex> lock(m);
+        if (violation && !first_violation_s) first_violation_s = std::chrono::duration<double>(clock::now() - t0).count();
+        finished.emplace(k, std::move(o));
+        cv.notify_all();
       }
     } catch (...) {
       failures[t] = std::current_exception();
+      quit = true;
     }
     std::lock_guard<std::mutex> lock(m);
     --running;
+    room_cv.notify_all();
     cv.notify_all();
+  };
+
+  explore_totals s;
+  std::map<std::string, distinct_counter> orders;
+  auto hand_on = [&](seed_outcome&& o) {
+    for (std::size_t i = 0; i < o.orderings.size() && i < o.runs.size(); ++i) orders[o.runs[i].variant].add(o.orderings[i]);
+    ++s.ran;
+    if (!s.first_seed) s.first_seed = o.seed;
+    s.last_seed = o.seed;
+    s.runs += o.runs.size();
+    if (o.any_violation() || o.error) ++s.with_violation;
+    if (o.any_counterexample()) ++s.counterexamples;
+    if (o.error) ++s.errors;
+    if (o.any_inconclusive()) ++s.inconclusive;
+    on_seed(std::move(o));
   };
 
   std::vector<std::thread> threads;
   threads.reserve(jobs);
-  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(work, t);
+  try {
+    for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(work, t);
+  } catch (const std::system_error&) {
+    // Destroying a joinable thread aborts: stop the started ones, join them, then report.
+    {
+      std::lock_guard<std::mutex> lock(m);
+      quit = true;
+      running -= jobs - static_cast<unsigned>(threads.size());
+      room_cv.notify_all();
+    }
+    for (auto& th : threads) th.join();
+    throw;
+  }
+  auto last_progress = clock::now();
   {
     std::unique_lock<std::mutex> lock(m);
-    while (running != 0) {
-      cv.wait_for(lock, options.progress_every, [&] { return running == 0; });
-      if (running != 0 && options.on_progress) {
+    for (;;) {
+      // Hand on, outside the lock, every outcome whose earlier seeds are all done.
+      while (!finished.empty() && finished.begin()->first == handed) {
+        seed_outcome o = std::move(finished.begin()->second);
+        finished.erase(finished.begin());
+        ++handed;
+        room_cv.notify_all();
+        lock.unlock();
+        hand_on(std::move(o));
+        lock.lock();
+      }
+      if (running == 0) break;
+      cv.wait_for(lock, options.progress_every, [&] {
+        return running == 0 || (!finished.empty() && finished.begin()->first == handed);
+      });
+      if (running != 0 && options.on_progress && clock::now() - last_progress >= options.progress_every) {
+        last_progress = clock::now();
         explore_progress p;
         p.done = done;
         p.total = options.seeds.size();
@@ -183,22 +289,19 @@ explore_summary run_explore(const scenario::scenario& base, const explore_option
   for (const auto& f : failures)
     if (f) std::rethrow_exception(f);
 
-  explore_summary s;
-  for (auto& v : per_thread)
-    for (auto& o : v) s.seeds.push_back(std::move(o));
-  std::sort(s.seeds.begin(), s.seeds.end(), [](const seed_outcome& a, const seed_outcome& b) { return a.seed < b.seed; });
-  std::map<std::string, std::set<std::uint64_t>> orders;
-  for (const auto& o : s.seeds) {
-    for (std::size_t i = 0; i < o.orderings.size() && i < o.runs.size(); ++i)
-      orders[o.runs[i].variant].insert(o.orderings[i]);
-    s.runs += o.runs.size();
-    if (o.any_violation() || o.error) ++s.with_violation;
-    if (o.any_counterexample()) ++s.counterexamples;
-    if (o.error) ++s.errors;
+  for (auto& [variant, counter] : orders) {
+    s.distinct_orderings[variant] = counter.count();
+    s.distinct_orderings_capped = s.distinct_orderings_capped || counter.capped();
   }
-  for (const auto& [variant, fingerprints] : orders) s.distinct_orderings[variant] = fingerprints.size();
+  s.stopped = stopped;
   s.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
   s.first_violation_wall_s = first_violation_s;
+  return s;
+}
+
+explore_summary run_explore(const scenario::scenario& base, const explore_options& options) {
+  explore_summary s;
+  static_cast<explore_totals&>(s) = run_explore(base, options, [&](seed_outcome&& o) { s.seeds.push_back(std::move(o)); });
   return s;
 }
 

@@ -4,10 +4,13 @@
 // Model. A seed's run is explore_seed (swarm.hpp) followed by
 // world::run_all: an independent world per run, built, run and destroyed on
 // one thread. Parallelism is across seeds only: `jobs` threads take seed
-// indexes from one atomic counter, each runs its seed to the end, and the
-// outcomes are sorted by seed at the end, so the findings never depend on
-// `jobs` or on timing (a time budget only decides how many seeds ran: always
-// a prefix of the shard's seeds, since every index taken is finished).
+// indexes from one atomic counter and each runs its seed to the end; the
+// outcomes are handed on in seed order as soon as every earlier seed is done,
+// so the findings never depend on `jobs` or on timing (a time budget or a stop
+// request only decides how many seeds ran: always a prefix of the shard's
+// seeds). The search keeps no outcome after handing it on, and a thread runs
+// at most reorder_window seeds ahead of the oldest unfinished one, so its
+// memory does not grow with the number of seeds (docs/limits.md).
 //
 // Classification of one run against the scenario's `expect` (its variant's
 // entry for a lease run):
@@ -15,7 +18,10 @@
 //                   or one that the expected `violated` list does not name;
 //   expected        every invariant that broke is one the expectation names
 //                   (or it names none);
-//   error           the run threw (an internal assertion): always reported.
+//   error           the run threw (an internal assertion): always reported;
+//   inconclusive    the run could not finish (event budget, horizon, wall
+//                   guard, fault-draw limit) and its scenario does not expect
+//                   that: the seed is counted and the search is not a pass.
 //
 // With explore_mode::perturb_ties each seed also draws the order in which
 // events due at one instant run (sim::tie_perturbation), and the summary
@@ -65,6 +71,9 @@ struct run_outcome {
   std::string expected_verdict;         // "pass" or "violation"
   bool met = false;                     // reports::as_expected
   bool counterexample = false;
+  // The run could not finish (world::inconclusive_reason::kind): it judged nothing it did not
+  // reach, so the seed is neither clean nor, unless the scenario expects it, as expected.
+  std::optional<std::string> inconclusive;
   std::string run_status;
   std::uint64_t requests = 0;
   std::int64_t portal_inflight_max = 0;
@@ -91,6 +100,7 @@ struct seed_outcome {
 
   bool any_violation() const;
   bool any_counterexample() const;
+  bool any_inconclusive() const;
 };
 
 struct explore_progress {
@@ -109,19 +119,39 @@ struct explore_options {
   // Called on the calling thread about every `progress_every` while seeds run.
   std::function<void(const explore_progress&)> on_progress;
   std::chrono::milliseconds progress_every{250};
+  // Polled before each seed (from any thread): true stops taking new seeds, as a time budget does.
+  std::function<bool()> stop;
 };
 
-struct explore_summary {
-  std::vector<seed_outcome> seeds;  // every seed that ran, by seed
+// How many seeds a thread may run ahead of the oldest one not yet finished,
+// per thread: what bounds the outcomes waiting to be handed on in seed order.
+inline constexpr std::uint64_t reorder_window_per_job = 64;
+
+// The distinct same-instant orders counted per variant: past this many the
+// count stops growing and the totals say it is a lower bound.
+inline constexpr std::size_t distinct_orderings_max = 1'000'000;
+
+// What a search counts, over every seed it ran.
+struct explore_totals {
+  std::uint64_t ran = 0;              // how many seeds ran (a prefix of the shard's seeds)
+  std::optional<std::uint64_t> first_seed, last_seed;
   std::uint64_t runs = 0;
   std::uint64_t with_violation = 0;
   std::uint64_t counterexamples = 0;  // seeds with at least one
   std::uint64_t errors = 0;
+  std::uint64_t inconclusive = 0;     // seeds with a run that could not finish and was not expected to
   // With perturbed ties: how many distinct same-instant orders the runs of each variant took.
   std::map<std::string, std::uint64_t> distinct_orderings;
+  bool distinct_orderings_capped = false;  // some variant reached distinct_orderings_max
+  bool stopped = false;                    // options.stop ended the search
   // Wall clock (for the CLI's summary line only; never in a report).
   double wall_s = 0;
   std::optional<double> first_violation_wall_s;
+};
+
+// The totals and every outcome, by seed.
+struct explore_summary : explore_totals {
+  std::vector<seed_outcome> seeds;
 };
 
 // The outcome of one run against the scenario's expectation (its variant's
@@ -137,7 +167,14 @@ seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, con
 // The seed of the same-instant order of explore seed `seed` (explore_mode::perturb_ties).
 std::uint64_t tie_seed(std::uint64_t seed);
 
-// Every seed of the range, on `jobs` threads.
+// Every seed of the range, on `jobs` threads; each outcome goes to `on_seed`,
+// on the calling thread, in seed order, and is not kept. Throws
+// std::system_error when a thread cannot be started (after joining those that
+// did).
+explore_totals run_explore(const scenario::scenario& base, const explore_options& options,
+                           const std::function<void(seed_outcome&&)>& on_seed);
+
+// The same, keeping every outcome (for tests and small searches).
 explore_summary run_explore(const scenario::scenario& base, const explore_options& options);
 
 // The expectation that applies to a run of `variant` ("" for FIFO).

@@ -25,4 +25,8 @@ scenario load_scenario_text(std::string_view text, nlohmann::ordered_json& doc);
 // The same, from an already parsed document.
 scenario load_scenario_json(const nlohmann::ordered_json& doc);
 
+// `s` with every byte outside printable ASCII as \xNN, as the loader's
+// messages quote input: for text from a file that goes to a terminal.
+std::string printable(std::string_view s);
+
 }  // namespace admit::scenario

@@ -1,0 +1,75 @@
+#include "sim/cli/read_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "sim/cli/common.hpp"
+#include "sim/scenario/loader.hpp"
+
+namespace admit::cli {
+
+namespace {
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string too_large(const std::string& path, std::size_t limit) {
+  return path + ": larger than the input limit of " + std::to_string(limit) + " bytes (" +
+         std::to_string(limit >> 20) + " MiB)";
+}
+
+// Reads fd to its end, refusing more than `limit` bytes; closes nothing.
+std::string read_all(int fd, const std::string& path, std::size_t limit) {
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw input_error{path + ": cannot read the file (" + std::strerror(errno) + ")"};
+    }
+    if (n == 0) return out;
+    if (out.size() + static_cast<std::size_t>(n) > limit) throw input_error{too_large(path, limit)};
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+std::string read_input(const std::string& path, const std::string& what, bool dash_is_stdin, std::size_t limit) {
+  if (path == "-" && dash_is_stdin) return read_all(STDIN_FILENO, "-", limit);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw input_error{path + ": cannot open the " + what + " (" + std::strerror(errno) + ")"};
+  struct fd_closer {
+    int fd;
+    ~fd_closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw input_error{path + ": cannot read the file (" + std::strerror(errno) + ")"};
+  if (!S_ISREG(st.st_mode)) throw input_error{path + ": expected a " + what + ", got " + kind_of(st.st_mode)};
+  if (static_cast<std::uint64_t>(st.st_size) > limit) throw input_error{too_large(path, limit)};
+  // Back to blocking reads: a regular file never blocks, and some file systems refuse O_NONBLOCK reads.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return read_all(fd, path, limit);  // the limit again: the file may grow while it is read
+}
+
+scenario::scenario parse_scenario(const std::string& file, const std::string& bytes) {
+  try {
+    return scenario::load_scenario_text(bytes);
+  } catch (const scenario::scenario_error& e) {
+    throw input_error{file + ": " + e.what()};
+  }
+}
+
+}  // namespace admit::cli
