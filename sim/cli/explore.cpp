@@ -95,8 +95,8 @@ std::vector<world::run_record> write_scenario_and_report(const scenario::scenari
                                                         const std::string& report_path) {
   const std::string bytes = explore::render_scenario(sc);
   write_file(scenario_path, bytes);
-  const scenario::scenario loaded = scenario::load_scenario_text(bytes);
-  const json doc = json::parse(bytes);
+  json doc;
+  const scenario::scenario loaded = scenario::load_scenario_text(bytes, doc);
   std::vector<world::run_record> runs = world::run_all(loaded, loaded.seed);
   reports::report_input in;
   in.sc = &loaded;

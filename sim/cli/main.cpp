@@ -20,6 +20,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <new>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -33,7 +35,9 @@
 #include "sim/cli/read_file.hpp"
 #include "sim/cli/write_file.hpp"
 #include "sim/scenario/duration.hpp"
+#include "sim/scenario/json_parse.hpp"
 #include "sim/scenario/loader.hpp"
+#include "sim/scenario/memory_reserve.hpp"
 #include "sim/world/world.hpp"
 
 #ifndef ADMITSIM_VERSION
@@ -57,14 +61,18 @@ struct loaded {
   std::string bytes;
   json doc;
   scenario::scenario sc;
+  loaded() = default;
+  loaded(loaded&&) = default;
+  loaded& operator=(loaded&&) = default;
+  // nlohmann's destructor allocates; this one only frees (also while a bad_alloc unwinds).
+  ~loaded() { scenario::dismantle_json(doc); }
 };
 
 loaded load_text(const std::string& file, std::string bytes) {
   loaded l;
   l.file = file;
   l.bytes = std::move(bytes);
-  l.sc = cli::parse_scenario(file, l.bytes);
-  l.doc = json::parse(l.bytes);
+  l.sc = cli::parse_scenario(file, l.bytes, l.doc);  // one linear-time parse
   return l;
 }
 
@@ -267,18 +275,17 @@ std::string report_string(const std::string& report_path, const json& scenario, 
 int cmd_replay(const std::string& report_path, bool quiet) {
   const std::string bytes = cli::read_input(report_path, "report");
   json report;
+  const scenario::json_dismantler report_teardown{report};
   // A report is shallow (the scenario it embeds is at most 64 levels deep).
   // Bounding the depth while parsing keeps the copies and dumps below off a
   // recursion that a deeply nested file would run past the end of the stack.
   constexpr int report_depth_max = 128;
   try {
-    report = json::parse(bytes, [&](int depth, json::parse_event_t, json&) {
-      if (depth > report_depth_max)
-        throw input_error{report_path + ": expected an admitsim report, got JSON nested deeper than " +
-                          std::to_string(report_depth_max) + " levels"};
-      return true;
-    });
-  } catch (const json::exception&) {
+    report = scenario::parse_json_text(bytes, {report_depth_max});  // linear; the callback parser was quadratic
+  } catch (const scenario::scenario_error& e) {
+    if (std::string_view(e.what()).find("nested at most") != std::string_view::npos)
+      throw input_error{report_path + ": expected an admitsim report, got JSON nested deeper than " +
+                        std::to_string(report_depth_max) + " levels"};
     throw input_error{report_path + ": expected an admitsim report (JSON), got unparsable text"};
   }
   if (!report.is_object() || report.value("format", "") != reports::report_format)
@@ -305,7 +312,8 @@ int cmd_replay(const std::string& report_path, bool quiet) {
     l = load_text(file, report["scenario"]["source"].dump(2));
   }
   run_output o = run_one(l, seed);
-  json again = json::parse(o.report_bytes);
+  json again = scenario::parse_json_text(o.report_bytes, {report_depth_max});
+  const scenario::json_dismantler again_teardown{again};
   if (source_bytes.empty()) again["scenario"]["sha256"] = recorded_sha;
   const std::string rerun = reports::render_report(again);
   const bool same = rerun == bytes;
@@ -340,6 +348,7 @@ int cmd_list(const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  admit::scenario::install_memory_reserve();  // room to tear down after a bad_alloc (memory_reserve.hpp)
   CLI::App app{"admitsim: deterministic simulation and test harness for admission-control gates"};
   app.set_version_flag("--version", std::string("admitsim ") + ADMITSIM_VERSION);
   app.require_subcommand(1);
@@ -410,6 +419,11 @@ int main(int argc, char** argv) {
     if (explore.parsed()) return explore.run();
   } catch (const input_error& e) {
     std::fprintf(stderr, "admitsim: %s\n", e.message.c_str());
+    return exit_bad_input;
+  } catch (const std::bad_alloc&) {
+    // What the verbs held is freed by now (their teardown allocates nothing, and the reserve is given back).
+    std::fputs("admitsim: out of memory: the scenario needs more memory than this process may use "
+               "(docs/scenarios.md#limits)\n", stderr);
     return exit_bad_input;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "admitsim: %s\n", e.what());

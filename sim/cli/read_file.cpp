@@ -64,6 +64,14 @@ std::string read_input(const std::string& path, const std::string& what, bool da
   return read_all(fd, path, limit);  // the limit again: the file may grow while it is read
 }
 
+scenario::scenario parse_scenario(const std::string& file, const std::string& bytes, nlohmann::ordered_json& doc) {
+  try {
+    return scenario::load_scenario_text(bytes, doc);
+  } catch (const scenario::scenario_error& e) {
+    throw input_error{file + ": " + e.what()};
+  }
+}
+
 scenario::scenario parse_scenario(const std::string& file, const std::string& bytes) {
   try {
     return scenario::load_scenario_text(bytes);

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/scenario/scenario.hpp"
 
 namespace admit::cli {
@@ -27,5 +29,7 @@ std::string read_input(const std::string& path, const std::string& what, bool da
 // The scenario in `bytes` (read from `file`), validated by the loader, which
 // refuses everything no world runs. Throws input_error "FILE: /path: what".
 scenario::scenario parse_scenario(const std::string& file, const std::string& bytes);
+// The same, keeping the parsed document (one parse for the scenario and the report's copy).
+scenario::scenario parse_scenario(const std::string& file, const std::string& bytes, nlohmann::ordered_json& doc);
 
 }  // namespace admit::cli
