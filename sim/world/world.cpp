@@ -540,7 +540,14 @@ class world {
         if (r->keep) rec_.outcomes[r->out.id] = r->out;
       });
     }
-    if (r->a.cancel_at_ns) {
+    if (r->a.cancel_at_ns && *r->a.cancel_at_ns <= sched_.now_ns()) {
+      // Cancelled at (or before) its arrival: the handler sees the flag at its
+      // first step and acquires nothing. Scheduled instead, the cancellation
+      // would land after the handler's acquire at the same instant, so the
+      // request would hold a slot it never should have had.
+      push_trace(nullptr, "cancel", 0, 0, r->number);
+      r->cancel_requested = true;
+    } else if (r->a.cancel_at_ns) {
       sched_.schedule_at(*r->a.cancel_at_ns, [this, r] {
         if (r->out.responded) return;
         push_trace(nullptr, "cancel", 0, 0, r->number);
