@@ -17,6 +17,7 @@
 #include "gate/redis/replica.hpp"
 #include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/prng.hpp"
+#include "sim/scenario/duration.hpp"
 #include "sim/kernel/sim_env.hpp"
 #include "sim/world/arrivals.hpp"
 
@@ -955,7 +956,7 @@ class lease_world {
       if (rec_.status == sim::run_status::event_limit)
         why = "the run used its budget of " + std::to_string(sc_.checks.max_events) + " events";
       else if (rec_.status == sim::run_status::time_limit)
-        why = "the run reached its horizon with work pending";
+        why = "the run reached its horizon (" + scenario::format_duration(sc_.checks.horizon_ns) + ") with work pending";
       else if (ended_ != items_ || arrival_pending_)
         why = std::to_string(items_ - ended_) + " work items never ended";
       if (why.empty()) {
@@ -965,6 +966,11 @@ class lease_world {
         if (left != 0) why = std::to_string(left) + " permits still held one lease after the end";
       }
       check(l_liveness, why.empty(), [&] { return why; });
+    // Cut off at the horizon: that is when liveness was judged, not the last
+    // event before it (which may be hours earlier).
+    if (rec_.status == sim::run_status::time_limit && rec_.invariants[l_liveness].first &&
+        rec_.invariants[l_liveness].first->at_ns < sc_.checks.horizon_ns)
+      rec_.invariants[l_liveness].first->at_ns = sc_.checks.horizon_ns;
     }
     rec_.trace.clear();
     rec_.trace.reserve(trace_.size());

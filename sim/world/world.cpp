@@ -12,6 +12,7 @@
 #include "gate/asio/async_fifo_gate.hpp"
 #include "gate/asio/finish_worker.hpp"
 #include "sim/kernel/prng.hpp"
+#include "sim/scenario/duration.hpp"
 #include "sim/kernel/sim_env.hpp"
 #include "sim/world/arrivals.hpp"
 #include "sim/world/fault_draw.hpp"
@@ -704,7 +705,7 @@ class world {
     if (rec_.status == sim::run_status::event_limit)
       why = "the run used its budget of " + std::to_string(sc_.checks.max_events) + " events";
     else if (rec_.status == sim::run_status::time_limit)
-      why = "the run reached its horizon with work pending";
+      why = "the run reached its horizon (" + scenario::format_duration(sc_.checks.horizon_ns) + ") with work pending";
     else if (!src_.exhausted() || outstanding_ != 0)
       why = std::to_string(outstanding_) + " requests never ended";
     const bool all_ended = why.empty();
@@ -722,6 +723,11 @@ class world {
               std::to_string(core.waiting());
     }
     check(inv_liveness, why.empty(), [&] { return why; });
+    // Cut off at the horizon: that is when liveness was judged, not the last
+    // event before it (which may be hours earlier).
+    if (rec_.status == sim::run_status::time_limit && rec_.invariants[inv_liveness].first &&
+        rec_.invariants[inv_liveness].first->at_ns < sc_.checks.horizon_ns)
+      rec_.invariants[inv_liveness].first->at_ns = sc_.checks.horizon_ns;
     copy_trace();
   }
 
