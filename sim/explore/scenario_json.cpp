@@ -282,7 +282,10 @@ nlohmann::ordered_json scenario_to_json(const admit::scenario::scenario& sc) {
     ADMIT_ASSERT(!sc.gates.empty(), "a scenario has at least one gate");
     j["gate"] = gate_json(sc.gates.front());
   }
-  j["fleet"] = fleet_json(sc.fleet);
+  // A FIFO scenario's fleet is its one server process, which the file need
+  // not (and, with fields other than workers=1, may not) describe.
+  if (std::any_of(sc.gates.begin(), sc.gates.end(), [](const gate_spec& g) { return g.kind == gate_kind::lease; }))
+    j["fleet"] = fleet_json(sc.fleet);
   j["service"] = service_json(sc.service);
 
   json wl;
