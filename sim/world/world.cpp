@@ -171,7 +171,7 @@ struct request_state {
   // next one. Ends a lease still held (only at teardown); the arena is freed
   // by the allocator, not here.
   void clear() noexcept {
-    lease.reset();
+    { sim_gate::lease gone = std::move(lease); }  // its destructor keeps a failed release in the gate
     clear_cancel_handler();
     a = arrival{};
     number = 0;
@@ -830,6 +830,9 @@ class world {
   }
 
   void finish() {
+    // A release that broke the core inside a lease's destructor: raise it
+    // here, where the caller adds the seed and the replay command.
+    for (const auto& g : gates_) g->gate().rethrow_failure();
     for (const auto& g : gates_)
       if (g->gate().core().cfg().event_log_capacity > 0 &&
           g->gate().core().last_order() > static_cast<std::uint64_t>(g->gate().core().cfg().event_log_capacity))
