@@ -9,7 +9,7 @@
 //
 // A stall (an event-loop pause) stops the process without losing anything:
 // work that falls due while it lasts is held, in the (time, sequence) order
-// in which it fell due, and is posted in that order when the stall ends, as
+// in which it fell due, and runs in that order when the stall ends, as
 // an event loop that wakes up finds its ready callbacks and overdue timers.
 //
 // What goes through `deliver`: the gates' wait-deadline timers (process_env's
@@ -44,7 +44,10 @@ class fifo_process {
 
   std::uint64_t generation() const noexcept { return generation_; }
   bool alive() const noexcept { return alive_; }
-  bool stalled() const noexcept { return sched_->now_ns() < stalled_until_; }
+  // From the stall's start until its end task has run: work due at the very
+  // instant it ends, scheduled before that task, is still held, so that it
+  // runs after the work that fell due earlier.
+  bool stalled() const noexcept { return stalled_; }
 
   // Runs `f` now, holds it until the stall ends, or drops it when its
   // lifetime `gen` has ended (or the process is down).
@@ -62,25 +65,27 @@ class fifo_process {
   void crash() {
     ++generation_;
     alive_ = false;
+    stalled_ = false;
     stalled_until_ = 0;
     held_.clear();
   }
   void restart() noexcept { alive_ = true; }
 
   // A stall until `until_ns` (stalls overlap into their union). Schedules
-  // its end.
+  // its end, which runs the held work inline, in the order it fell due and
+  // before anything else due at that instant that was scheduled later; what
+  // the held work posts runs after it, as in an event loop's next turn.
   void stall(vtime_ns until_ns) {
-    if (!alive_ || until_ns <= stalled_until_) return;
+    if (!alive_ || (stalled_ && until_ns <= stalled_until_)) return;
+    stalled_ = true;
     stalled_until_ = until_ns;
     const std::uint64_t gen = generation_;
     sched_->schedule_at(until_ns, [this, gen, until_ns] {
-      if (gen != generation_ || stalled_until_ != until_ns) return;  // crashed, or a longer stall
+      if (gen != generation_ || !stalled_ || stalled_until_ != until_ns) return;  // crashed, or a longer stall
+      stalled_ = false;
       std::vector<sim::unique_task> due = std::move(held_);
       held_.clear();
-      for (auto& t : due)
-        sched_->post([this, gen, t = std::move(t)]() mutable {
-          if (gen == generation_ && alive_) t();
-        });
+      for (auto& t : due) t();
     });
   }
   vtime_ns stalled_until() const noexcept { return stalled_until_; }
@@ -89,6 +94,7 @@ class fifo_process {
   sim::scheduler* sched_;
   std::uint64_t generation_ = 0;
   bool alive_ = true;
+  bool stalled_ = false;
   vtime_ns stalled_until_ = 0;
   std::vector<sim::unique_task> held_;
 };

@@ -176,3 +176,25 @@ TEST_CASE("fault rates of a FIFO scenario are drawn and run", "[world][faults][r
     if (a.rec.metrics.refused.count(s) != 0) faulted += a.rec.metrics.refused.at(s);
   CHECK(faulted > 0);
 }
+
+TEST_CASE("work due at the instant a stall ends runs after the work held before it", "[world][faults][stall]") {
+  // Goal: held work keeps its (time, sequence) order against work due at the stall's last instant.
+  // Method: a's work ends at 300 ms inside a stall from 200 ms to 1.2 s; b's deadline falls at 1.2 s
+  // exactly, on a timer armed before the stall began. a's release must come first (promoting b),
+  // then b's deadline (which beats the claim): the gate logs released, promoted, released, wait_timeout.
+  const auto r = admit::test::run_text(
+      R"({"name": "edge", "gate": {"name": "api", "kind": "fifo", "max_active": 1, "max_waiting": 1,
+          "wait_deadline": "1100ms", "event_log": 16}, "service": {"service_time": "300ms"},
+          "workload": {"requests": [{"id": "a", "at": "0ms"}, {"id": "b", "at": "100ms"}]},
+          "faults": {"schedule": [{"at": "200ms", "kind": "pause", "target": "worker:0", "duration": "1s"}]},
+          "cases": [{"name": "after", "snapshot": "api", "at": "1250ms"}]})",
+      1);
+  CHECK_FALSE(r.rec.any_violation());
+  const auto* s = r.rec.find_snapshot("api", 1250 * ms);
+  REQUIRE(s != nullptr);
+  std::vector<std::string> order;
+  for (const auto& e : s->snap.events) order.emplace_back(admit::fifo::to_string(e.st));
+  CHECK(order == std::vector<std::string>{"admitted", "queued", "released", "promoted", "released", "wait_timeout"});
+  CHECK(r.rec.outcomes.at("a").responded_ns == 1200 * ms);
+  CHECK(r.rec.outcomes.at("b").status == "wait_timeout");
+}
