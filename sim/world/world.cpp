@@ -611,6 +611,10 @@ class world {
     }
     r->accepted = true;
     r->gen = proc_.generation();
+    if (!proc_.stalled()) [[likely]] {
+      handle(std::move(r));
+      return;
+    }
     const std::uint64_t gen = r->gen;
     proc_.deliver(gen, [this, r = std::move(r)]() mutable { handle(std::move(r)); });
   }
@@ -663,12 +667,8 @@ class world {
   void on_acquired(req_ptr r, error_code ec, sim_gate::lease lease) {
     // The lifetime that held it ended: the handler is gone (its client got a
     // reset at the crash) and its lease goes back to the dead gate.
-    if (r->gen != proc_.generation()) return;
-    if (proc_.stalled()) {
-      const std::uint64_t gen = r->gen;
-      proc_.deliver(gen, [this, r = std::move(r), ec, lease = std::move(lease)]() mutable {
-        on_acquired(std::move(r), ec, std::move(lease));
-      });
+    if (r->gen != proc_.generation() || proc_.stalled()) [[unlikely]] {
+      hold_acquired(std::move(r), ec, std::move(lease));
       return;
     }
     if (ec) {
@@ -706,13 +706,24 @@ class world {
     gate::async_finish_worker(std::move(work), asio::bind_cancellation_slot(slot, finished{this, std::move(r)}));
   }
 
+  // Out of line, off the path of a process without faults: held to the end
+  // of a stall, or dropped with a dead lifetime (deliver decides).
+  [[gnu::noinline]] void hold_acquired(req_ptr r, error_code ec, sim_gate::lease lease) {
+    const std::uint64_t gen = r->gen;
+    proc_.deliver(gen, [this, r = std::move(r), ec, lease = std::move(lease)]() mutable {
+      on_acquired(std::move(r), ec, std::move(lease));
+    });
+  }
+  [[gnu::noinline]] void hold_finished(req_ptr r, error_code wec) {
+    const std::uint64_t gen = r->gen;
+    proc_.deliver(gen, [this, r = std::move(r), wec]() mutable { on_finished(std::move(r), wec); });
+  }
+
   void on_finished(req_ptr r, error_code wec) {
     // The work ended at the portal (portal_end ran); the handler that waited
     // for it belongs to the process: gone after a crash, late after a stall.
-    if (r->gen != proc_.generation()) return;
-    if (proc_.stalled()) {
-      const std::uint64_t gen = r->gen;
-      proc_.deliver(gen, [this, r = std::move(r), wec]() mutable { on_finished(std::move(r), wec); });
+    if (r->gen != proc_.generation() || proc_.stalled()) [[unlikely]] {
+      hold_finished(std::move(r), wec);
       return;
     }
     rec_.metrics.service_ns.add(sched_.now_ns() - r->granted_ns);
