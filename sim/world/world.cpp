@@ -788,13 +788,14 @@ class world {
   // it held see their connection reset, in request order.
   void crash_process() {
     if (!proc_.alive()) return;
-    proc_.crash();
-    std::vector<request_state*> held;
+    // Held by reference first: the crash drops the work a stall was holding,
+    // and with it the last reference to a request not yet handled.
+    std::vector<req_ptr> held;
     for (const auto& p : all_requests_)
-      if (p->refs > 0 && p->accepted && !p->out.responded) held.push_back(p.get());
-    std::sort(held.begin(), held.end(),
-              [](const request_state* a, const request_state* b) { return a->number < b->number; });
-    for (request_state* p : held) respond(*p, 0, "connection_reset");
+      if (p->refs > 0 && p->accepted && !p->out.responded) held.emplace_back(p.get());
+    std::sort(held.begin(), held.end(), [](const req_ptr& a, const req_ptr& b) { return a->number < b->number; });
+    proc_.crash();
+    for (const req_ptr& p : held) respond(*p, 0, "connection_reset");
     for (auto& g : gates_) dead_gates_.push_back(g->rebuild(process_ex()));
     sample_series();
   }
