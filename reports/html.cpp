@@ -981,7 +981,7 @@ main{max-width:1260px;margin:0 auto;padding:18px 20px 40px}
 code,pre,.mono{font-family:"DejaVu Sans Mono","Liberation Mono",monospace;font-size:12.5px}
 h1{font-size:20px;margin:14px 0 4px}h2{font-size:18px;margin:0 0 8px}h3{font-size:15px;margin:18px 0 6px}
 .banner{display:flex;align-items:center;gap:18px;padding:14px 20px;border-radius:8px;color:#fff}
-.banner.pass{background:var(--pass)}.banner.violation{background:var(--bad)}
+.banner.pass{background:var(--pass)}.banner.violation{background:var(--bad)}.banner.inconclusive{background:#8a6d00}
 .banner .word{font-size:30px;font-weight:700;letter-spacing:.05em}
 .banner .facts{font-size:15px}.banner .facts b{font-weight:700}
 .desc{color:var(--muted);max-width:1100px;margin:6px 0 10px}
@@ -992,7 +992,7 @@ h1{font-size:20px;margin:14px 0 4px}h2{font-size:18px;margin:0 0 8px}h3{font-siz
 section.run{background:#fff;border:1px solid var(--line);border-radius:8px;padding:16px 18px;margin:18px 0}
 .run-head{display:flex;align-items:baseline;gap:12px;flex-wrap:wrap}
 .pill{display:inline-block;padding:1px 9px;border-radius:10px;color:#fff;font-weight:700;font-size:12.5px}
-.pill.pass{background:var(--pass)}.pill.violation{background:var(--bad)}
+.pill.pass{background:var(--pass)}.pill.violation{background:var(--bad)}.pill.inconclusive{background:#8a6d00}
 .pill.met{background:#e7efe9;color:var(--pass)}.pill.unmet{background:#fbe9ea;color:var(--bad)}
 .first{border-left:4px solid var(--bad);background:#fdf2f2;padding:6px 10px;margin:8px 0}
 table{border-collapse:collapse;font-size:12.5px;margin:4px 0}
@@ -1116,10 +1116,11 @@ std::string render_html(const report_input& in) {
   ADMIT_ASSERT(!runs.empty(), "render_html needs at least one run");
   const bool per_variant = runs.size() > 1 || !runs.front()->variant.empty();
 
-  bool any_violation = false, all_met = true;
+  bool any_violation = false, any_inconclusive = false, all_met = true;
   std::vector<run_view> views;
   for (const auto* r : runs) {
     any_violation = any_violation || r->any_violation();
+    any_inconclusive = any_inconclusive || r->inconclusive.has_value();
     all_met = all_met && as_expected(sc, *r);
     views.push_back(make_view(sc, *r, per_variant));
   }
@@ -1129,7 +1130,7 @@ std::string render_html(const report_input& in) {
       break;
     }
   const std::uint64_t seed = runs.front()->seed;
-  const std::string verdict = any_violation ? "violation" : "pass";
+  const std::string verdict = any_violation ? "violation" : any_inconclusive ? "inconclusive" : "pass";
   // The same command as the JSON report's `replay`.
   const std::string replay = "admitsim run " + in.file + " --seed " + std::to_string(seed);
 
@@ -1139,10 +1140,14 @@ std::string render_html(const report_input& in) {
     << esc(sc.name) << " · " << verdict << " · admitsim</title>\n<style>" << page_css << "</style>\n</head>\n<body>\n<main>\n";
 
   o << "<header>\n<div class=\"banner " << verdict << "\" id=\"verdict\" data-verdict=\"" << verdict
-    << "\"><span class=\"word\">" << (any_violation ? "VIOLATION" : "PASS") << "</span><span class=\"facts\">scenario <b>"
+    << "\"><span class=\"word\">" << (any_violation ? "VIOLATION" : any_inconclusive ? "INCONCLUSIVE" : "PASS") << "</span><span class=\"facts\">scenario <b>"
     << esc(sc.name) << "</b> · seed <b>" << seed << "</b> · " << (all_met ? "as expected" : "<b>NOT as expected</b>")
     << "</span></div>\n";
   o << "<h1>" << esc(sc.name) << "</h1>\n<p class=\"desc\">" << esc(sc.description) << "</p>\n";
+  for (const auto* r : runs)
+    if (r->inconclusive)
+      o << "<p class=\"inconclusive\" id=\"inconclusive\"><b>Inconclusive" << (r->variant.empty() ? "" : " [" + esc(r->variant) + "]")
+        << "</b> (" << esc(r->inconclusive->kind) << "): " << esc(r->inconclusive->detail) << "</p>\n";
   o << "<pre class=\"replay\" id=\"replay\">" << esc(replay) << "</pre>\n";
   o << "<p class=\"meta\">file <code>" << esc(in.file) << "</code> · sha256 <code>" << esc(in.sha256)
     << "</code> · expected " << esc(sc.expect.verdict);
@@ -1171,10 +1176,10 @@ std::string render_html(const report_input& in) {
     o << "<table class=\"runs\"><thead><tr><th>variant</th><th>verdict</th><th>expected</th><th>first violation</th>"
          "</tr></thead><tbody>\n";
     for (const auto& v : views) {
-      const bool bad = v.rec->any_violation();
+      const std::string word = v.rec->verdict();
       const bool met = as_expected(sc, *v.rec);
       o << "<tr><td><a href=\"#" << esc(v.anchor) << "\">" << esc(v.rec->variant) << "</a></td><td><span class=\"pill "
-        << (bad ? "violation" : "pass") << "\">" << (bad ? "violation" : "pass") << "</span></td><td>"
+        << word << "\">" << word << "</span></td><td>"
         << (met ? "as expected" : "<b>NOT as expected</b>") << "</td><td>";
       if (v.first.inv != nullptr)
         o << "<code>" << esc(v.first.inv->name) << "</code> at " << esc(human_ns(v.first.at_ns));

@@ -99,11 +99,13 @@ std::pair<std::string, std::vector<std::string>> expectation_for(const scenario:
 }
 }  // namespace
 
+// An inconclusive run meets only an expectation of "inconclusive": a run that
+// could not finish is never a pass, and never the violation a scenario expects.
 bool as_expected(const scenario::scenario& sc, const world::run_record& rec) {
-  const bool violated = rec.any_violation();
+  const std::string got = rec.verdict();
   const auto [verdict, expected_violated] = expectation_for(sc, rec);
-  if (verdict == "pass") return !violated;
-  if (!violated) return false;
+  if (verdict != got) return false;
+  if (got != "violation") return true;
   for (const auto& name : expected_violated) {
     const auto it = std::find_if(rec.invariants.begin(), rec.invariants.end(),
                                  [&](const world::invariant_result& r) { return r.name == name; });
@@ -113,6 +115,13 @@ bool as_expected(const scenario::scenario& sc, const world::run_record& rec) {
 }
 
 namespace {
+
+json inconclusive_json(const world::inconclusive_reason& why) {
+  json j;
+  j["reason"] = why.kind;
+  j["detail"] = why.detail;
+  return j;
+}
 
 json invariants_json(const world::run_record& rec) {
   json inv = json::object();
@@ -219,7 +228,10 @@ json build_report(const report_input& in) {
   if (in.source != nullptr) s["source"] = *in.source;
   r["scenario"] = std::move(s);
   r["seed"] = runs.empty() ? 0 : runs.front()->seed;
-  r["verdict"] = any_violation ? "violation" : "pass";
+  // The report's verdict: a violation anywhere, else inconclusive if any run was cut short, else pass.
+  bool any_inconclusive = false;
+  for (const auto* run : runs) any_inconclusive = any_inconclusive || run->inconclusive.has_value();
+  r["verdict"] = any_violation ? "violation" : any_inconclusive ? "inconclusive" : "pass";
   json ex;
   if (!per_variant) {
     ex["verdict"] = sc.expect.verdict;
@@ -230,6 +242,7 @@ json build_report(const report_input& in) {
 
   if (!per_variant) {
     const world::run_record& rec = *runs.front();
+    if (rec.inconclusive) r["inconclusive"] = inconclusive_json(*rec.inconclusive);
     r["invariants"] = invariants_json(rec);
     r["metrics"] = metrics_json(rec);
     r["probes"] = probes_json(rec);
@@ -241,7 +254,8 @@ json build_report(const report_input& in) {
     json variants = json::object();
     for (const auto* rec : runs) {
       json v;
-      v["verdict"] = rec->any_violation() ? "violation" : "pass";
+      v["verdict"] = rec->verdict();
+      if (rec->inconclusive) v["inconclusive"] = inconclusive_json(*rec->inconclusive);
       const auto [verdict, violated] = expectation_for(sc, *rec);
       json e;
       e["verdict"] = verdict;

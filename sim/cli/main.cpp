@@ -171,12 +171,15 @@ void print_summary(const loaded& l, const run_output& o, const std::string& wher
     std::fprintf(stderr,
                  "%s seed=%llu: %s (%s) requests=%llu completed=%llu gate_max=%lld/%lld portal_max=%lld/%lld "
                  "simulated=%s wall=%.3fs sim/wall=%.0fx events/s=%.3g -> %s\n",
-                 name.c_str(), static_cast<unsigned long long>(rec.seed), rec.any_violation() ? "violation" : "pass",
+                 name.c_str(), static_cast<unsigned long long>(rec.seed), rec.verdict(),
                  met ? "as expected" : "NOT as expected", static_cast<unsigned long long>(m.requests),
                  static_cast<unsigned long long>(m.completed), static_cast<long long>(m.gate_inflight_max),
                  static_cast<long long>(cap), static_cast<long long>(m.portal_inflight_max),
                  static_cast<long long>(portal_cap), human_ns(m.simulated_ns).c_str(), wall, ratio, eps,
                  where.c_str());
+    if (rec.inconclusive)
+      std::fprintf(stderr, "  inconclusive (%s): %s\n", rec.inconclusive->kind.c_str(),
+                   rec.inconclusive->detail.c_str());
     for (const auto& inv : rec.invariants)
       if (inv.first)
         std::fprintf(stderr, "  %s broken at %s: %s\n", inv.name.c_str(), human_ns(inv.first->at_ns).c_str(),

@@ -106,12 +106,13 @@ json fleet_json(const fleet_spec& f) {
   return j;
 }
 
-json service_json(const service_spec& s) {
+// over_cap is written for a lease scenario only: a FIFO scenario's loader refuses it.
+json service_json(const service_spec& s, bool lease) {
   json j;
   if (s.portal_cap) j["portal_cap"] = *s.portal_cap;
   j["service_time"] = dist_json(s.service_time);
   if (s.client_timeout_ns) j["client_timeout"] = duration_text(*s.client_timeout_ns);
-  j["over_cap"] = "reject_429";  // the only policy (scenario.hpp)
+  if (lease) j["over_cap"] = "reject_429";  // the only policy (scenario.hpp)
   return j;
 }
 
@@ -282,11 +283,9 @@ nlohmann::ordered_json scenario_to_json(const admit::scenario::scenario& sc) {
     ADMIT_ASSERT(!sc.gates.empty(), "a scenario has at least one gate");
     j["gate"] = gate_json(sc.gates.front());
   }
-  // A FIFO scenario's fleet is its one server process, which the file need
-  // not (and, with fields other than workers=1, may not) describe.
-  if (std::any_of(sc.gates.begin(), sc.gates.end(), [](const gate_spec& g) { return g.kind == gate_kind::lease; }))
-    j["fleet"] = fleet_json(sc.fleet);
-  j["service"] = service_json(sc.service);
+  const bool lease = scenario::world_of(sc) == check::world_lease;
+  if (lease) j["fleet"] = fleet_json(sc.fleet);  // the FIFO world has no fleet, and its loader refuses one
+  j["service"] = service_json(sc.service, lease);
 
   json wl;
   if (!sc.requests.empty()) {

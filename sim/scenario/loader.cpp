@@ -864,24 +864,31 @@ observation read_observation(object_reader& r, const std::string& path) {
   return o;
 }
 
-std::string invariant_expectation() {
+// The invariants of `world` as a message lists them: "one of \"a\", \"b\"".
+std::string invariant_expectation(unsigned world) {
   std::string expected = "one of";
   bool first = true;
-  for (const char* n : invariant_names) {
-    expected += std::string(first ? " " : ", ") + "\"" + n + "\"";
+  for (const auto& row : check::invariant_table) {
+    if ((row.worlds & world) == 0) continue;
+    expected += std::string(first ? " " : ", ") + "\"" + row.name + "\"";
     first = false;
   }
   return expected;
 }
 
-std::vector<std::string> read_invariant_list(const json& v, const std::string& path) {
+// A list of distinct invariant names, each one that `world` checks.
+std::vector<std::string> read_invariant_list(const json& v, const std::string& path, unsigned world) {
   if (!v.is_array()) fail(path, "a list of invariant names", v);
   std::vector<std::string> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const json& x = v[i];
-    const bool known = x.is_string() && std::any_of(std::begin(invariant_names), std::end(invariant_names),
-                                                    [&](const char* n) { return x.get_ref<const std::string&>() == n; });
-    if (!known) fail(child(path, i), invariant_expectation(), x);
+    if (!x.is_string() || check::find_invariant(x.get_ref<const std::string&>()) == nullptr)
+      fail(child(path, i), invariant_expectation(world), x);
+    if (!check::applies(x.get_ref<const std::string&>(), world))
+      fail(child(path, i),
+           "an invariant that a " + std::string(check::world_name(world)) + " scenario checks (" +
+               invariant_expectation(world) + ")",
+           x);
     if (std::find(out.begin(), out.end(), x.get<std::string>()) != out.end())
       fail(child(path, i), "an invariant not listed before", x);
     out.push_back(x.get<std::string>());
@@ -890,16 +897,64 @@ std::vector<std::string> read_invariant_list(const json& v, const std::string& p
 }
 
 // {"verdict": ..., "violated": [...]}, the body of expect and of each of its variants.
-void read_verdict(object_reader& r, std::string& verdict, std::vector<std::string>& violated) {
-  static const std::pair<const char*, int> verdicts[] = {{"pass", 0}, {"violation", 1}};
-  verdict = read_enum(r.require("verdict", "\"pass\" or \"violation\""), child(r.path(), "verdict"), verdicts) == 0
-                ? "pass"
-                : "violation";
+// An expected-violated list may name only invariants the run checks: one
+// that checks.invariants switched off could never break, so expecting it to
+// would be a verdict no run can give.
+void read_verdict(object_reader& r, const checks_spec& checks, unsigned world, std::string& verdict,
+                  std::vector<std::string>& violated) {
+  static const std::pair<const char*, int> verdicts[] = {{"pass", 0}, {"violation", 1}, {"inconclusive", 2}};
+  const int v = read_enum(r.require("verdict", "\"pass\", \"violation\" or \"inconclusive\""),
+                          child(r.path(), "verdict"), verdicts);
+  verdict = v == 0 ? "pass" : v == 1 ? "violation" : "inconclusive";
   if (const json* inv = r.get("violated")) {
-    violated = read_invariant_list(*inv, child(r.path(), "violated"));
-    if (verdict == "pass" && !violated.empty())
-      fail_msg(child(r.path(), "violated"), "must be empty when the expected verdict is \"pass\"");
+    const std::string p = child(r.path(), "violated");
+    violated = read_invariant_list(*inv, p, world);
+    if (verdict != "violation" && !violated.empty())
+      fail_msg(p, "must be empty when the expected verdict is \"" + verdict + "\"");
+    if (!checks.invariants.empty())
+      for (std::size_t i = 0; i < violated.size(); ++i)
+        if (std::find(checks.invariants.begin(), checks.invariants.end(), violated[i]) == checks.invariants.end())
+          fail(child(p, i), "an invariant that checks.invariants enables (it lists only the ones it checks)",
+               violated[i]);
   }
+}
+
+// Fields that only one world reads are refused in the other, so that no field
+// is accepted and then silently ignored (docs/scenarios.md, "Which world
+// reads what"; tests/scenario/world_fields_test.cpp holds the table).
+void refuse_fields_of_other_world(const json& doc, const scenario& sc) {
+  const unsigned world = world_of(sc);
+  if (world == check::world_fifo) {
+    const char* why = "not read by a FIFO scenario: its gates run in one process (worker:0) with no wall clock; "
+                      "fleet is for a lease gate's workers; expected no key";
+    if (doc.contains("fleet")) fail_msg("/fleet", why);
+    const auto sv = doc.find("service");
+    if (sv != doc.end() && sv->is_object() && sv->contains("over_cap"))
+      fail_msg("/service/over_cap",
+               "not read by a FIFO scenario: its portal serves everything and the monitors count what runs above "
+               "its cap; expected no key");
+    return;
+  }
+  auto refuse_each = [&](const char* list, const char* const* keys, std::size_t n, const char* why) {
+    const auto wl = doc.find("workload");
+    if (wl == doc.end()) return;
+    const auto items = wl->find(list);
+    if (items == wl->end()) return;
+    for (std::size_t i = 0; i < items->size(); ++i)
+      for (std::size_t k = 0; k < n; ++k)
+        if ((*items)[i].contains(keys[k]))
+          fail_msg(child(child(child("/workload", list), i), keys[k]), why);
+  };
+  static const char* const request_keys[] = {"cancel_at", "fail"};
+  static const char* const arrival_keys[] = {"cancel_after", "fail_ppm"};
+  const char* why = "not read by a lease scenario: a lease worker runs each item to its end (cancellation and "
+                    "start-up failure are modelled by the FIFO world); expected no key";
+  refuse_each("requests", request_keys, std::size(request_keys), why);
+  refuse_each("arrivals", arrival_keys, std::size(arrival_keys), why);
+  if (!sc.cases.empty())
+    fail_msg("/cases",
+             "not read by a lease scenario: cases observe FIFO gate snapshots and HTTP responses; the lease world's "
+             "report gives metrics and invariants per variant; expected no key");
 }
 
 }  // namespace
@@ -939,6 +994,13 @@ scenario load_scenario_json(const json& doc) {
   }
   const bool has_lease = std::any_of(sc.gates.begin(), sc.gates.end(),
                                      [](const gate_spec& g) { return g.kind == gate_kind::lease; });
+  // A lease gate runs in the lease world, which simulates that one gate over
+  // its fleet; FIFO gates share one process. No world runs a mix.
+  if (has_lease && sc.gates.size() != 1) {
+    fail_msg("/gates/1",
+             "expected a lease gate to be the scenario's only gate (the lease world runs one lease gate; FIFO "
+             "gates run together in the FIFO world), got " + std::to_string(sc.gates.size()) + " gates");
+  }
 
   if (const json* f = top.get("fleet")) sc.fleet = read_fleet(*f);
 
@@ -1031,10 +1093,17 @@ scenario load_scenario_json(const json& doc) {
 
   if (const json* ck = top.get("checks")) {
     object_reader r(*ck, "/checks", "a checks object");
-    if (const json* inv = r.get("invariants")) sc.checks.invariants = read_invariant_list(*inv, "/checks/invariants");
+    if (const json* inv = r.get("invariants")) {
+      sc.checks.invariants = read_invariant_list(*inv, "/checks/invariants", world_of(sc));
+      if (sc.checks.invariants.empty())
+        fail("/checks/invariants",
+             "a non-empty list of invariants to check (leave the key out to check all of them)", *inv);
+    }
     if (const json* x = r.get("max_events"))
       sc.checks.max_events = static_cast<std::uint64_t>(read_int(*x, "/checks/max_events", 1, 10'000'000'000));
     if (const json* x = r.get("horizon")) sc.checks.horizon_ns = read_duration(*x, "/checks/horizon", 1);
+    if (const json* x = r.get("max_wall"))
+      sc.checks.max_wall_ns = read_duration(*x, "/checks/max_wall", sim::ms, day_ns);
     if (const json* x = r.get("trace")) sc.checks.trace_capacity = read_int(*x, "/checks/trace", 0, 100'000);
     if (const json* x = r.get("liveness_horizon")) {
       sc.checks.liveness_horizon_ns = read_duration(*x, "/checks/liveness_horizon", 1);
@@ -1065,7 +1134,7 @@ scenario load_scenario_json(const json& doc) {
 
   if (const json* ex = top.get("expect")) {
     object_reader r(*ex, "/expect", "an expect object");
-    read_verdict(r, sc.expect.verdict, sc.expect.violated);
+    read_verdict(r, sc.checks, world_of(sc), sc.expect.verdict, sc.expect.violated);
     if (const json* vs = r.get("variants")) {
       static const std::pair<const char*, lease_variant> names[] = {{"seed", lease_variant::seed},
                                                                     {"server_time", lease_variant::server_time},
@@ -1082,7 +1151,7 @@ scenario load_scenario_json(const json& doc) {
         });
         if (!runs) fail(p, "a variant that a lease gate of this scenario runs", it.key());
         object_reader vr(it.value(), p, "a verdict object such as {\"verdict\": \"pass\"}");
-        read_verdict(vr, ve.verdict, ve.violated);
+        read_verdict(vr, sc.checks, world_of(sc), ve.verdict, ve.violated);
         vr.finish();
         sc.expect.variants.push_back(std::move(ve));
       }
@@ -1090,6 +1159,7 @@ scenario load_scenario_json(const json& doc) {
     r.finish();
   }
   top.finish();
+  refuse_fields_of_other_world(doc, sc);
   return sc;
 }
 

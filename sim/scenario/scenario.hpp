@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gate/fifo/fifo_gate.hpp"
+#include "sim/check/invariants.hpp"
 #include "sim/kernel/distribution.hpp"
 #include "sim/kernel/vtime.hpp"
 
@@ -257,6 +258,10 @@ struct fault_rates {
 struct faults_spec {
   std::vector<fault_spec> schedule;  // file order; the world applies same-instant faults in this order
   std::optional<fault_rates> rates;
+  // Not read from a file: the kinds whose faults drawn from rates reached the
+  // per-kind limit before rates.until (world::drawn_faults_per_kind_max), so
+  // the run is not the one the rates describe and is inconclusive.
+  std::vector<fault_kind> draw_limited;
 };
 
 // What a case of the report shows (the lab's shapes).
@@ -279,24 +284,16 @@ struct case_spec {
   observation what;
 };
 
-// Every invariant a scenario may name (checks.invariants, expect.violated).
-// The FIFO world checks the first six; the lease world checks
-// gate_inflight_le_cap, portal_inflight_le_cap, token_granted_once and liveness.
-inline constexpr const char* invariant_names[] = {
-    "gate_inflight_le_cap",    // the gate never grants more than its cap
-    "waiting_le_max",          // the queue never holds more than max_waiting
-    "portal_inflight_le_cap",  // the portal never sees more concurrent work than its cap
-    "fifo_order",              // waiters are promoted in arrival order
-    "lease_released_once",     // every granted lease is released exactly once
-    "liveness",                // at the end every request has ended and the gates are idle
-    "token_granted_once",      // lease gate: no token is granted while it already holds a permit
-    "expired_leases_reaped",   // lease gate: no permit older than the lease survives an acquire
-};
-inline constexpr std::size_t fifo_invariant_count = 6;  // the first six
+// Every invariant a scenario may name (checks.invariants, expect.violated),
+// and the worlds it applies to: the table in sim/check/invariants.hpp.
+using check::invariant_names;
 
 struct checks_spec {
-  std::vector<std::string> invariants;  // empty: all
-  std::uint64_t max_events = 50'000'000;
+  std::vector<std::string> invariants;  // none given: every invariant of the scenario's world; never empty when given
+  std::uint64_t max_events = 50'000'000;  // reaching it: inconclusive
+  // Wall-clock guard of one run (one variant): reaching it is inconclusive.
+  // The only place wall time can change a report, and only by stopping it.
+  vtime_ns max_wall_ns = 600 * sim::sec;
   vtime_ns horizon_ns = 24LL * 3600 * sim::sec;  // the run is cut off here
   std::int64_t trace_capacity = 64;
   // Every fault has healed by then and the system must be idle at it; at most horizon_ns.
@@ -311,7 +308,7 @@ struct variant_expect {
 };
 
 struct expect_spec {
-  std::string verdict = "pass";          // "pass" or "violation"
+  std::string verdict = "pass";          // "pass", "violation" or "inconclusive"
   std::vector<std::string> violated;     // with "violation": the invariants expected to break
   std::vector<variant_expect> variants;  // per lease variant, overriding the two above; file order
 };
@@ -330,5 +327,13 @@ struct scenario {
   checks_spec checks;
   expect_spec expect;
 };
+
+// The world a scenario runs in (check::world_bits): lease when its one gate
+// is a lease gate, FIFO otherwise. The loader refuses a mix.
+inline unsigned world_of(const scenario& sc) {
+  for (const auto& g : sc.gates)
+    if (g.kind == gate_kind::lease) return check::world_lease;
+  return check::world_fifo;
+}
 
 }  // namespace admit::scenario

@@ -36,19 +36,21 @@ std::optional<vtime_ns> draw_length(sim::prng& rng, vtime_ns mean_ns, vtime_ns a
 }
 
 // One kind's Poisson process: appends its strikes to `out`.
-void draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rates& rates, const fault_nodes& nodes,
+// Returns false when the kind reached drawn_faults_per_kind_max before rates.until.
+bool draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rates& rates, const fault_nodes& nodes,
                std::uint64_t seed, std::vector<fault_spec>& out) {
-  if (per_hour <= 0) return;
+  if (per_hour <= 0) return true;
   ADMIT_ASSERT(nodes.workers >= 1, "a fleet has at least one worker");
   const std::string_view name = scenario::fault_kind_names[static_cast<std::size_t>(kind)];
   sim::prng rng = sim::substream(seed, "faults/" + std::string(name));
   const auto gap = sim::duration_dist::exponential(hour_ns / per_hour);
   const auto workers = static_cast<std::uint64_t>(nodes.workers);
   vtime_ns t = 0;
+  std::size_t drawn = 0;
   for (;;) {
-    if (out.size() >= drawn_faults_max) return;
     t += gap.sample(rng);
-    if (t >= rates.until_ns) return;
+    if (t >= rates.until_ns) return true;
+    if (drawn >= drawn_faults_per_kind_max) return false;
     fault_spec f;
     f.at_ns = t;
     f.kind = kind;
@@ -107,6 +109,7 @@ void draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rat
         ADMIT_ASSERT(false, "rates draw only crash, pause, partition, clock_step, redis_restart and redis_failover");
     }
     out.push_back(f);
+    ++drawn;
   }
 }
 
@@ -121,16 +124,20 @@ fault_nodes nodes_of(const scenario::scenario& sc) {
   return n;
 }
 
-std::vector<fault_spec> draw_faults(const scenario::fault_rates& rates, const fault_nodes& nodes, std::uint64_t seed) {
+std::vector<fault_spec> draw_faults(const scenario::fault_rates& rates, const fault_nodes& nodes, std::uint64_t seed,
+                                    std::vector<fault_kind>* limited) {
   std::vector<fault_spec> out;
   if (!rates.any()) return out;
-  draw_kind(fault_kind::crash, rates.crash_per_hour, rates, nodes, seed, out);
-  draw_kind(fault_kind::pause, rates.pause_per_hour, rates, nodes, seed, out);
-  draw_kind(fault_kind::partition, rates.partition_per_hour, rates, nodes, seed, out);
-  draw_kind(fault_kind::clock_step, rates.clock_step_per_hour, rates, nodes, seed, out);
+  auto kind = [&](fault_kind k, std::int64_t per_hour) {
+    if (!draw_kind(k, per_hour, rates, nodes, seed, out) && limited != nullptr) limited->push_back(k);
+  };
+  kind(fault_kind::crash, rates.crash_per_hour);
+  kind(fault_kind::pause, rates.pause_per_hour);
+  kind(fault_kind::partition, rates.partition_per_hour);
+  kind(fault_kind::clock_step, rates.clock_step_per_hour);
   if (nodes.has_redis) {
-    draw_kind(fault_kind::redis_restart, rates.redis_restart_per_hour, rates, nodes, seed, out);
-    draw_kind(fault_kind::redis_failover, rates.redis_failover_per_hour, rates, nodes, seed, out);
+    kind(fault_kind::redis_restart, rates.redis_restart_per_hour);
+    kind(fault_kind::redis_failover, rates.redis_failover_per_hour);
   }
   // Time order; at one instant, kinds in the order above (stable).
   std::stable_sort(out.begin(), out.end(), [](const fault_spec& a, const fault_spec& b) { return a.at_ns < b.at_ns; });
@@ -152,7 +159,7 @@ scenario::scenario with_drawn_faults(const scenario::scenario& sc, std::uint64_t
   if (!sc.faults.rates) return out;
   const scenario::fault_rates rates = *sc.faults.rates;
   out.faults.rates.reset();
-  merge_faults(out.faults.schedule, draw_faults(rates, nodes_of(sc), seed));
+  merge_faults(out.faults.schedule, draw_faults(rates, nodes_of(sc), seed, &out.faults.draw_limited));
   return out;
 }
 

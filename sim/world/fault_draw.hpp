@@ -28,7 +28,10 @@
 //               [1ns, max_replication_lag]; exponential downtime as above.
 // Lengths are at least 1ns and at most 24h, and, with
 // `checks.liveness_horizon`, end by it (the loader's rule for scheduled
-// faults). At most `drawn_faults_max` faults are drawn in all.
+// faults). At most `drawn_faults_per_kind_max` faults of each kind are
+// drawn; a kind that reaches it before `until` is reported (draw_faults'
+// `limited`, faults_spec::draw_limited), and a run of such a schedule is
+// inconclusive: never a silent cut that drops the later kinds' faults.
 //
 // The world merges the drawn faults after the explicit schedule (stable by
 // time: at one instant the explicit ones apply first).
@@ -45,7 +48,7 @@ namespace admit::world {
 
 using sim::vtime_ns;
 
-inline constexpr std::size_t drawn_faults_max = 100'000;
+inline constexpr std::size_t drawn_faults_per_kind_max = 100'000;
 
 // The nodes faults can strike.
 struct fault_nodes {
@@ -56,13 +59,16 @@ struct fault_nodes {
 
 fault_nodes nodes_of(const scenario::scenario& sc);
 
-// The faults `rates` give for run seed `seed`, in time order.
+// The faults `rates` give for run seed `seed`, in time order. The kinds that
+// reached drawn_faults_per_kind_max are appended to `limited` when given.
 std::vector<scenario::fault_spec> draw_faults(const scenario::fault_rates& rates, const fault_nodes& nodes,
-                                              std::uint64_t seed);
+                                              std::uint64_t seed,
+                                              std::vector<scenario::fault_kind>* limited = nullptr);
 
 // `sc` with the faults its rates give for `seed` merged into its schedule and
-// its rates removed: the scenario a run with that seed really runs. Without
-// rates (or with every rate 0) it is `sc` unchanged.
+// its rates removed: the scenario a run with that seed really runs, with
+// faults.draw_limited naming the kinds cut by the limit. Without rates (or
+// with every rate 0) it is `sc` unchanged.
 scenario::scenario with_drawn_faults(const scenario::scenario& sc, std::uint64_t seed);
 
 // Merges `drawn` into `schedule`, stable by time (at one instant the faults

@@ -17,9 +17,10 @@
 #include "gate/redis/replica.hpp"
 #include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/prng.hpp"
-#include "sim/scenario/duration.hpp"
 #include "sim/kernel/sim_env.hpp"
+#include "sim/scenario/duration.hpp"
 #include "sim/world/arrivals.hpp"
+#include "sim/world/run_guard.hpp"
 
 namespace admit::world {
 
@@ -42,6 +43,15 @@ redis::variant to_redis(scenario::lease_variant v) {
 enum lease_inv : std::size_t { l_gate_inflight, l_portal_inflight, l_token_once, l_expiry, l_liveness, l_count };
 constexpr const char* lease_invariant_names[l_count] = {"gate_inflight_le_cap", "portal_inflight_le_cap",
                                                         "token_granted_once", "expired_leases_reaped", "liveness"};
+// Every row of the invariant table that applies to the lease world, and nothing else.
+static_assert([] {
+  std::size_t n = 0;
+  for (const auto& row : check::invariant_table) n += (row.worlds & check::world_lease) != 0;
+  if (n != l_count) return false;
+  for (const char* name : lease_invariant_names)
+    if (!check::applies(name, check::world_lease)) return false;
+  return true;
+}());
 
 enum lease_probe : std::size_t {
   lp_refused_at_limit,
@@ -142,7 +152,8 @@ class lease_world {
  public:
   lease_world(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant v, const lease_run_options& opts)
       : sc_(sc), gate_(sc.gates.front()), var_(to_redis(v)), timeline_(opts.timeline),
-        service_rng_(sim::substream(seed, "service")), src_(sc, seed) {
+        guard_(sc.checks.max_events, sc.checks.max_wall_ns), service_rng_(sim::substream(seed, "service")),
+        src_(sc, seed) {
     rec_.seed = seed;
     rec_.variant = scenario::lease_variant_names[static_cast<std::size_t>(v)];
     rec_.lease.emplace();
@@ -207,7 +218,16 @@ class lease_world {
       sched_.schedule_at(f.at_ns, [this, fp] { apply_fault(*fp); });
     }
     for (auto& w : workers_) spawn_worker(*w);
-    rec_.status = sched_.run(sim::run_limits{sc_.checks.max_events, sc_.checks.horizon_ns});
+    // checks.liveness_horizon stops the run there first: once every event due by then has run, the
+    // system must be idle (when nothing is left to run, finish() judges the same end state). The
+    // check adds no event and does not move the clock.
+    const std::optional<vtime_ns> lh = sc_.checks.liveness_horizon_ns;
+    rec_.status = guard_.run(sched_, lh.value_or(sc_.checks.horizon_ns));
+    if (lh && rec_.status == sim::run_status::time_limit && !guard_.wall_hit()) {
+      check_idle(*lh);
+      if (stopped_) rec_.status = sim::run_status::stopped;
+      else rec_.status = guard_.run(sched_, sc_.checks.horizon_ns);
+    }
     finish();
     tearing_down_ = true;
     drop_idle_waits();
@@ -948,16 +968,27 @@ class lease_world {
     push_trace(source, "", what, count, ref);
   }
 
+  // At checks.liveness_horizon `lh_ns`: every item that arrived has ended and no worker holds a permit.
+  void check_idle(vtime_ns lh_ns) {
+    std::string why;
+    if (ended_ != items_) why = std::to_string(items_ - ended_) + " work items that arrived had not ended";
+    else if (holders_ != 0) why = std::to_string(holders_) + " workers still held a permit";
+    check(l_liveness, why.empty(), [&] {
+      return "at checks.liveness_horizon (" + scenario::format_duration(lh_ns) + ") " + why;
+    });
+  }
+
   void finish() {
     rec_.metrics.simulated_ns = sched_.now_ns();
     rec_.metrics.events = sched_.events_run();
-    if (!stopped_) {
+    // A run cut short is inconclusive: what it did not reach is not judged.
+    const std::uint64_t total = src_.total();
+    const std::uint64_t pending = total - ended_;
+    if (!stopped_)
+      rec_.inconclusive = guard_.reason(rec_.status, sched_.now_ns(), sc_.checks.horizon_ns, pending, total);
+    if (!stopped_ && !rec_.inconclusive) {
       std::string why;
-      if (rec_.status == sim::run_status::event_limit)
-        why = "the run used its budget of " + std::to_string(sc_.checks.max_events) + " events";
-      else if (rec_.status == sim::run_status::time_limit)
-        why = "the run reached its horizon (" + scenario::format_duration(sc_.checks.horizon_ns) + ") with work pending";
-      else if (ended_ != items_ || arrival_pending_)
+      if (ended_ != items_ || arrival_pending_)
         why = std::to_string(items_ - ended_) + " work items never ended";
       if (why.empty()) {
         // One lease after the end, every permit must be released or expired.
@@ -966,11 +997,6 @@ class lease_world {
         if (left != 0) why = std::to_string(left) + " permits still held one lease after the end";
       }
       check(l_liveness, why.empty(), [&] { return why; });
-    // Cut off at the horizon: that is when liveness was judged, not the last
-    // event before it (which may be hours earlier).
-    if (rec_.status == sim::run_status::time_limit && rec_.invariants[l_liveness].first &&
-        rec_.invariants[l_liveness].first->at_ns < sc_.checks.horizon_ns)
-      rec_.invariants[l_liveness].first->at_ns = sc_.checks.horizon_ns;
     }
     rec_.trace.clear();
     rec_.trace.reserve(trace_.size());
@@ -988,6 +1014,7 @@ class lease_world {
   bool timeline_ = true;  // lease_run_options::timeline
   gate::lease_client_config cfg_;
   sim::scheduler sched_;
+  run_guard guard_;
   sim::prng service_rng_;
   run_record rec_;
   std::vector<std::unique_ptr<worker_state>> workers_;

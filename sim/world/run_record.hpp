@@ -85,9 +85,21 @@ struct captured_snapshot {
   fifo::snapshot snap;
 };
 
+// Why a run could not finish, so that nothing it did not see is judged:
+// kind is "event_budget" (checks.max_events), "horizon" (checks.horizon came
+// before every request ended), "fault_draw_limit" (faults.rates asked for
+// more faults of a kind than a run draws) or "wall_limit" (checks.max_wall).
+struct inconclusive_reason {
+  std::string kind;
+  std::string detail;  // one sentence in the domain's words, with the figures
+};
+
 struct run_record {
   std::uint64_t seed = 0;
   sim::run_status status = sim::run_status::idle;
+  // Set when the run could not finish. Liveness is then not judged; a safety
+  // violation seen before the cut still counts (it happened).
+  std::optional<inconclusive_reason> inconclusive;
   std::vector<invariant_result> invariants;  // in a fixed order per world
   run_metrics metrics;
   std::optional<lease_metrics> lease;  // lease-gate runs only
@@ -105,6 +117,12 @@ struct run_record {
     for (const auto& inv : invariants)
       if (!inv.holds) return true;
     return false;
+  }
+  // "violation" when an invariant broke, else "inconclusive" when the run
+  // could not finish, else "pass".
+  const char* verdict() const {
+    if (any_violation()) return "violation";
+    return inconclusive ? "inconclusive" : "pass";
   }
   const captured_snapshot* find_snapshot(const std::string& gate, vtime_ns at_ns) const {
     for (const auto& s : snapshots)

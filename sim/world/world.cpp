@@ -5,6 +5,7 @@
 #include <boost/asio/cancellation_type.hpp>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -12,12 +13,13 @@
 #include "gate/asio/async_fifo_gate.hpp"
 #include "gate/asio/finish_worker.hpp"
 #include "sim/kernel/prng.hpp"
-#include "sim/scenario/duration.hpp"
 #include "sim/kernel/sim_env.hpp"
+#include "sim/scenario/duration.hpp"
 #include "sim/world/arrivals.hpp"
 #include "sim/world/fault_draw.hpp"
 #include "sim/world/fifo_process.hpp"
 #include "sim/world/lease_world.hpp"
+#include "sim/world/run_guard.hpp"
 
 namespace admit::world {
 
@@ -64,7 +66,14 @@ enum inv : std::size_t {
   inv_liveness,
   inv_count,
 };
-static_assert(scenario::fifo_invariant_count == inv_count);
+// The FIFO world reports the table's first inv_count rows, in table order: each must be one it checks.
+static_assert([] {
+  for (std::size_t i = 0; i < inv_count; ++i)
+    if (!check::applies(check::invariant_table[i].name, check::world_fifo)) return false;
+  for (std::size_t i = inv_count; i < check::invariant_count; ++i)
+    if (check::applies(check::invariant_table[i].name, check::world_fifo)) return false;
+  return true;
+}());
 
 class world;
 
@@ -279,7 +288,11 @@ class req_ptr {
 class world {
  public:
   world(const scenario::scenario& sc, std::uint64_t seed)
-      : sc_(sc), proc_(sched_), service_rng_(sim::substream(seed, "service")), src_(sc, seed) {
+      : sc_(sc),
+        proc_(sched_),
+        guard_(sc.checks.max_events, sc.checks.max_wall_ns),
+        service_rng_(sim::substream(seed, "service")),
+        src_(sc, seed) {
     rec_.seed = seed;
     for (std::size_t i = 0; i < inv_count; ++i) {
       invariant_result r;
@@ -319,17 +332,27 @@ class world {
     // Snapshot instants, in order; each sees every event due at or before it.
     std::set<vtime_ns> instants;
     for (const auto& s : snapshot_refs_) instants.insert(s.second);
-    std::uint64_t budget = sc_.checks.max_events;
+    // checks.liveness_horizon stops the run there too: once every event due by then has run, the
+    // system must be idle (when nothing is left to run, finish() judges the same end state). The
+    // check adds no event and does not move the clock, so a report's events and times are the
+    // ones the run had without it.
+    const std::optional<vtime_ns> lh = sc_.checks.liveness_horizon_ns;
+    if (lh) instants.insert(*lh);
     sim::run_status st = sim::run_status::idle;
-    auto spend = [&](vtime_ns horizon) {
-      const std::uint64_t before = sched_.events_run();
-      st = sched_.run(sim::run_limits{budget, horizon});
-      budget -= std::min(budget, sched_.events_run() - before);
-    };
+    auto spend = [&](vtime_ns horizon) { st = guard_.run(sched_, horizon); };
     for (vtime_ns t : instants) {
       if (t > sc_.checks.horizon_ns) break;
       spend(t);
       if (st == sim::run_status::stopped || st == sim::run_status::event_limit) break;
+      if (lh && t == *lh && st == sim::run_status::time_limit) {
+        check_idle(t);
+        if (stopped_) {
+          st = sim::run_status::stopped;
+          break;
+        }
+      }
+      if (std::none_of(snapshot_refs_.begin(), snapshot_refs_.end(), [&](const auto& r) { return r.second == t; }))
+        continue;
       if (sched_.now_ns() < t) sched_.run_until(t, 0);
       for (const auto& [gate_name, at] : snapshot_refs_)
         if (at == t) capture(gate_name, t);
@@ -841,6 +864,21 @@ class world {
     if (r.keep) rec_.outcomes[r.out.id] = r.out;
   }
 
+  // At checks.liveness_horizon `lh_ns`: every request that arrived has ended and every gate is idle.
+  void check_idle(vtime_ns lh_ns) {
+    std::string why;
+    if (outstanding_ != 0) why = std::to_string(outstanding_) + " requests that arrived had not ended";
+    for (const auto& g : gates_) {
+      const auto& core = g->gate().core();
+      if (why.empty() && (core.active() != 0 || core.waiting() != 0))
+        why = g->name + " was not idle: active " + std::to_string(core.active()) + ", waiting " +
+              std::to_string(core.waiting());
+    }
+    check(inv_liveness, why.empty(), [&] {
+      return "at checks.liveness_horizon (" + scenario::format_duration(lh_ns) + ") " + why;
+    });
+  }
+
   void finish() {
     // A release that broke the core inside a lease's destructor: raise it
     // here, where the caller adds the seed and the replay command.
@@ -855,12 +893,16 @@ class world {
       copy_trace();
       return;
     }
+    // A run cut short is inconclusive: what it did not reach is not judged.
+    const std::uint64_t total = src_.total();
+    const std::uint64_t pending = total - (rec_.metrics.requests - static_cast<std::uint64_t>(outstanding_));
+    rec_.inconclusive = guard_.reason(rec_.status, sched_.now_ns(), sc_.checks.horizon_ns, pending, total);
+    if (rec_.inconclusive) {
+      copy_trace();
+      return;
+    }
     std::string why;
-    if (rec_.status == sim::run_status::event_limit)
-      why = "the run used its budget of " + std::to_string(sc_.checks.max_events) + " events";
-    else if (rec_.status == sim::run_status::time_limit)
-      why = "the run reached its horizon (" + scenario::format_duration(sc_.checks.horizon_ns) + ") with work pending";
-    else if (!src_.exhausted() || outstanding_ != 0)
+    if (!src_.exhausted() || outstanding_ != 0)
       why = std::to_string(outstanding_) + " requests never ended";
     const bool all_ended = why.empty();
     for (const auto& g : gates_) {
@@ -877,17 +919,13 @@ class world {
               std::to_string(core.waiting());
     }
     check(inv_liveness, why.empty(), [&] { return why; });
-    // Cut off at the horizon: that is when liveness was judged, not the last
-    // event before it (which may be hours earlier).
-    if (rec_.status == sim::run_status::time_limit && rec_.invariants[inv_liveness].first &&
-        rec_.invariants[inv_liveness].first->at_ns < sc_.checks.horizon_ns)
-      rec_.invariants[inv_liveness].first->at_ns = sc_.checks.horizon_ns;
     copy_trace();
   }
 
   const scenario::scenario& sc_;
   sim::scheduler sched_;
   fifo_process proc_;
+  run_guard guard_;
   sim::prng service_rng_;
   run_record rec_;
   arrival_source src_;
@@ -932,21 +970,43 @@ run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed) {
   return w.run();
 }
 
+namespace {
+
+// One run per lease variant, or the FIFO world's one run, of a scenario whose
+// faults are all in its schedule.
+std::vector<run_record> run_gates(const scenario::scenario& sc, std::uint64_t seed,
+                                  const lease_run_options& lease_options) {
+  std::vector<run_record> out;
+  if (scenario::world_of(sc) == check::world_fifo) {
+    out.push_back(run_scenario(sc, seed));
+    return out;
+  }
+  // The loader refuses any other gate beside a lease gate.
+  ADMIT_ASSERT(sc.gates.size() == 1, "a lease scenario has exactly its one lease gate");
+  for (scenario::lease_variant v : sc.gates.front().lease.variants)
+    out.push_back(run_lease_scenario(sc, seed, v, lease_options));
+  return out;
+}
+
+}  // namespace
+
 std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed,
                                 const lease_run_options& lease_options) {
   // faults.rates: the faults they give for this seed join the schedule (fault_draw.hpp).
   if (sc.faults.rates && sc.faults.rates->any()) return run_all(with_drawn_faults(sc, seed), seed, lease_options);
-  std::vector<run_record> out;
-  const bool any_lease = std::any_of(sc.gates.begin(), sc.gates.end(),
-                                     [](const scenario::gate_spec& g) { return g.kind == scenario::gate_kind::lease; });
-  if (!any_lease) {
-    out.push_back(run_scenario(sc, seed));
-    return out;
+  std::vector<run_record> out = run_gates(sc, seed, lease_options);
+  // A schedule cut by the draw limit is not the one the rates describe.
+  if (!sc.faults.draw_limited.empty()) {
+    std::string kinds;
+    for (scenario::fault_kind k : sc.faults.draw_limited)
+      kinds += std::string(kinds.empty() ? "" : ", ") + scenario::fault_kind_names[static_cast<std::size_t>(k)];
+    for (run_record& r : out)
+      if (!r.inconclusive)
+        r.inconclusive = inconclusive_reason{
+            "fault_draw_limit", "faults.rates asked for more than " + std::to_string(drawn_faults_per_kind_max) +
+                                    " faults of one kind before rates.until (" + kinds +
+                                    "); the run used the first ones only"};
   }
-  if (sc.gates.size() != 1)
-    throw std::invalid_argument("/gates: a scenario with a lease gate must have exactly that one gate");
-  for (scenario::lease_variant v : sc.gates.front().lease.variants)
-    out.push_back(run_lease_scenario(sc, seed, v, lease_options));
   return out;
 }
 

@@ -38,8 +38,9 @@ run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed);
 
 // Any scenario: one run for FIFO gates; for a lease gate, one run per
 // variant the scenario names, in file order (each record's `variant` says
-// which), recording what `lease_options` asks for. Throws
-// std::invalid_argument for a combination no world runs.
+// which), recording what `lease_options` asks for. A mix of gates no world
+// runs is refused by the loader (an assertion here). A run whose drawn faults
+// reached the per-kind limit is inconclusive (fault_draw.hpp).
 std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed,
                                 const lease_run_options& lease_options = {});
 

@@ -119,17 +119,18 @@ TEST_CASE("two lease gates may not share a key") {
   CHECK(rejection(two_default) ==
         "/gates/1/key: expected a Redis key that no other lease gate uses (two gates on one key share permits), got "
         "\"admitsim:inflight\"");
+  // On distinct keys the gates are still refused: the lease world runs one lease gate alone (no world runs more).
   const std::string distinct = R"({"name": "t", "gates": [{"name": "a", "kind": "lease", "limit": 1},
-      {"name": "b", "kind": "lease", "limit": 2, "key": "other"}, {"name": "c", "kind": "fifo", "max_active": 1}],
-      "workload": {"requests": [{"gate": "c", "at": "0ms"}]}})";
-  const scenario sc = load_scenario_text(distinct);
-  CHECK(sc.gates.size() == 3);
-  CHECK(sc.requests[0].gate_index == 2);
+      {"name": "b", "kind": "lease", "limit": 2, "key": "other"}],
+      "workload": {"requests": [{"gate": "a", "at": "0ms"}]}})";
+  CHECK(rejection(distinct) ==
+        "/gates/1: expected a lease gate to be the scenario's only gate (the lease world runs one lease gate; FIFO "
+        "gates run together in the FIFO world), got 2 gates");
 }
 
 TEST_CASE("fleet clocks: a default for every worker and overrides by index") {
   // Goal: clock_of gives each worker its clock. Method: a default clock and two overrides given out of order.
-  const scenario sc = load_scenario_text(doc(fifo_gate, one_request, R"("fleet": {"workers": 5,
+  const scenario sc = load_scenario_text(doc(R"({"kind": "lease", "limit": 1})", one_request, R"("fleet": {"workers": 5,
       "clock": {"offset": "-250ms", "drift_ppm": 100},
       "clocks": [{"worker": 4, "offset": "+2s"}, {"worker": 1, "drift_ppm": -50}]})"));
   const fleet_spec& f = sc.fleet;
@@ -229,9 +230,10 @@ TEST_CASE("cases may name generated requests within their generator's count") {
 TEST_CASE("service: the over-cap policy and the distribution cap") {
   // Goal: over_cap's default and values; distributions stay within the kernel's cap. Method: load and compare.
   CHECK(load_scenario_text(doc(fifo_gate, one_request)).service.over_cap == service_spec::over_cap_policy::reject_429);
-  CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("service": {"over_cap": "reject_429"})")).service.over_cap ==
+  const std::string lease_gate = R"({"kind": "lease", "limit": 1})";
+  CHECK(load_scenario_text(doc(lease_gate, one_request, R"("service": {"over_cap": "reject_429"})")).service.over_cap ==
         service_spec::over_cap_policy::reject_429);
-  CHECK(rejection(doc(fifo_gate, one_request, R"("service": {"over_cap": "queue"})")) ==
+  CHECK(rejection(doc(lease_gate, one_request, R"("service": {"over_cap": "queue"})")) ==
         "/service/over_cap: a portal that queues connections above its cap is not modelled; expected \"reject_429\"");
   CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("service": {"service_time": "1000000s"})"))
             .service.service_time == admit::sim::duration_dist::fixed(admit::sim::duration_cap_ns));
@@ -364,8 +366,10 @@ TEST_CASE("checks and expect: the liveness horizon and per-variant verdicts") {
   CHECK(rejection(doc(fifo_gate, one_request, R"("expect": {"verdict": "pass", "variants": {"bogus": {"verdict": "pass"}}})")) ==
         "/expect/variants/bogus: expected one of \"seed\", \"server_time\", \"renewal\", \"fencing\", \"fair\", got "
         "\"bogus\"");
+  // Unknown names are refused with the names the scenario's world checks (the FIFO world's here).
   std::string names;
-  for (const char* n : invariant_names) names += std::string(names.empty() ? "" : ", ") + "\"" + n + "\"";
+  for (const auto& row : admit::check::invariant_table)
+    if (row.worlds & admit::check::world_fifo) names += std::string(names.empty() ? "" : ", ") + "\"" + row.name + "\"";
   CHECK(rejection(doc(fifo_gate, one_request, R"("expect": {"verdict": "violation", "violated": ["bogus"]})")) ==
         "/expect/violated/0: expected one of " + names + ", got \"bogus\"");
   CHECK(rejection(doc(fifo_gate, one_request, R"("checks": {"invariants": ["liveness", "liveness"]})")) ==
