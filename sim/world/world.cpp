@@ -670,6 +670,13 @@ class world {
     req_ptr r;
     using allocator_type = request_allocator<void>;
     allocator_type get_allocator() const noexcept { return allocator_type(r.get()); }
+    // finish_worker dispatches the completion on this executor. Without one
+    // it would be Asio's system executor, which calls std::terminate when a
+    // handler throws, so a broken invariant on the release in on_finished
+    // could not reach the caller. Dispatched inside a running scheduler, the
+    // sim executor runs it inline all the same.
+    using executor_type = sim::sim_executor;
+    executor_type get_executor() const noexcept { return w->sched_.get_executor(); }
     void operator()(error_code ec) { w->on_finished(std::move(r), ec); }
   };
   // The work at the portal: it cannot be cancelled, so it needs no timer,

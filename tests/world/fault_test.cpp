@@ -214,3 +214,15 @@ TEST_CASE("a crash during a stall resets the requests the stall was holding", "[
   CHECK(r.rec.outcomes.at("b").status == "connection_reset");
   CHECK(r.rec.outcomes.at("b").responded_ns == 200 * ms);
 }
+
+TEST_CASE("a broken invariant inside a release reaches the world's caller, not std::terminate", "[world][assert]") {
+  // Goal: a release that breaks the core (ADMIT_ASSERT inside lease::reset()) surfaces as
+  // admit::assertion_failure from run_all, which `admitsim run` reports with the seed and the replay
+  // command. Method: a core whose release drives its active count negative (a test-only mutation no file
+  // can name), on a request that completes.
+  admit::scenario::scenario sc = admit::scenario::load_scenario_text(
+      fifo(1, 0, "10ms", R"({"id": "a", "at": "0ms"})", ""));
+  sc.gates.front().fifo.mut = admit::fifo::mutation::corrupt_on_release;
+  CHECK_THROWS_WITH(admit::world::run_all(sc, 1), Catch::Contains("active count went negative"));
+  CHECK_THROWS_AS(admit::world::run_all(sc, 1), admit::assertion_failure);
+}
