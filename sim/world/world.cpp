@@ -791,6 +791,7 @@ class world {
           sched_.schedule_after(dur, [this] {
             push_trace(nullptr, fault_texts[1], 0, 0, 0);
             proc_.restart();
+            sweep_dead_gates();
           });
         break;
       case fk::pause:
@@ -826,8 +827,29 @@ class world {
     std::sort(held.begin(), held.end(), [](const req_ptr& a, const req_ptr& b) { return a->number < b->number; });
     proc_.crash();
     for (const req_ptr& p : held) respond(*p, 0, "connection_reset");
-    for (auto& g : gates_) dead_gates_.push_back(g->rebuild(process_ex()));
+    sweep_dead_gates();
+    for (auto& g : gates_) dead_gates_.push_back(dead_gate{g->rebuild(process_ex()), -1});
     sample_series();
+  }
+
+  // A run with many crashes must not keep every dead gate (each holds its
+  // event log). A dead gate gets no new work: once nothing of it is left (no
+  // lease counted, no waiter) it stays so, and only a claim posted at that
+  // same instant may still refer to it. So a gate seen idle is freed at a
+  // later sweep (a crash or a restart), when that instant's posted work has
+  // run. A broken core (a mutation) may have leases it no longer counts:
+  // those gates are kept.
+  void sweep_dead_gates() {
+    const vtime_ns now = sched_.now_ns();
+    std::erase_if(dead_gates_, [now](dead_gate& d) {
+      const sim_gate& g = *d.gate;
+      const bool idle = g.core().cfg().mut == fifo::mutation::none && g.core().active() == 0 &&
+                        g.core().waiting() == 0 && g.pending_waiters() == 0;
+      if (!idle) return false;
+      if (d.idle_since_ns >= 0 && d.idle_since_ns < now) return true;
+      if (d.idle_since_ns < 0) d.idle_since_ns = now;
+      return false;
+    });
   }
 
   // Request states are recycled: a run allocates only as many as are ever
@@ -959,7 +981,11 @@ class world {
   // Last: pending work is destroyed (and its request states recycled) before
   // the storage above goes.
   std::vector<std::unique_ptr<gate_slot>> gates_;
-  std::vector<std::unique_ptr<sim_gate>> dead_gates_;  // gates of ended process lifetimes
+  struct dead_gate {
+    std::unique_ptr<sim_gate> gate;
+    vtime_ns idle_since_ns;  // when a sweep first saw it idle, or -1
+  };
+  std::vector<dead_gate> dead_gates_;  // gates of ended process lifetimes still referred to
 };
 
 void recycle(request_state* r) noexcept { r->owner->recycle(r); }
