@@ -18,6 +18,14 @@
 // slot, which may promote the next waiter. Hold it until the work has really
 // ended: see finish_worker.hpp.
 //
+// Broken invariants. The core checks its invariants on every call and raises
+// admit::assertion_failure when one breaks. reset() (and a move-assignment
+// over a live lease) lets it reach its caller, who can report it with what
+// it knows (the simulator: the seed and the replay command). A destructor
+// cannot throw: it keeps the first such failure in the gate, and the gate's
+// next operation (or rethrow_failure()) raises it, so a broken release is
+// never swallowed and never turns into std::terminate.
+//
 // Environment. `Env` supplies the executor, the timer and the clock:
 //   using executor_type; using timer_type;            // timer_type(executor_type)
 //   static std::int64_t now_ns(const executor_type&);
@@ -44,6 +52,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <utility>
 
@@ -72,7 +81,7 @@ class async_fifo_gate {
    public:
     lease() noexcept = default;
     lease(lease&& o) noexcept : gate_(std::exchange(o.gate_, nullptr)) {}
-    lease& operator=(lease&& o) noexcept {
+    lease& operator=(lease&& o) {
       if (this != &o) {
         reset();
         gate_ = std::exchange(o.gate_, nullptr);
@@ -81,11 +90,19 @@ class async_fifo_gate {
     }
     lease(const lease&) = delete;
     lease& operator=(const lease&) = delete;
-    ~lease() { reset(); }
+    ~lease() {
+      if (gate_ == nullptr) return;
+      async_fifo_gate* g = gate_;
+      try {
+        reset();
+      } catch (...) {
+        g->keep_failure(std::current_exception());
+      }
+    }
 
     explicit operator bool() const noexcept { return gate_ != nullptr; }
-    // Ends the lease now (idempotent).
-    void reset() noexcept {
+    // Ends the lease now (idempotent). Throws what the core raises.
+    void reset() {
       if (gate_ != nullptr) std::exchange(gate_, nullptr)->release_lease();
     }
 
@@ -111,6 +128,11 @@ class async_fifo_gate {
   auto async_acquire(Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
         initiate_acquire{this}, token);
+  }
+
+  // Raises, once, a failure a lease's destructor kept (see "Broken invariants").
+  void rethrow_failure() {
+    if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
   }
 
   // Drops every queued waiter without completing it (their handlers are
@@ -206,6 +228,7 @@ class async_fifo_gate {
 
   template <class Handler>
   void start(Handler&& handler) {
+    rethrow_failure();
     using handler_t = std::decay_t<Handler>;
     const fifo::ticket_id ticket = next_ticket_++;
     const fifo::acquire_result r = core_.acquire(ticket, Env::now_ns(ex_));
@@ -251,6 +274,7 @@ class async_fifo_gate {
   }
 
   void on_deadline(fifo::ticket_id t) {
+    rethrow_failure();
     const fifo::leave_result r = core_.expire(t, Env::now_ns(ex_));
     notify();
     if (r.outcome == fifo::leave_outcome::not_waiting) return;
@@ -259,6 +283,7 @@ class async_fifo_gate {
   }
 
   void on_cancel(fifo::ticket_id t) {
+    rethrow_failure();
     const fifo::leave_result r = core_.cancel(t, Env::now_ns(ex_));
     notify();
     if (r.outcome == fifo::leave_outcome::not_waiting) return;
@@ -274,6 +299,7 @@ class async_fifo_gate {
   }
 
   void on_claim(fifo::ticket_id t) {
+    rethrow_failure();
     if (!core_.is_handed_over(t)) return;  // the deadline or a cancellation won
     const bool claimed = core_.claim(t, Env::now_ns(ex_));
     ADMIT_ASSERT(claimed, "a handed-over ticket must be claimable");
@@ -283,7 +309,11 @@ class async_fifo_gate {
     w->complete(boost::system::error_code{}, lease(this), false);
   }
 
-  void release_lease() noexcept {
+  void keep_failure(std::exception_ptr e) noexcept {
+    if (!failure_) failure_ = std::move(e);
+  }
+
+  void release_lease() {
     const fifo::release_result r = core_.release(Env::now_ns(ex_));
     notify();
     if (r.promoted) hand_over(*r.promoted);
@@ -305,6 +335,7 @@ class async_fifo_gate {
   std::deque<queued> waiters_;
   std::size_t waiter_count_ = 0;
   fifo_observer* observer_ = nullptr;
+  std::exception_ptr failure_;  // kept by a lease's destructor until the next operation
 };
 
 }  // namespace admit::gate

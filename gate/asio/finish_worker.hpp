@@ -11,6 +11,11 @@
 // gate lease across `co_await async_finish_worker(...)` therefore keeps its
 // slot until the work is over, whatever happens to the caller; releasing
 // earlier would admit new work while the old work still runs.
+//
+// The completion is dispatched on the handler's associated executor. A
+// handler that may throw (a lease released in it can raise a broken core
+// invariant) needs one: Asio's default, the system executor, calls
+// std::terminate when a handler it runs throws.
 #pragma once
 
 #include <boost/asio/associated_allocator.hpp>

@@ -29,6 +29,7 @@ std::string_view to_string(mutation m) noexcept {
     case mutation::admit_off_by_one: return "admit_off_by_one";
     case mutation::newcomers_jump_queue: return "newcomers_jump_queue";
     case mutation::double_release_on_timeout: return "double_release_on_timeout";
+    case mutation::corrupt_on_release: return "corrupt_on_release";
   }
   return "unknown_mutation";
 }
@@ -71,15 +72,16 @@ void validate(const config& cfg) {
   check_range("wait_deadline_ns", cfg.wait_deadline_ns, 1, wait_deadline_ns_limit);
   check_range("event_log_capacity", cfg.event_log_capacity, 0, event_log_capacity_limit);
   const auto mut = static_cast<std::uint8_t>(cfg.mut);
-  if (mut > static_cast<std::uint8_t>(mutation::double_release_on_timeout)) {
+  if (mut > static_cast<std::uint8_t>(mutation::corrupt_on_release)) {
     throw config_error("mut", "expected a known mutation (none, leak_handover_on_cancel, "
                               "admit_off_by_one, newcomers_jump_queue, "
-                              "double_release_on_timeout), got " +
+                              "double_release_on_timeout, corrupt_on_release), got " +
                                   std::to_string(mut));
   }
 }
 
-fifo_gate::fifo_gate(config cfg) : cfg_(cfg), checked_(cfg.mut == mutation::none) {
+fifo_gate::fifo_gate(config cfg)
+    : cfg_(cfg), checked_(cfg.mut == mutation::none || cfg.mut == mutation::corrupt_on_release) {
   validate(cfg_);
   // The lab's 128 entries, or any modest capacity, are allocated up front; a
   // very large log grows on demand and stops growing at its capacity.
@@ -188,6 +190,7 @@ release_result fifo_gate::release(std::int64_t now_ns) {
     return {false, std::nullopt};
   }
   const std::optional<ticket_id> promoted = release_one(no_ticket);
+  if (cfg_.mut == mutation::corrupt_on_release) [[unlikely]] active_ = -1;
   check_invariants();
   return {true, promoted};
 }

@@ -77,6 +77,10 @@ enum class mutation : std::uint8_t {
   admit_off_by_one,           // admits while active <= max_active
   newcomers_jump_queue,       // release leaves the slot free; a newcomer takes it past older waiters
   double_release_on_timeout,  // a handed-over lease is released twice when its deadline passes
+  // Tests only (no scenario file can name it): a release drives the active
+  // count negative with the invariant checks still on, so ADMIT_ASSERT fires
+  // inside the release, as a real bug there would.
+  corrupt_on_release,
 };
 std::string_view to_string(mutation m) noexcept;
 inline constexpr mutation all_mutations[] = {

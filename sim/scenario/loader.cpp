@@ -620,6 +620,15 @@ fault_spec read_fault(const json& v, const std::string& p, const node_context& c
   const bool redis_kind = f.kind == fault_kind::redis_restart || f.kind == fault_kind::redis_failover;
   if (redis_kind && !ctx.has_redis)
     fail(child(p, "kind"), "a fault of a node this scenario has (Redis faults need a lease gate)", kind);
+  // A FIFO scenario is one server process ("worker:0") holding its gates in
+  // memory: the FIFO world honours what can strike such a process, and
+  // refuses the rest rather than ignore it.
+  const bool fifo = !ctx.has_redis;
+  if (fifo && f.kind == fault_kind::clock_step)
+    fail(child(p, "kind"),
+         "a fault kind a FIFO scenario honours (\"crash\", \"pause\", \"partition\" or \"client_timeout_burst\"; "
+         "\"clock_step\" is refused: the FIFO gate reads no wall clock)",
+         kind);
 
   auto target = [&](unsigned mask, bool required) {
     if (const json* x = r.get("target")) {
@@ -634,10 +643,21 @@ fault_spec read_fault(const json& v, const std::string& p, const node_context& c
   };
   switch (f.kind) {
     case fault_kind::crash:
+      if (fifo)
+        if (const json* t = r.get("target"))
+          if (!t->is_string() || t->get<std::string>() != "worker:0")
+            fail(child(p, "target"), "for a FIFO scenario, \"worker:0\" (the server process holding the gates)", *t);
       target(node_worker, true);
       duration(false, 1);
       break;
     case fault_kind::pause:
+      if (fifo) {
+        // The portal is outside the process: a stall of it is not modelled.
+        if (const json* t = r.get("target"))
+          if (!t->is_string() || t->get<std::string>() != "worker:0")
+            fail(child(p, "target"), "for a FIFO scenario, \"worker:0\" (the server process; a pause is its event-loop stall)",
+                 *t);
+      }
       target(node_worker | node_redis, true);
       duration(true, 1);
       break;
@@ -646,6 +666,30 @@ fault_spec read_fault(const json& v, const std::string& p, const node_context& c
       const json* between = r.get("between");
       if (r.has("target") == (between != nullptr))
         fail_msg(p, "expected exactly one of \"target\" (cut one node off) or \"between\" (cut one link)");
+      if (fifo) {
+        // Only the link from the process to the portal can be cut: a process
+        // cut off from its clients is a crash or a stall, which have kinds of their own.
+        const std::string fifo_expected =
+            "for a FIFO scenario, \"portal\" (as \"target\") or [\"worker:0\", \"portal\"] (as \"between\"): "
+            "the process's link to the portal";
+        if (const json* t = r.get("target")) {
+          const node_ref n = read_node(*t, child(p, "target"), any, ctx);
+          if (n.k != node_ref::kind::portal) fail(child(p, "target"), fifo_expected, *t);
+          f.target = n;
+        }
+        if (between != nullptr) {
+          const std::string bp = child(p, "between");
+          if (!between->is_array() || between->size() != 2) fail(bp, fifo_expected, *between);
+          const node_ref a = read_node((*between)[0], child(bp, 0), any, ctx);
+          const node_ref b = read_node((*between)[1], child(bp, 1), any, ctx);
+          const bool ok = (a.k == node_ref::kind::worker && b.k == node_ref::kind::portal) ||
+                          (a.k == node_ref::kind::portal && b.k == node_ref::kind::worker);
+          if (!ok) fail(bp, fifo_expected, *between);
+          f.between = std::make_pair(a, b);
+        }
+        duration(true, 1);
+        break;
+      }
       target(any, false);
       if (between != nullptr) {
         const std::string bp = child(p, "between");
@@ -736,6 +780,9 @@ faults_spec read_faults(const json& v, const node_context& ctx) {
         fail_msg("/faults/rates/redis_restart_per_hour", "Redis faults need a lease gate; expected 0 or no key");
       if (fs.rates->redis_failover_per_hour > 0)
         fail_msg("/faults/rates/redis_failover_per_hour", "Redis faults need a lease gate; expected 0 or no key");
+      if (fs.rates->clock_step_per_hour > 0)
+        fail_msg("/faults/rates/clock_step_per_hour",
+                 "a FIFO scenario has no clock to step (the FIFO gate reads no wall clock); expected 0 or no key");
     }
   }
   r.finish();

@@ -72,8 +72,8 @@ bool draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rat
       }
       case fault_kind::partition: {
         const std::uint64_t pick = rng.uniform_u64(workers + (nodes.has_redis ? 1 : 0));
-        if (!nodes.has_redis)
-          f.target = worker_node(static_cast<std::int64_t>(pick));
+        if (!nodes.has_redis)  // a FIFO scenario: the one process's link to the portal (the pick is still drawn)
+          f.between = std::make_pair(worker_node(static_cast<std::int64_t>(pick)), node_ref{node_ref::kind::portal, 0});
         else if (pick < workers)
           f.between = std::make_pair(worker_node(static_cast<std::int64_t>(pick)), redis_node());
         else

@@ -17,8 +17,9 @@
 //               the workers and Redis); exponential length, mean `mean_duration`;
 //   partition   with a lease gate: the link between one worker and Redis, or
 //               Redis from every node (uniform over the workers and Redis);
-//               without one: a worker cut off. Exponential length as above;
-//   clock_step  a worker's clock (never Redis's: the server's clock moves
+//               without one (a FIFO scenario): the link between the worker
+//               (the server process) and the portal. Exponential length as above;
+//   clock_step  (the loader refuses a rate for a FIFO scenario) a worker's clock (never Redis's: the server's clock moves
 //               only by the explicit schedule), by a step whose size is
 //               uniform in [1ns, max_step] and whose sign is a fair coin;
 //   redis_restart   (lease gate only) persistence none or aof_everysec by a

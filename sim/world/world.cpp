@@ -17,6 +17,7 @@
 #include "sim/scenario/duration.hpp"
 #include "sim/world/arrivals.hpp"
 #include "sim/world/fault_draw.hpp"
+#include "sim/world/fifo_process.hpp"
 #include "sim/world/lease_world.hpp"
 #include "sim/world/run_guard.hpp"
 
@@ -26,7 +27,7 @@ namespace {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-using sim_gate = gate::async_fifo_gate<sim::sim_env>;
+using sim_gate = gate::async_fifo_gate<process_env>;
 
 enum probe : std::size_t {
   p_queued,
@@ -78,15 +79,39 @@ class world;
 
 // One gate of the scenario with its monitor state.
 struct gate_slot final : fifo::event_sink, gate::fifo_observer {
-  gate_slot(world& w, std::size_t index, const scenario::gate_spec& spec, sim::sim_executor ex)
-      : owner(w), idx(index), name(spec.name), gate(ex, spec.fifo) {}
+  gate_slot(world& w, std::size_t index, const scenario::gate_spec& spec, process_executor ex)
+      : owner(w), idx(index), name(spec.name), cfg(spec.fifo), gate_ptr(std::make_unique<sim_gate>(ex, spec.fifo)) {
+    attach();
+  }
   void on_event(const fifo::event& e) override;
   void on_gate_change(const fifo::fifo_gate& core) override;
+
+  sim_gate& gate() noexcept { return *gate_ptr; }
+  const sim_gate& gate() const noexcept { return *gate_ptr; }
+  void attach() {
+    gate_ptr->set_event_sink(this);
+    gate_ptr->set_observer(this);
+  }
+  // The process crashed: the gate it held is gone. What of it still drains
+  // (leases of work still running at the portal, posted claims) reaches a
+  // gate nobody monitors; the new lifetime starts with an empty gate and
+  // fresh monitor state, so gate invariants apply per process lifetime.
+  std::unique_ptr<sim_gate> rebuild(process_executor ex) {
+    gate_ptr->set_event_sink(nullptr);
+    gate_ptr->set_observer(nullptr);
+    std::unique_ptr<sim_gate> dead = std::exchange(gate_ptr, std::make_unique<sim_gate>(ex, cfg));
+    attach();
+    granted = 0;
+    released = 0;
+    queue_order.clear();
+    return dead;
+  }
 
   world& owner;
   std::size_t idx;
   std::string name;
-  sim_gate gate;
+  fifo::config cfg;
+  std::unique_ptr<sim_gate> gate_ptr;
   std::uint64_t granted = 0;
   std::uint64_t released = 0;
   // Tickets in the order they queued (which is increasing ticket order), each
@@ -128,6 +153,8 @@ struct request_state {
   bool started = false;           // its handler has run its first step
   bool cancel_requested = false;  // it was cancelled (whether or not the handler had started)
   bool keep = false;              // a case refers to it: keep its outcome
+  bool accepted = false;          // the server process took its connection
+  std::uint64_t gen = 0;          // the process lifetime that took it
   std::uint32_t refs = 0;
   world* owner = nullptr;
   // Room for the one operation of the handler in progress (the gate's waiter,
@@ -153,7 +180,7 @@ struct request_state {
   // next one. Ends a lease still held (only at teardown); the arena is freed
   // by the allocator, not here.
   void clear() noexcept {
-    lease.reset();
+    { sim_gate::lease gone = std::move(lease); }  // its destructor keeps a failed release in the gate
     clear_cancel_handler();
     a = arrival{};
     number = 0;
@@ -170,6 +197,8 @@ struct request_state {
     started = false;
     cancel_requested = false;
     keep = false;
+    accepted = false;
+    gen = 0;
   }
 };
 
@@ -260,6 +289,7 @@ class world {
  public:
   world(const scenario::scenario& sc, std::uint64_t seed)
       : sc_(sc),
+        proc_(sched_),
         guard_(sc.checks.max_events, sc.checks.max_wall_ns),
         service_rng_(sim::substream(seed, "service")),
         src_(sc, seed) {
@@ -274,12 +304,8 @@ class world {
     }
     std::int64_t cap_total = 0;
     for (std::size_t i = 0; i < sc.gates.size(); ++i) {
-      gates_.push_back(std::make_unique<gate_slot>(*this, i, sc.gates[i], sched_.get_executor()));
+      gates_.push_back(std::make_unique<gate_slot>(*this, i, sc.gates[i], process_ex()));
       cap_total += sc.gates[i].fifo.max_active;
-    }
-    for (auto& g : gates_) {
-      g->gate.set_event_sink(g.get());
-      g->gate.set_observer(g.get());
     }
     portal_cap_ = sc.service.portal_cap.value_or(cap_total);
     trace_cap_ = static_cast<std::size_t>(sc.checks.trace_capacity);
@@ -297,6 +323,11 @@ class world {
   }
 
   run_record run() {
+    // Faults first: at one instant a fault strikes before the arrivals due then.
+    for (const auto& f : sc_.faults.schedule) {
+      const scenario::fault_spec* fp = &f;
+      sched_.schedule_at(f.at_ns, [this, fp] { apply_fault(*fp); });
+    }
     schedule_next_arrival();
     // Snapshot instants, in order; each sees every event due at or before it.
     std::set<vtime_ns> instants;
@@ -344,7 +375,7 @@ class world {
     rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, e.active);
     sample_series();
     rec_.metrics.waiting_max = std::max(rec_.metrics.waiting_max, e.waiting);
-    const fifo::config& cfg = g.gate.core().cfg();
+    const fifo::config& cfg = g.gate().core().cfg();
     switch (e.st) {
       case fifo::status::admitted:
       case fifo::status::promoted:
@@ -480,19 +511,28 @@ class world {
   void sample_series() {
     std::int64_t active = 0, waiting = 0;
     for (const auto& g : gates_) {
-      active += g->gate.core().active();
-      waiting += g->gate.core().waiting();
+      active += g->gate().core().active();
+      waiting += g->gate().core().waiting();
     }
     rec_.series.sample(sched_.now_ns(), active, portal_inflight_, waiting);
   }
 
   void hit(probe p) { ++rec_.probes[p].second; }
 
+  // Trace texts of the faults (static strings: compared by address).
+  static constexpr const char* fault_texts[] = {"crash worker:0", "restart worker:0", "stall worker:0",
+                                                "partition portal", "client_timeout_burst"};
+  static bool is_fault_text(const char* what) {
+    return std::find(std::begin(fault_texts), std::end(fault_texts), what) != std::end(fault_texts);
+  }
+
   void copy_trace() {
     rec_.trace.clear();
     for (std::size_t k = 0; k < trace_.size(); ++k) {
       const live_entry& e = trace_[(trace_head_ + k) % trace_.size()];
-      rec_.trace.push_back(trace_entry{e.at_ns, e.source != nullptr ? e.source->name : std::string("request"),
+      rec_.trace.push_back(trace_entry{e.at_ns, e.source != nullptr ? e.source->name
+                                                : is_fault_text(e.what) ? std::string("fault")
+                                                                        : std::string("request"),
                                        e.what, e.active, e.waiting, e.ref});
     }
   }
@@ -512,7 +552,7 @@ class world {
 
   void capture(const std::string& gate_name, vtime_ns t) {
     for (const auto& g : gates_)
-      if (g->name == gate_name) rec_.snapshots.push_back(captured_snapshot{gate_name, t, g->gate.core().snap()});
+      if (g->name == gate_name) rec_.snapshots.push_back(captured_snapshot{gate_name, t, g->gate().core().snap()});
   }
 
   gate_slot* find_gate(const std::string& name) {
@@ -550,8 +590,9 @@ class world {
       if (r->a.spec != nullptr) l->id = r->a.spec->id;
     }
 
-    const std::optional<vtime_ns> read_timeout =
+    std::optional<vtime_ns> read_timeout =
         r->a.client_timeout_ns ? r->a.client_timeout_ns : sc_.service.client_timeout_ns;
+    if (sched_.now_ns() < burst_until_) read_timeout = burst_timeout_ns_;  // a client_timeout_burst
     if (read_timeout) {
       sched_.schedule_after(*read_timeout, [this, r] {
         if (r->out.responded) return;
@@ -563,17 +604,42 @@ class world {
         if (r->keep) rec_.outcomes[r->out.id] = r->out;
       });
     }
-    if (r->a.cancel_at_ns) {
+    if (r->a.cancel_at_ns && *r->a.cancel_at_ns <= sched_.now_ns()) {
+      // Cancelled at (or before) its arrival: the handler sees the flag at its
+      // first step and acquires nothing. Scheduled instead, the cancellation
+      // would land after the handler's acquire at the same instant, so the
+      // request would hold a slot it never should have had.
+      push_trace(nullptr, "cancel", 0, 0, r->number);
+      r->cancel_requested = true;
+    } else if (r->a.cancel_at_ns) {
       sched_.schedule_at(*r->a.cancel_at_ns, [this, r] {
         if (r->out.responded) return;
         push_trace(nullptr, "cancel", 0, 0, r->number);
         r->cancel_requested = true;
         // Before its first step a handler has nothing to cancel: it sees the
-        // flag when it starts.
-        if (r->started) r->emit_cancel(asio::cancellation_type::terminal);
+        // flag when it starts. The disconnect reaches the handler through the
+        // process (late after a stall; never once the process died).
+        if (r->started) proc_.deliver(r->gen, [r] { r->emit_cancel(asio::cancellation_type::terminal); });
       });
     }
-    handle(std::move(r));
+    accept(std::move(r));
+  }
+
+  // The server process takes the connection: refused while it is down; held
+  // until a stall ends (accepted then in arrival order).
+  void accept(req_ptr r) {
+    if (!proc_.alive()) {
+      respond(*r, 0, "connection_refused");
+      return;
+    }
+    r->accepted = true;
+    r->gen = proc_.generation();
+    if (!proc_.stalled()) [[likely]] {
+      handle(std::move(r));
+      return;
+    }
+    const std::uint64_t gen = r->gen;
+    proc_.deliver(gen, [this, r = std::move(r)]() mutable { handle(std::move(r)); });
   }
 
   // The server-side handler of one request: a chain of three steps, each the
@@ -589,7 +655,7 @@ class world {
       return;
     }
     request_slot slot(r.get());
-    r->gate->gate.async_acquire(asio::bind_cancellation_slot(slot, acquired{this, std::move(r)}));
+    r->gate->gate().async_acquire(asio::bind_cancellation_slot(slot, acquired{this, std::move(r)}));
   }
 
   struct acquired {
@@ -604,6 +670,13 @@ class world {
     req_ptr r;
     using allocator_type = request_allocator<void>;
     allocator_type get_allocator() const noexcept { return allocator_type(r.get()); }
+    // finish_worker dispatches the completion on this executor. Without one
+    // it would be Asio's system executor, which calls std::terminate when a
+    // handler throws, so a broken invariant on the release in on_finished
+    // could not reach the caller. Dispatched inside a running scheduler, the
+    // sim executor runs it inline all the same.
+    using executor_type = sim::sim_executor;
+    executor_type get_executor() const noexcept { return w->sched_.get_executor(); }
     void operator()(error_code ec) { w->on_finished(std::move(r), ec); }
   };
   // The work at the portal: it cannot be cancelled, so it needs no timer,
@@ -622,6 +695,12 @@ class world {
   };
 
   void on_acquired(req_ptr r, error_code ec, sim_gate::lease lease) {
+    // The lifetime that held it ended: the handler is gone (its client got a
+    // reset at the crash) and its lease goes back to the dead gate.
+    if (r->gen != proc_.generation() || proc_.stalled()) [[unlikely]] {
+      hold_acquired(std::move(r), ec, std::move(lease));
+      return;
+    }
     if (ec) {
       if (ec == gate::gate_errc::queue_full) respond(*r, 429, "queue_full");
       else if (ec == gate::gate_errc::wait_timeout) respond(*r, 503, "wait_timeout");
@@ -643,6 +722,11 @@ class world {
       respond(*r, 500, "internal_error");
       return;
     }
+    if (sched_.now_ns() < portal_cut_until_) {  // a partition: the work cannot reach the portal
+      lease.reset();
+      respond(*r, 502, "portal_unreachable");
+      return;
+    }
     portal_begin(*r);
     if (sc_.gates[r->a.gate_index].world_mut == scenario::world_mutation::release_before_work_ends)
       lease.reset();  // broken on purpose: the slot frees while the work still runs
@@ -652,7 +736,26 @@ class world {
     gate::async_finish_worker(std::move(work), asio::bind_cancellation_slot(slot, finished{this, std::move(r)}));
   }
 
+  // Out of line, off the path of a process without faults: held to the end
+  // of a stall, or dropped with a dead lifetime (deliver decides).
+  [[gnu::noinline]] void hold_acquired(req_ptr r, error_code ec, sim_gate::lease lease) {
+    const std::uint64_t gen = r->gen;
+    proc_.deliver(gen, [this, r = std::move(r), ec, lease = std::move(lease)]() mutable {
+      on_acquired(std::move(r), ec, std::move(lease));
+    });
+  }
+  [[gnu::noinline]] void hold_finished(req_ptr r, error_code wec) {
+    const std::uint64_t gen = r->gen;
+    proc_.deliver(gen, [this, r = std::move(r), wec]() mutable { on_finished(std::move(r), wec); });
+  }
+
   void on_finished(req_ptr r, error_code wec) {
+    // The work ended at the portal (portal_end ran); the handler that waited
+    // for it belongs to the process: gone after a crash, late after a stall.
+    if (r->gen != proc_.generation() || proc_.stalled()) [[unlikely]] {
+      hold_finished(std::move(r), wec);
+      return;
+    }
     rec_.metrics.service_ns.add(sched_.now_ns() - r->granted_ns);
     r->lease.reset();  // only now has the work really ended
     if (wec) {
@@ -662,6 +765,91 @@ class world {
     else {
       respond(*r, 200, "completed");
     }
+  }
+
+  // --- faults (the FIFO vocabulary: docs/scenarios.md, "Faults in a FIFO scenario") ---
+
+  process_executor process_ex() { return process_executor(sched_.get_executor(), proc_); }
+
+  void apply_fault(const scenario::fault_spec& f) {
+    using fk = scenario::fault_kind;
+    const vtime_ns now = sched_.now_ns();
+    const vtime_ns dur = f.duration_ns.value_or(0);
+    fault_window fw;
+    fw.kind = scenario::fault_kind_names[static_cast<std::size_t>(f.kind)];
+    fw.target = f.target    ? scenario::to_string(*f.target)
+                : f.between ? scenario::to_string(f.between->first) + "|" + scenario::to_string(f.between->second)
+                            : std::string();
+    fw.start_ns = now;
+    fw.end_ns = now + (f.kind == fk::crash && !f.duration_ns ? 0 : dur);
+    rec_.series.add_window(std::move(fw));
+    switch (f.kind) {
+      case fk::crash:
+        push_trace(nullptr, fault_texts[0], 0, 0, 0);
+        crash_process();
+        if (f.duration_ns)
+          sched_.schedule_after(dur, [this] {
+            push_trace(nullptr, fault_texts[1], 0, 0, 0);
+            proc_.restart();
+            sweep_dead_gates();
+          });
+        break;
+      case fk::pause:
+        push_trace(nullptr, fault_texts[2], 0, 0, 0);
+        proc_.stall(now + dur);
+        break;
+      case fk::partition:
+        push_trace(nullptr, fault_texts[3], 0, 0, 0);
+        portal_cut_until_ = std::max(portal_cut_until_, now + dur);
+        break;
+      case fk::client_timeout_burst:
+        push_trace(nullptr, fault_texts[4], 0, 0, 0);
+        burst_until_ = now + dur;
+        burst_timeout_ns_ = f.client_timeout_ns;
+        break;
+      default:
+        // The loader refuses every other kind for a FIFO scenario.
+        throw std::invalid_argument("/faults: a FIFO scenario has no fault of kind " + fw.kind);
+    }
+  }
+
+  // Every lease, waiter and handler of the process is lost with it; work it
+  // started at the portal runs on there to its end (the portal then sees it
+  // beside whatever the next lifetime admits). The clients of the requests
+  // it held see their connection reset, in request order.
+  void crash_process() {
+    if (!proc_.alive()) return;
+    // Held by reference first: the crash drops the work a stall was holding,
+    // and with it the last reference to a request not yet handled.
+    std::vector<req_ptr> held;
+    for (const auto& p : all_requests_)
+      if (p->refs > 0 && p->accepted && !p->out.responded) held.emplace_back(p.get());
+    std::sort(held.begin(), held.end(), [](const req_ptr& a, const req_ptr& b) { return a->number < b->number; });
+    proc_.crash();
+    for (const req_ptr& p : held) respond(*p, 0, "connection_reset");
+    sweep_dead_gates();
+    for (auto& g : gates_) dead_gates_.push_back(dead_gate{g->rebuild(process_ex()), -1});
+    sample_series();
+  }
+
+  // A run with many crashes must not keep every dead gate (each holds its
+  // event log). A dead gate gets no new work: once nothing of it is left (no
+  // lease counted, no waiter) it stays so, and only a claim posted at that
+  // same instant may still refer to it. So a gate seen idle is freed at a
+  // later sweep (a crash or a restart), when that instant's posted work has
+  // run. A broken core (a mutation) may have leases it no longer counts:
+  // those gates are kept.
+  void sweep_dead_gates() {
+    const vtime_ns now = sched_.now_ns();
+    std::erase_if(dead_gates_, [now](dead_gate& d) {
+      const sim_gate& g = *d.gate;
+      const bool idle = g.core().cfg().mut == fifo::mutation::none && g.core().active() == 0 &&
+                        g.core().waiting() == 0 && g.pending_waiters() == 0;
+      if (!idle) return false;
+      if (d.idle_since_ns >= 0 && d.idle_since_ns < now) return true;
+      if (d.idle_since_ns < 0) d.idle_since_ns = now;
+      return false;
+    });
   }
 
   // Request states are recycled: a run allocates only as many as are ever
@@ -713,7 +901,7 @@ class world {
     std::string why;
     if (outstanding_ != 0) why = std::to_string(outstanding_) + " requests that arrived had not ended";
     for (const auto& g : gates_) {
-      const auto& core = g->gate.core();
+      const auto& core = g->gate().core();
       if (why.empty() && (core.active() != 0 || core.waiting() != 0))
         why = g->name + " was not idle: active " + std::to_string(core.active()) + ", waiting " +
               std::to_string(core.waiting());
@@ -724,9 +912,12 @@ class world {
   }
 
   void finish() {
+    // A release that broke the core inside a lease's destructor: raise it
+    // here, where the caller adds the seed and the replay command.
+    for (const auto& g : gates_) g->gate().rethrow_failure();
     for (const auto& g : gates_)
-      if (g->gate.core().cfg().event_log_capacity > 0 &&
-          g->gate.core().last_order() > static_cast<std::uint64_t>(g->gate.core().cfg().event_log_capacity))
+      if (g->gate().core().cfg().event_log_capacity > 0 &&
+          g->gate().core().last_order() > static_cast<std::uint64_t>(g->gate().core().cfg().event_log_capacity))
         hit(p_event_log_wrapped);
     rec_.metrics.simulated_ns = sched_.now_ns();
     rec_.metrics.events = sched_.events_run();
@@ -747,7 +938,7 @@ class world {
       why = std::to_string(outstanding_) + " requests never ended";
     const bool all_ended = why.empty();
     for (const auto& g : gates_) {
-      const auto& core = g->gate.core();
+      const auto& core = g->gate().core();
       // Every request has answered, so no handler holds a lease: whatever the
       // gate still counts as granted and unreleased has leaked.
       if (all_ended)
@@ -765,6 +956,7 @@ class world {
 
   const scenario::scenario& sc_;
   sim::scheduler sched_;
+  fifo_process proc_;
   run_guard guard_;
   sim::prng service_rng_;
   run_record rec_;
@@ -779,6 +971,9 @@ class world {
   bool stopped_ = false;
   bool tearing_down_ = false;
   bool frozen_trace_ = false;
+  vtime_ns burst_until_ = 0;       // client_timeout_burst: arrivals before this get burst_timeout_ns_
+  vtime_ns burst_timeout_ns_ = 0;
+  vtime_ns portal_cut_until_ = 0;  // portal partition: work cannot start before this
   std::size_t trace_cap_ = 64;
   std::uint64_t trace_total_ = 0;
   std::vector<live_entry> trace_;  // a ring once trace_cap_ entries long
@@ -789,6 +984,11 @@ class world {
   // Last: pending work is destroyed (and its request states recycled) before
   // the storage above goes.
   std::vector<std::unique_ptr<gate_slot>> gates_;
+  struct dead_gate {
+    std::unique_ptr<sim_gate> gate;
+    vtime_ns idle_since_ns;  // when a sweep first saw it idle, or -1
+  };
+  std::vector<dead_gate> dead_gates_;  // gates of ended process lifetimes still referred to
 };
 
 void recycle(request_state* r) noexcept { r->owner->recycle(r); }

@@ -10,6 +10,15 @@
 // as when the client disconnects). The client stops reading at its read
 // timeout (ReadTimeout), which does not stop the server's work.
 //
+// Faults (docs/scenarios.md, "Faults in a FIFO scenario"). The gates live in
+// one server process, worker:0 (fifo_process.hpp): a crash loses its leases,
+// waiters and handlers (clients see connection_reset, later arrivals
+// connection_refused until it restarts with empty gates) while its work runs
+// on at the portal; a stall holds everything the process would run until it
+// ends; a portal partition fails work that would start in it (502
+// portal_unreachable); a client-timeout burst sets the read timeout of the
+// requests arriving in it.
+//
 // Monitors see every gate transition (through the core's event sink) and
 // every portal start and end, check the invariants at each step, and stop
 // the run at the first violation.

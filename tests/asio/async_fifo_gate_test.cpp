@@ -260,3 +260,50 @@ TEST_CASE("tearing down with queued waiters leaks nothing", "[fifo_gate][asio][l
     CHECK(g.core().handed_over() == 1);  // its claim was dropped unrun with the scheduler's queue
   }
 }
+
+namespace {
+
+// The simulator's environment with a clock a test can set back: a core fed a
+// time before an earlier input's breaks its invariant (ADMIT_ASSERT) in release.
+struct skewed_env : sim_env {
+  static inline std::int64_t back_ns = 0;
+  static std::int64_t now_ns(const executor_type& ex) noexcept { return ex.sched().now_ns() - back_ns; }
+};
+using skewed_gate = gate::async_fifo_gate<skewed_env>;
+
+}  // namespace
+
+TEST_CASE("a broken invariant on release reaches the caller as an assertion, not std::terminate",
+          "[fifo_gate][asio][assert]") {
+  // Goal: lease::reset() and the lease's destructor report a broken core invariant the way every other
+  // path does (admit::assertion_failure, which the CLI prints with the seed and the replay command).
+  // Method: acquire at 10 ms, set the clock 5 ms back, then release: the core's "time moved backwards"
+  // assertion fires inside the release.
+  scheduler s;
+  skewed_gate g(s.get_executor(), cfg(2, 0, 1'000'000'000));
+  std::optional<skewed_gate::lease> held;
+  auto grab = [&] {
+    g.async_acquire([&](error_code ec, skewed_gate::lease l) {
+      REQUIRE_FALSE(ec);
+      held.emplace(std::move(l));
+    });
+  };
+  s.schedule_at(10'000'000, grab);
+  s.run();
+  REQUIRE(held);
+  skewed_env::back_ns = 5'000'000;
+  // An explicit reset throws to its caller.
+  CHECK_THROWS_AS(held->reset(), admit::assertion_failure);
+  CHECK_FALSE(*held);
+  // A destructor cannot throw: the gate keeps the failure and its next call raises it.
+  skewed_env::back_ns = 0;
+  held.reset();
+  s.schedule_at(20'000'000, grab);
+  s.run();
+  REQUIRE(held);
+  skewed_env::back_ns = 15'000'000;
+  held.reset();  // ~lease: the release fails inside
+  skewed_env::back_ns = 0;
+  CHECK_THROWS_WITH(g.rethrow_failure(), Catch::Contains("time moved backwards"));
+  CHECK_NOTHROW(g.rethrow_failure());  // raised once
+}

@@ -184,3 +184,33 @@ TEST_CASE("a run draws its faults from faults.rates", "[explore][fault_draw][wor
   none.faults.rates.reset();
   CHECK(test::outcome_bytes(sc, 5) != test::outcome_bytes(none, 5));
 }
+
+TEST_CASE("rates of a FIFO scenario draw faults with FIFO targets", "[explore][fault_draw][fifo]") {
+  // Goal: every drawn fault of a FIFO scenario is one the FIFO world honours (the loader's vocabulary).
+  // Method: one hour of crashes, partitions and pauses for one process without Redis.
+  world::fault_nodes nodes;  // one worker, no Redis: a FIFO scenario
+  const auto faults = world::draw_faults(rates_of(30, 30, 30, 0), nodes, 11);
+  std::map<fault_kind, int> per_kind;
+  for (const auto& f : faults) {
+    ++per_kind[f.kind];
+    switch (f.kind) {
+      case fault_kind::crash:
+      case fault_kind::pause:
+        REQUIRE(f.target);
+        CHECK(scenario::to_string(*f.target) == "worker:0");
+        CHECK(f.duration_ns);
+        break;
+      case fault_kind::partition:
+        CHECK_FALSE(f.target);
+        REQUIRE(f.between);
+        CHECK(scenario::to_string(f.between->first) == "worker:0");
+        CHECK(scenario::to_string(f.between->second) == "portal");
+        break;
+      default:
+        FAIL("a kind a FIFO scenario does not draw");
+    }
+  }
+  CHECK(per_kind[fault_kind::crash] > 0);
+  CHECK(per_kind[fault_kind::pause] > 0);
+  CHECK(per_kind[fault_kind::partition] > 0);
+}

@@ -170,7 +170,8 @@ TEST_CASE("the same run renders the same bytes", "[reports][html][determinism]")
   // Goal: the HTML is as reproducible as the JSON. Method: run and render twice in one process.
   for (const auto& [file, seed] : {std::pair<const char*, std::uint64_t>{"scenarios/clock_skew.json", 11},
                                    {"scenarios/lab_fifo.json", 1},
-                                   {"scenarios/fifo_ramp_cancel.json", 11}}) {
+                                   {"scenarios/fifo_ramp_cancel.json", 11},
+                                   {"scenarios/fifo_crash_restart.json", 1}}) {
     INFO(file);
     CHECK(render_file(file, seed).html == render_file(file, seed).html);
   }

@@ -301,11 +301,53 @@ TEST_CASE("fault targets are checked against the fleet and the gates") {
         "/faults/schedule/0/target: expected a node: \"worker:0\" to \"worker:1\" or \"redis\" (fleet.workers is 2), got "
         "\"portal\"");
   CHECK(rejection(fault(fifo_gate, R"({"at": "1s", "kind": "pause", "target": "redis", "duration": "1s"})")) ==
-        "/faults/schedule/0/target: expected a node: \"worker:0\" to \"worker:1\" (fleet.workers is 2), got \"redis\"");
+        "/faults/schedule/0/target: expected for a FIFO scenario, \"worker:0\" (the server process; a pause is its "
+        "event-loop stall), got \"redis\"");
   CHECK(rejection(fault(lease, R"({"at": "1s", "kind": "redis_restart", "target": "portal"})")) ==
         "/faults/schedule/0/target: expected a node: \"redis\", got \"portal\"");
   CHECK(rejection(fault(lease, R"({"at": "1s", "kind": "crash"})")) ==
         "/faults/schedule/0: missing required key \"target\" (a node: \"worker:0\" to \"worker:1\" (fleet.workers is 2))");
+}
+
+TEST_CASE("a FIFO scenario accepts the faults its world honours and refuses the rest") {
+  // Goal: no fault of a FIFO scenario is silently ignored (docs/scenarios.md, "Faults in a FIFO scenario").
+  // Method: each accepted form loads; each other kind or target is refused naming the path and what a
+  // FIFO scenario accepts.
+  auto fault = [](const std::string& f) { return doc(fifo_gate, one_request, R"("faults": {"schedule": [)" + f + "]}"); };
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "crash", "target": "worker:0"})")).empty());
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "crash", "target": "worker:0", "duration": "1s"})")).empty());
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "pause", "target": "worker:0", "duration": "1s"})")).empty());
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "partition", "target": "portal", "duration": "1s"})")).empty());
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "partition", "between": ["worker:0", "portal"], "duration": "1s"})"))
+            .empty());
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "partition", "between": ["portal", "worker:0"], "duration": "1s"})"))
+            .empty());
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "client_timeout_burst", "duration": "1s", "client_timeout": "1s"})"))
+            .empty());
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "clock_step", "target": "worker:0", "step": "1s"})")) ==
+        "/faults/schedule/0/kind: expected a fault kind a FIFO scenario honours (\"crash\", \"pause\", \"partition\" "
+        "or \"client_timeout_burst\"; \"clock_step\" is refused: the FIFO gate reads no wall clock), got "
+        "\"clock_step\"");
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "pause", "target": "portal", "duration": "1s"})")) ==
+        "/faults/schedule/0/target: expected for a FIFO scenario, \"worker:0\" (the server process; a pause is its "
+        "event-loop stall), got \"portal\"");
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "crash", "target": "portal"})")) ==
+        "/faults/schedule/0/target: expected for a FIFO scenario, \"worker:0\" (the server process holding the "
+        "gates), got \"portal\"");
+  const std::string cut_expected =
+      "expected for a FIFO scenario, \"portal\" (as \"target\") or [\"worker:0\", \"portal\"] (as \"between\"): the "
+      "process's link to the portal";
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "partition", "target": "worker:0", "duration": "1s"})")) ==
+        "/faults/schedule/0/target: " + cut_expected + ", got \"worker:0\"");
+  CHECK(rejection(fault(R"({"at": "1s", "kind": "redis_restart"})")) ==
+        "/faults/schedule/0/kind: expected a fault of a node this scenario has (Redis faults need a lease gate), got "
+        "\"redis_restart\"");
+  CHECK(rejection(doc(fifo_gate, one_request, R"("faults": {"rates": {"clock_step_per_hour": 1, "until": "1h"}})")) ==
+        "/faults/rates/clock_step_per_hour: a FIFO scenario has no clock to step (the FIFO gate reads no wall clock); "
+        "expected 0 or no key");
+  CHECK(rejection(doc(fifo_gate, one_request,
+                      R"("faults": {"rates": {"crash_per_hour": 1, "pause_per_hour": 1, "partition_per_hour": 1, "until": "1h"}})"))
+            .empty());
 }
 
 TEST_CASE("checks and expect: the liveness horizon and per-variant verdicts") {

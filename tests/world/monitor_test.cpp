@@ -127,11 +127,12 @@ TEST_CASE("cancelling a handler mid-work holds the lease until the work ends", "
 }
 
 TEST_CASE("a handler cancelled before its first step answers 499 and takes no slot", "[world][cancel]") {
-  // Goal: a cancellation at the arrival instant (it lands before the handler's coroutine first runs) is a
-  // 499 with nothing acquired, not an error of the run. Method: a is cancelled at its arrival; b, arriving
-  // at the same instant after it, must be admitted at once and run from 0 to 100 ms.
+  // Goal: a cancellation at the arrival instant is a 499 with nothing acquired and no gate event, not an
+  // error of the run. Method: a is cancelled at its arrival on a gate with one slot and no queue; b,
+  // arriving at the same instant after it, must be admitted at once (a queue_full would mean a held the
+  // slot) and run from 0 to 100 ms. Only b ever gets a lease.
   const auto r = admit::test::run_text(
-      gate_scenario(R"({"kind": "fifo", "max_active": 1, "max_waiting": 1, "wait_deadline": "1s"})",
+      gate_scenario(R"({"kind": "fifo", "max_active": 1, "max_waiting": 0, "wait_deadline": "1s"})",
                     R"({"id": "a", "at": "0ms", "cancel_at": "0ms"}, {"id": "b", "at": "0ms"})"),
       1);
   CHECK_FALSE(r.rec.any_violation());
@@ -140,4 +141,21 @@ TEST_CASE("a handler cancelled before its first step answers 499 and takes no sl
   CHECK(r.rec.outcomes.at("a").responded_ns == 0);
   CHECK(r.rec.outcomes.at("b").status == "completed");
   CHECK(r.rec.outcomes.at("b").responded_ns == 100'000'000);
+  CHECK(r.rec.metrics.refused.count("queue_full") == 0);
+  CHECK(r.rec.metrics.wait_ns.count() == 1);  // b's lease alone
+}
+
+TEST_CASE("a run cut off at its horizon names the horizon, not its last event", "[world][liveness]") {
+  // Goal: the message gives the horizon's time. Method: one request whose work lasts 10 min; with a 1 min
+  // horizon the last event is the arrival at 10 ms and the work's end lies beyond the horizon. The run
+  // is inconclusive (the work it did not reach is not judged), and says where it was cut off.
+  const auto r = admit::test::run_text(
+      R"({"name": "cut", "gate": {"kind": "fifo", "max_active": 1}, "service": {"service_time": "10m"},
+          "workload": {"requests": [{"id": "a", "at": "10ms"}]}, "checks": {"horizon": "1m"}})",
+      1);
+  CHECK(inv(r.rec, "liveness").holds);
+  REQUIRE(r.rec.inconclusive);
+  CHECK(r.rec.inconclusive->kind == "horizon");
+  CHECK(r.rec.inconclusive->detail.find("horizon 1m") != std::string::npos);
+  CHECK(r.rec.inconclusive->detail.find("10ms") == std::string::npos);
 }
