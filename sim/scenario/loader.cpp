@@ -690,7 +690,16 @@ fault_spec read_fault(const json& v, const std::string& p, const node_context& c
         duration(true, 1);
         break;
       }
-      target(any, false);
+      // The lease world's network is the links between the workers and Redis: a cut of the
+      // portal, or of a link between two workers, would change nothing, so it is refused.
+      const std::string lease_expected =
+          "for a lease scenario, a worker or \"redis\" (as \"target\"), or a worker and \"redis\" (as "
+          "\"between\"): the lease world's network is the links between the workers and Redis";
+      if (const json* t = r.get("target")) {
+        const node_ref n = read_node(*t, child(p, "target"), any, ctx);
+        if (n.k == node_ref::kind::portal) fail(child(p, "target"), lease_expected, *t);
+        f.target = n;
+      }
       if (between != nullptr) {
         const std::string bp = child(p, "between");
         if (!between->is_array() || between->size() != 2)
@@ -698,6 +707,9 @@ fault_spec read_fault(const json& v, const std::string& p, const node_context& c
         const node_ref a = read_node((*between)[0], child(bp, 0), any, ctx);
         const node_ref b = read_node((*between)[1], child(bp, 1), any, ctx);
         if (a == b) fail(child(bp, 1), "a node other than the first", (*between)[1]);
+        const bool worker_redis = (a.k == node_ref::kind::worker && b.k == node_ref::kind::redis) ||
+                                  (a.k == node_ref::kind::redis && b.k == node_ref::kind::worker);
+        if (!worker_redis) fail(bp, lease_expected, *between);
         f.between = std::make_pair(a, b);
       }
       duration(true, 1);

@@ -242,6 +242,25 @@ TEST_CASE("service: the over-cap policy and the distribution cap") {
         "/service/service_time/max: expected a duration from 0ms to 1000000s, got \"1000001s\"");
 }
 
+TEST_CASE("a lease scenario's partitions cut links to Redis, the only network its world has") {
+  // Goal: no partition is accepted and then ignored. Method: the portal, and a link between two workers, are
+  // refused in a lease scenario; a worker and Redis are accepted.
+  const std::string lease2 = R"({"kind": "lease", "limit": 2})";
+  auto with = [&](const std::string& fault) {
+    return doc(lease2, one_request, R"("fleet": {"workers": 2}, "faults": {"schedule": [)" + fault + "]}");
+  };
+  const std::string why = "for a lease scenario, a worker or \"redis\" (as \"target\"), or a worker and \"redis\" "
+                          "(as \"between\"): the lease world's network is the links between the workers and Redis";
+  CHECK(rejection(with(R"({"at": "1s", "kind": "partition", "target": "portal", "duration": "1s"})")) ==
+        "/faults/schedule/0/target: expected " + why + ", got \"portal\"");
+  CHECK(rejection(with(R"({"at": "1s", "kind": "partition", "between": ["worker:0", "worker:1"], "duration": "1s"})")) ==
+        "/faults/schedule/0/between: expected " + why + ", got [\"worker:0\",\"worker:1\"]");
+  CHECK(rejection(with(R"({"at": "1s", "kind": "partition", "between": ["portal", "worker:1"], "duration": "1s"})")) ==
+        "/faults/schedule/0/between: expected " + why + ", got [\"portal\",\"worker:1\"]");
+  CHECK(rejection(with(R"({"at": "1s", "kind": "partition", "between": ["redis", "worker:1"], "duration": "1s"})")).empty());
+  CHECK(rejection(with(R"({"at": "1s", "kind": "partition", "target": "worker:1", "duration": "1s"})")).empty());
+}
+
 TEST_CASE("faults: every kind with its targets and fields") {
   // Goal: the fault schedule's model and per-kind defaults. Method: one fault of each kind in a lease scenario.
   const scenario sc = load_scenario_text(doc(R"({"kind": "lease", "limit": 2})", one_request, R"("fleet": {"workers": 3},
@@ -249,7 +268,7 @@ TEST_CASE("faults: every kind with its targets and fields") {
         {"at": "1s", "kind": "crash", "target": "worker:2"},
         {"at": "2s", "kind": "pause", "target": "redis", "duration": "500ms"},
         {"at": "3s", "kind": "partition", "between": ["worker:0", "redis"], "duration": "10s"},
-        {"at": "3s", "kind": "partition", "target": "portal", "duration": "1s"},
+        {"at": "3s", "kind": "partition", "target": "redis", "duration": "1s"},
         {"at": "4s", "kind": "redis_restart", "persistence": "aof_everysec", "duration": "2s"},
         {"at": "5s", "kind": "redis_failover", "replication_lag": "1s"},
         {"at": "6s", "kind": "clock_step", "target": "worker:1", "step": "-3s"},
@@ -265,7 +284,7 @@ TEST_CASE("faults: every kind with its targets and fields") {
   CHECK(f[1].duration_ns == 500 * ms);
   CHECK_FALSE(f[2].target.has_value());
   CHECK(f[2].between == std::make_pair(node_ref{node_ref::kind::worker, 0}, node_ref{node_ref::kind::redis, 0}));
-  CHECK(f[3].target == node_ref{node_ref::kind::portal, 0});
+  CHECK(f[3].target == node_ref{node_ref::kind::redis, 0});
   CHECK(f[4].persist == persistence::aof_everysec);
   CHECK(f[4].duration_ns == 2 * sec);
   CHECK(f[4].target == node_ref{node_ref::kind::redis, 0});
