@@ -5,15 +5,8 @@
 # would refuse. Usage: verdict_cli_test.sh BIN_DIR (run from the source root).
 set -euo pipefail
 bin="$1/admitsim"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "verdict_cli_test: $*" >&2; exit 1; }
-expect_rc() {  # expect_rc WANT CMD...
-  local want="$1"; shift
-  local rc=0
-  "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
-  [ "$rc" -eq "$want" ] || { cat "$tmp/err" >&2; fail "exit $rc, wanted $want: $*"; }
-}
+name=verdict_cli_test
+. "$(dirname "$0")/../cli/lib.sh"
 scenario() {  # scenario FILE EXPECT: one request at 10s, a horizon of 1s
   printf '{"name": "cut", "gate": {"kind": "fifo", "max_active": 1}, "workload": {"requests": [{"at": "10s"}]},
   "checks": {"horizon": "1s"}, "expect": {"verdict": "%s"}}\n' "$2" >"$1"
