@@ -283,7 +283,7 @@ nlohmann::ordered_json scenario_to_json(const admit::scenario::scenario& sc) {
     ADMIT_ASSERT(!sc.gates.empty(), "a scenario has at least one gate");
     j["gate"] = gate_json(sc.gates.front());
   }
-  const bool lease = scenario::world_of(sc) == check::world_lease;
+  const bool lease = admit::scenario::world_of(sc) == check::world_lease;
   if (lease) j["fleet"] = fleet_json(sc.fleet);  // the FIFO world has no fleet, and its loader refuses one
   j["service"] = service_json(sc.service, lease);
 
