@@ -226,6 +226,8 @@ class lease_world {
     const std::optional<vtime_ns> lh = sc_.checks.liveness_horizon_ns;
     rec_.status = guard_.run(sched_, lh.value_or(sc_.checks.horizon_ns));
     if (lh && rec_.status == sim::run_status::time_limit && !guard_.wall_hit()) {
+      // Events remain after it, so moving the clock to it changes no later time.
+      if (sched_.now_ns() < *lh) sched_.run_until(*lh, 0);
       check_idle(*lh);
       if (stopped_) rec_.status = sim::run_status::stopped;
       else rec_.status = guard_.run(sched_, sc_.checks.horizon_ns);

@@ -345,6 +345,8 @@ class world {
       spend(t);
       if (st == sim::run_status::stopped || st == sim::run_status::event_limit) break;
       if (lh && t == *lh && st == sim::run_status::time_limit) {
+        // Events remain after it, so moving the clock to it changes no later time.
+        if (sched_.now_ns() < t) sched_.run_until(t, 0);
         check_idle(t);
         if (stopped_) {
           st = sim::run_status::stopped;

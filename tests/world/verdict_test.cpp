@@ -95,6 +95,7 @@ TEST_CASE("the liveness horizon is judged at its instant", "[world][verdict]") {
     CHECK_FALSE(live->holds);
     REQUIRE(live->first);
     CHECK(live->first->detail.rfind("at checks.liveness_horizon (5s) ", 0) == 0);
+    CHECK(live->first->at_ns == 5 * admit::sim::sec);  // dated at the horizon, not at the last event before it
     const auto on_time = run_text(make("1s", R"("checks": {"liveness_horizon": "5s"})"), 1);
     const auto plain = run_text(make("1s", R"("checks": {})"), 1);
     CHECK(std::string(on_time.rec.verdict()) == "pass");
