@@ -101,16 +101,23 @@ TEST_CASE("perturbed orders find a race the default order hides", "[explore][tie
   CHECK(real.distinct_orderings.at("") == found.distinct_orderings.at(""));
 }
 
+namespace {
+// 32 same-instant orders of a catalogue scenario, its own run otherwise.
+auto perturbed_catalogue(const char* name) {
+  const auto sc = scenario::load_scenario_text(test::read_bytes(test::source_path(std::string("scenarios/") + name + ".json")));
+  explore::explore_options opt;
+  opt.seeds.count = 32;
+  opt.jobs = 2;
+  opt.mode.ties_only = true;
+  return explore::run_explore(sc, opt);
+}
+}  // namespace
+
 TEST_CASE("the real gates hold under perturbed orders of the catalogue's FIFO scenarios", "[explore][ties]") {
   // Goal: perturbing does not invent failures in correct code. Method: 32 orders of each FIFO catalogue scenario.
   for (const char* name : {"lab_fifo", "fifo_ramp_cancel"}) {
     INFO(name);
-    const auto sc = scenario::load_scenario_text(test::read_bytes(test::source_path(std::string("scenarios/") + name + ".json")));
-    explore::explore_options opt;
-    opt.seeds.count = 32;
-    opt.jobs = 2;
-    opt.mode.ties_only = true;
-    const auto s = explore::run_explore(sc, opt);
+    const auto s = perturbed_catalogue(name);
     CHECK(s.with_violation == 0);
     CHECK(s.distinct_orderings.at("") > 1);
   }
@@ -122,12 +129,7 @@ TEST_CASE("the real gates hold under perturbed orders of the catalogue's FIFO fa
   // tie to perturb; what matters is that no order breaks an invariant).
   for (const char* name : {"fifo_stall", "fifo_portal_partition", "fifo_timeout_burst"}) {
     INFO(name);
-    const auto sc = scenario::load_scenario_text(test::read_bytes(test::source_path(std::string("scenarios/") + name + ".json")));
-    explore::explore_options opt;
-    opt.seeds.count = 32;
-    opt.jobs = 2;
-    opt.mode.ties_only = true;
-    const auto s = explore::run_explore(sc, opt);
+    const auto s = perturbed_catalogue(name);
     CHECK(s.with_violation == 0);
   }
 }
