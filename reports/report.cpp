@@ -88,30 +88,9 @@ json snapshot_json(const fifo::snapshot& s) {
   return j;
 }
 
-namespace {
-// The expectation that applies to a run: its variant's, or the scenario's.
-std::pair<std::string, std::vector<std::string>> expectation_for(const scenario::scenario& sc,
-                                                                 const world::run_record& rec) {
-  for (const auto& v : sc.expect.variants)
-    if (!rec.variant.empty() && rec.variant == scenario::lease_variant_names[static_cast<std::size_t>(v.variant)])
-      return {v.verdict, v.violated};
-  return {sc.expect.verdict, sc.expect.violated};
-}
-}  // namespace
-
-// An inconclusive run meets only an expectation of "inconclusive": a run that
-// could not finish is never a pass, and never the violation a scenario expects.
+// sim/check/verdict.hpp decides; this names the expectation that applies to the run.
 bool as_expected(const scenario::scenario& sc, const world::run_record& rec) {
-  const std::string got = rec.verdict();
-  const auto [verdict, expected_violated] = expectation_for(sc, rec);
-  if (verdict != got) return false;
-  if (got != "violation") return true;
-  for (const auto& name : expected_violated) {
-    const auto it = std::find_if(rec.invariants.begin(), rec.invariants.end(),
-                                 [&](const world::invariant_result& r) { return r.name == name; });
-    if (it == rec.invariants.end() || it->holds) return false;
-  }
-  return true;
+  return check::meets(scenario::expectation_for(sc, rec.variant), rec.invariants, rec.inconclusive.has_value());
 }
 
 namespace {
@@ -231,7 +210,7 @@ json build_report(const report_input& in) {
   // The report's verdict: a violation anywhere, else inconclusive if any run was cut short, else pass.
   bool any_inconclusive = false;
   for (const auto* run : runs) any_inconclusive = any_inconclusive || run->inconclusive.has_value();
-  r["verdict"] = any_violation ? "violation" : any_inconclusive ? "inconclusive" : "pass";
+  r["verdict"] = check::combined_verdict(any_violation, any_inconclusive);
   json ex;
   if (!per_variant) {
     ex["verdict"] = sc.expect.verdict;
@@ -256,10 +235,10 @@ json build_report(const report_input& in) {
       json v;
       v["verdict"] = rec->verdict();
       if (rec->inconclusive) v["inconclusive"] = inconclusive_json(*rec->inconclusive);
-      const auto [verdict, violated] = expectation_for(sc, *rec);
+      const check::expectation expected = scenario::expectation_for(sc, rec->variant);
       json e;
-      e["verdict"] = verdict;
-      e["violated"] = violated;
+      e["verdict"] = expected.verdict;
+      e["violated"] = expected.violated;
       e["met"] = as_expected(sc, *rec);
       v["expected"] = std::move(e);
       v["invariants"] = invariants_json(*rec);

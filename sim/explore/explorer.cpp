@@ -51,10 +51,8 @@ bool seed_outcome::any_counterexample() const {
 
 std::pair<std::string, std::vector<std::string>> expectation_for(const scenario::scenario& sc,
                                                                  const std::string& variant) {
-  for (const auto& v : sc.expect.variants)
-    if (!variant.empty() && variant == scenario::lease_variant_names[static_cast<std::size_t>(v.variant)])
-      return {v.verdict, v.violated};
-  return {sc.expect.verdict, sc.expect.violated};
+  const check::expectation e = scenario::expectation_for(sc, variant);
+  return {std::string(e.verdict), std::vector<std::string>(e.violated.begin(), e.violated.end())};
 }
 
 std::uint64_t tie_seed(std::uint64_t seed) { return sim::substream(seed, "explore/ties").next_u64(); }
@@ -75,17 +73,10 @@ run_outcome classify_run(const scenario::scenario& base, const world::run_record
     if (!inv.holds && inv.first) r.broken.push_back(invariant_break{inv.name, inv.first->at_ns, inv.first->detail});
   std::stable_sort(r.broken.begin(), r.broken.end(),
                    [](const invariant_break& a, const invariant_break& b) { return a.at_ns < b.at_ns; });
-  const auto [verdict, violated] = expectation_for(base, rec.variant);
-  r.expected_verdict = verdict;
+  const check::expectation expected = scenario::expectation_for(base, rec.variant);
+  r.expected_verdict = expected.verdict;
   r.met = reports::as_expected(base, rec);
-  if (!r.broken.empty()) {
-    if (verdict == "pass") {
-      r.counterexample = true;
-    } else if (!violated.empty()) {
-      for (const auto& b : r.broken)
-        if (std::find(violated.begin(), violated.end(), b.name) == violated.end()) r.counterexample = true;
-    }
-  }
+  r.counterexample = check::is_counterexample(expected, rec.invariants);
   r.run_status = sim::to_string(rec.status);
   if (rec.inconclusive) r.inconclusive = rec.inconclusive->kind;
   r.requests = rec.metrics.requests;

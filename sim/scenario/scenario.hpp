@@ -14,11 +14,13 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "gate/fifo/fifo_gate.hpp"
 #include "sim/check/invariants.hpp"
+#include "sim/check/verdict.hpp"
 #include "sim/kernel/distribution.hpp"
 #include "sim/kernel/vtime.hpp"
 
@@ -334,6 +336,16 @@ inline unsigned world_of(const scenario& sc) {
   for (const auto& g : sc.gates)
     if (g.kind == gate_kind::lease) return check::world_lease;
   return check::world_fifo;
+}
+
+// What the scenario expects of the run of `variant` (a lease variant's name;
+// empty for a FIFO run): that variant's expectation when the scenario gives
+// one, else the scenario's (sim/check/verdict.hpp judges it).
+inline check::expectation expectation_for(const scenario& sc, std::string_view variant) {
+  for (const auto& v : sc.expect.variants)
+    if (!variant.empty() && variant == lease_variant_names[static_cast<std::size_t>(v.variant)])
+      return {v.verdict, v.violated};
+  return {sc.expect.verdict, sc.expect.violated};
 }
 
 }  // namespace admit::scenario

@@ -9,6 +9,8 @@
 
 #include "gate/fifo/fifo_gate.hpp"
 #include "sim/check/histogram.hpp"
+#include "sim/check/results.hpp"
+#include "sim/check/verdict.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/kernel/vtime.hpp"
 #include "sim/world/timeline.hpp"
@@ -38,19 +40,8 @@ struct trace_entry {
   std::uint64_t ref = 0;  // ticket, or request number
 };
 
-struct violation {
-  vtime_ns at_ns = 0;
-  std::string detail;
-  std::uint64_t trace_index = 0;  // how many trace entries preceded it in the run
-};
-
-struct invariant_result {
-  std::string name;
-  bool enabled = true;
-  bool holds = true;
-  std::uint64_t checked = 0;
-  std::optional<violation> first;
-};
+using check::invariant_result;
+using check::violation;
 
 struct run_metrics {
   std::uint64_t requests = 0;
@@ -108,22 +99,12 @@ struct run_record {
   std::map<std::string, request_outcome> outcomes;  // requests the cases refer to
   std::vector<trace_entry> trace;                   // bounded: the entries before the first violation
   timeline series;                                  // in-flight and queue over time, faults, lanes (HTML)
-  // Coverage probes: rare paths and how often the run took them, in a fixed
-  // order per world; a probe at 0 is a path the scenario never exercised.
-  std::vector<std::pair<std::string, std::uint64_t>> probes;
+  check::probe_counts probes;  // in a fixed order per world (sim/check/results.hpp)
   std::uint64_t trace_dropped = 0;                  // older entries that fell out of the bound
 
-  bool any_violation() const {
-    for (const auto& inv : invariants)
-      if (!inv.holds) return true;
-    return false;
-  }
-  // "violation" when an invariant broke, else "inconclusive" when the run
-  // could not finish, else "pass".
-  const char* verdict() const {
-    if (any_violation()) return "violation";
-    return inconclusive ? "inconclusive" : "pass";
-  }
+  bool any_violation() const { return check::any_broken(invariants); }
+  // "violation", "inconclusive" or "pass" (sim/check/verdict.hpp).
+  const char* verdict() const { return check::verdict_of(invariants, inconclusive.has_value()); }
   const captured_snapshot* find_snapshot(const std::string& gate, vtime_ns at_ns) const {
     for (const auto& s : snapshots)
       if (s.gate == gate && s.at_ns == at_ns) return &s;

@@ -1,0 +1,176 @@
+// The checking part every world is built with: the trace ring, the monitor
+// and the verdict rules (sim/check).
+#include <array>
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/check/monitor.hpp"
+#include "sim/check/trace_ring.hpp"
+#include "sim/check/verdict.hpp"
+#include "sim/kernel/scheduler.hpp"
+
+using namespace admit;
+
+namespace {
+
+std::vector<int> kept(const check::trace_ring<int>& ring) {
+  std::vector<int> out;
+  ring.for_each([&](int v) { out.push_back(v); });
+  return out;
+}
+
+constexpr std::array<const char*, 2> two_invariants = {"gate_inflight_le_cap", "liveness"};
+constexpr std::array<const char*, 2> two_probes = {"queued", "promoted"};
+
+check::invariant_result broken(const char* name) {
+  check::invariant_result r;
+  r.name = name;
+  r.holds = false;
+  r.first = check::violation{1, "broke", 0};
+  return r;
+}
+check::invariant_result held(const char* name) {
+  check::invariant_result r;
+  r.name = name;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("trace_ring keeps the newest entries, oldest first, and counts what fell out") {
+  check::trace_ring<int> ring(3);
+  for (int i = 1; i <= 5; ++i) *ring.next() = i;
+  CHECK(kept(ring) == std::vector<int>{3, 4, 5});
+  CHECK(ring.total() == 5);
+  CHECK(ring.dropped() == 2);
+  ring.freeze();
+  CHECK(ring.next() == nullptr);
+  CHECK(ring.total() == 6);  // counted, not kept
+  CHECK(kept(ring) == std::vector<int>{3, 4, 5});
+}
+
+TEST_CASE("trace_ring of capacity 0 keeps nothing and counts everything") {
+  check::trace_ring<int> ring(0);
+  CHECK(ring.next() == nullptr);
+  CHECK(ring.next() == nullptr);
+  CHECK(ring.total() == 2);
+  CHECK(ring.dropped() == 0);
+  CHECK(kept(ring).empty());
+}
+
+TEST_CASE("a world's invariant list must be exactly the table's rows for it") {
+  constexpr std::array<const char*, 5> lease = {"gate_inflight_le_cap", "portal_inflight_le_cap",
+                                                "token_granted_once", "expired_leases_reaped", "liveness"};
+  STATIC_REQUIRE(check::are_world_rows(lease, check::world_lease));
+  constexpr std::array<const char*, 4> short_list = {"gate_inflight_le_cap", "portal_inflight_le_cap",
+                                                     "token_granted_once", "liveness"};
+  STATIC_REQUIRE_FALSE(check::are_world_rows(short_list, check::world_lease));
+  constexpr std::array<const char*, 5> twice = {"gate_inflight_le_cap", "portal_inflight_le_cap",
+                                                "token_granted_once", "liveness", "liveness"};
+  STATIC_REQUIRE_FALSE(check::are_world_rows(twice, check::world_lease));
+  STATIC_REQUIRE_FALSE(check::are_world_rows(lease, check::world_fifo));
+}
+
+TEST_CASE("the monitor records the first violation, freezes the trace and stops the scheduler") {
+  sim::scheduler sched;
+  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  int runs = 0;
+  sched.schedule_at(10, [&] {
+    ++runs;
+    *mon.trace() = 1;
+    mon.check(0, true, [] { return std::string("never asked"); });
+    mon.check(0, false, [] { return std::string("over the cap"); });
+    mon.check(0, false, [] { return std::string("a second time"); });
+    CHECK(mon.trace() == nullptr);  // frozen on what led to it
+  });
+  sched.schedule_at(20, [&] { ++runs; });
+  sched.run();
+  CHECK(runs == 1);  // stopped after the event that broke it
+  CHECK(mon.stopped());
+  const auto results = mon.take_invariants();
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].checked == 3);
+  CHECK_FALSE(results[0].holds);
+  REQUIRE(results[0].first);
+  CHECK(results[0].first->at_ns == 10);
+  CHECK(results[0].first->detail == "over the cap");
+  CHECK(results[0].first->trace_index == 1);
+  CHECK(results[1].holds);
+  CHECK(results[1].checked == 0);
+}
+
+TEST_CASE("an invariant left out of checks.invariants is not checked") {
+  sim::scheduler sched;
+  check::monitor<int> mon(sched, two_invariants, {"liveness"}, two_probes, 8);
+  mon.check(0, false, [] { return std::string("not checked"); });
+  CHECK_FALSE(mon.stopped());
+  const auto results = mon.take_invariants();
+  CHECK_FALSE(results[0].enabled);
+  CHECK(results[0].holds);
+  CHECK(results[0].checked == 0);
+  CHECK(results[1].enabled);
+}
+
+TEST_CASE("after teardown nothing is checked, counted or traced") {
+  sim::scheduler sched;
+  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  mon.hit(1);
+  mon.tear_down();
+  mon.hit(1);
+  mon.check(0, false, [] { return std::string("during teardown"); });
+  CHECK(mon.trace() == nullptr);
+  CHECK(mon.trace_entries().total() == 0);
+  CHECK_FALSE(mon.stopped());
+  const check::probe_counts probes = mon.probes();
+  REQUIRE(probes.size() == 2);
+  CHECK(probes[0] == std::pair<std::string, std::uint64_t>{"queued", 0});
+  CHECK(probes[1] == std::pair<std::string, std::uint64_t>{"promoted", 1});
+}
+
+TEST_CASE("an index outside the world's invariants is an assertion, not a stray write") {
+  sim::scheduler sched;
+  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  CHECK_THROWS_AS(mon.check(2, false, [] { return std::string(); }), admit::assertion_failure);
+}
+
+TEST_CASE("verdicts: violation, else inconclusive, else pass") {
+  const std::vector<check::invariant_result> fine = {held("liveness")};
+  const std::vector<check::invariant_result> bad = {held("liveness"), broken("gate_inflight_le_cap")};
+  CHECK(std::string(check::verdict_of(fine, false)) == "pass");
+  CHECK(std::string(check::verdict_of(fine, true)) == "inconclusive");
+  CHECK(std::string(check::verdict_of(bad, true)) == "violation");
+  CHECK(std::string(check::combined_verdict(false, true)) == "inconclusive");
+  CHECK(std::string(check::combined_verdict(true, true)) == "violation");
+}
+
+TEST_CASE("an inconclusive run meets only an expected inconclusive") {
+  const std::vector<check::invariant_result> fine = {held("liveness")};
+  const std::vector<std::string> none;
+  CHECK_FALSE(check::meets({"pass", none}, fine, true));
+  CHECK(check::meets({"inconclusive", none}, fine, true));
+  CHECK(check::meets({"pass", none}, fine, false));
+  CHECK_FALSE(check::meets({"violation", none}, fine, false));
+}
+
+TEST_CASE("an expected violation is met only when every named invariant broke") {
+  const std::vector<check::invariant_result> bad = {held("liveness"), broken("gate_inflight_le_cap")};
+  const std::vector<std::string> named = {"gate_inflight_le_cap"};
+  const std::vector<std::string> both = {"gate_inflight_le_cap", "liveness"};
+  CHECK(check::meets({"violation", named}, bad, false));
+  CHECK_FALSE(check::meets({"violation", both}, bad, false));
+  CHECK_FALSE(check::meets({"pass", named}, bad, false));
+}
+
+TEST_CASE("a counterexample is a break the expectation does not allow") {
+  const std::vector<check::invariant_result> bad = {held("liveness"), broken("gate_inflight_le_cap")};
+  const std::vector<std::string> none;
+  const std::vector<std::string> other = {"liveness"};
+  const std::vector<std::string> named = {"gate_inflight_le_cap"};
+  CHECK(check::is_counterexample({"pass", none}, bad));
+  CHECK(check::is_counterexample({"violation", other}, bad));
+  CHECK_FALSE(check::is_counterexample({"violation", named}, bad));
+  CHECK_FALSE(check::is_counterexample({"violation", none}, bad));  // any break is the expected one
+  const std::vector<check::invariant_result> fine = {held("liveness")};
+  CHECK_FALSE(check::is_counterexample({"pass", none}, fine));
+}
