@@ -30,3 +30,28 @@ TEST_CASE("the committed example reports regenerate byte for byte but for their 
           admit::reports::render_report(admit::test::without_diagnostics(report)));
   }
 }
+
+TEST_CASE("the examples' comparison leaves out diagnostics and nothing else", "[world][examples]") {
+  // Goal: the comparison above cannot pass vacuously. Method: a FIFO and a lease report, each with its
+  // diagnostics edited (equal after without_diagnostics) and with a metric edited (different).
+  for (const char* f : {"scenarios/lab_fifo.json", "scenarios/clock_skew.json"}) {
+    INFO(f);
+    const auto run = admit::test::run_file(f, 1);
+    auto kernel = run.report;
+    auto metric = run.report;
+    if (kernel.contains("variants")) {
+      REQUIRE(kernel["variants"].size() == 2);
+      for (auto& v : kernel["variants"])
+        v["diagnostics"]["events"] = v["diagnostics"]["events"].get<std::uint64_t>() + 1;
+      kernel["variants"].front()["diagnostics"]["sequence_numbers"] = 0;
+      metric["variants"].back()["metrics"]["requests"] = 0;
+    } else {
+      kernel["diagnostics"]["events"] = kernel["diagnostics"]["events"].get<std::uint64_t>() + 1;
+      kernel["diagnostics"]["sequence_numbers"] = 0;
+      metric["metrics"]["requests"] = 0;
+    }
+    CHECK(kernel != run.report);
+    CHECK(admit::test::without_diagnostics(kernel) == admit::test::without_diagnostics(run.report));
+    CHECK(admit::test::without_diagnostics(metric) != admit::test::without_diagnostics(run.report));
+  }
+}
