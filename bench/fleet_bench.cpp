@@ -76,13 +76,13 @@ int main(int argc, char** argv) {
     const double t = timed_run(1'000'000, rec);
     admit::world::run_record setup_rec;
     const double setup = timed_run(1, setup_rec);  // building and tearing down the fleet, one event
-    const double rate = static_cast<double>(rec.metrics.events) / t;
+    const double rate = static_cast<double>(rec.diagnostics.events) / t;
     if (first_rate == 0) first_rate = rate;
     const bool within = busy || rate * 2 >= first_rate;
     ok = ok && within;
     std::printf("%7ld workers: %8llu events, %7llu requests, cpu %6.3f s (of which building the fleet %.3f s), "
                 "%5.2f M events/s, %.2fx the first%s\n",
-                n, static_cast<unsigned long long>(rec.metrics.events),
+                n, static_cast<unsigned long long>(rec.diagnostics.events),
                 static_cast<unsigned long long>(rec.metrics.requests), t, setup, rate / 1e6, rate / first_rate,
                 within ? "" : "  (below half: MISSED)");
   }

@@ -55,7 +55,7 @@ void run_world(benchmark::State& state, const scenario::scenario& sc) {
       state.SkipWithError("the world did not run every request of the scenario");
       return;
     }
-    events += rec.metrics.events;
+    events += rec.diagnostics.events;
     simulated_ns = rec.metrics.simulated_ns;
     benchmark::DoNotOptimize(rec);
   }

@@ -144,13 +144,20 @@ json metrics_json(const world::run_record& rec) {
     mj["renewals_lost"] = l.renewals_lost;
   }
   mj["simulated_ns"] = m.simulated_ns;
-  mj["events"] = m.events;
   mj["run_status"] = sim::to_string(rec.status);
   json lat;
   lat["wait"] = latency_json(m.wait_ns);
   lat["service"] = latency_json(m.service_ns);
   mj["latency_ns"] = std::move(lat);
   return mj;
+}
+
+// Last in its run's object: what the kernel did, which replay compares and the golden tests do not.
+json diagnostics_json(const world::run_record& rec) {
+  json d;
+  d["events"] = rec.diagnostics.events;
+  d["sequence_numbers"] = rec.diagnostics.sequence_numbers;
+  return d;
 }
 
 json probes_json(const world::run_record& rec) {
@@ -229,6 +236,7 @@ json build_report(const report_input& in) {
     for (const auto& c : sc.cases) cases[c.name] = observation_json(c.what, rec);
     r["cases"] = std::move(cases);
     if (rec.any_violation()) r["trace"] = trace_json(rec);
+    r["diagnostics"] = diagnostics_json(rec);
   } else {
     json variants = json::object();
     for (const auto* rec : runs) {
@@ -245,6 +253,7 @@ json build_report(const report_input& in) {
       v["metrics"] = metrics_json(*rec);
       v["probes"] = probes_json(*rec);
       if (rec->any_violation()) v["trace"] = trace_json(*rec);
+      v["diagnostics"] = diagnostics_json(*rec);
       variants[rec->variant] = std::move(v);
     }
     r["variants"] = std::move(variants);

@@ -9,7 +9,7 @@
 #  4. determinism across builds: the catalogue's reports must be the same
 #     bytes from Release, Debug (the asan tree) and clang
 #     (tests/determinism/cross_build.sh; ctest has already replayed every
-#     report and example in the first two trees);
+#     report and checked every example in the first two trees);
 #  5. fuzzing (preset fuzz): each libFuzzer target for a fixed time, both at
 #     once (docs/fuzzing.md).
 # Stages 3 and 5 need clang++ (scripts/setup.sh installs it). Environment:

@@ -159,7 +159,7 @@ void print_summary(const loaded& l, const run_output& o, const std::string& wher
     const std::int64_t portal_cap = l.sc.service.portal_cap.value_or(cap);
     const double wall = o.wall_s[i];
     const double ratio = wall > 0 ? (m.simulated_ns / 1e9) / wall : 0;
-    const double eps = wall > 0 ? m.events / wall : 0;
+    const double eps = wall > 0 ? rec.diagnostics.events / wall : 0;
     const bool met = reports::as_expected(l.sc, rec);
     const std::string name = rec.variant.empty() ? l.sc.name : l.sc.name + "[" + rec.variant + "]";
     std::fprintf(stderr,

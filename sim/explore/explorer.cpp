@@ -81,7 +81,7 @@ run_outcome classify_run(const scenario::scenario& base, const world::run_record
   if (rec.inconclusive) r.inconclusive = rec.inconclusive->kind;
   r.requests = rec.metrics.requests;
   r.portal_inflight_max = rec.metrics.portal_inflight_max;
-  r.events = rec.metrics.events;
+  r.events = rec.diagnostics.events;
   return r;
 }
 

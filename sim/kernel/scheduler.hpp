@@ -156,6 +156,7 @@ class scheduler {
 
   vtime_ns now_ns() const noexcept { return now_; }
   std::uint64_t events_run() const noexcept { return events_run_; }
+  // Sequence numbers start at 0, so this is also how many the scheduler has drawn.
   std::uint64_t next_sequence() const noexcept { return seq_; }
   std::size_t pending() const noexcept { return ready_size_ + live_timers_; }
   bool running() const noexcept { return running_; }

@@ -996,7 +996,7 @@ class lease_world {
 
   void finish() {
     rec_.metrics.simulated_ns = sched_.now_ns();
-    rec_.metrics.events = sched_.events_run();
+    rec_.diagnostics = {.events = sched_.events_run(), .sequence_numbers = sched_.next_sequence()};
     // A run cut short is inconclusive: what it did not reach is not judged.
     const std::uint64_t total = src_.total();
     const std::uint64_t pending = total - ended_;

@@ -52,9 +52,17 @@ struct run_metrics {
   std::int64_t portal_inflight_max = 0;
   std::int64_t waiting_max = 0;
   vtime_ns simulated_ns = 0;
-  std::uint64_t events = 0;
   check::histogram wait_ns;     // arrival to lease (admitted or promoted)
   check::histogram service_ns;  // lease to the end of the work
+};
+
+// What the kernel did to produce the run, as opposed to what the run did. A
+// faster kernel may run fewer events or draw fewer sequence numbers for the
+// same run, so the catalogue's golden tests leave these out; replay still
+// compares them, so within one build they are as deterministic as the rest.
+struct run_diagnostics {
+  std::uint64_t events = 0;            // scheduler events run
+  std::uint64_t sequence_numbers = 0;  // sequence numbers the scheduler drew (one per post and timer)
 };
 
 // What only the lease world measures.
@@ -93,6 +101,7 @@ struct run_record {
   std::optional<inconclusive_reason> inconclusive;
   std::vector<invariant_result> invariants;  // in a fixed order per world
   run_metrics metrics;
+  run_diagnostics diagnostics;
   std::optional<lease_metrics> lease;  // lease-gate runs only
   std::string variant;                 // lease-gate runs: the protocol variant
   std::vector<captured_snapshot> snapshots;

@@ -922,7 +922,7 @@ class world {
           g->gate().core().last_order() > static_cast<std::uint64_t>(g->gate().core().cfg().event_log_capacity))
         hit(p_event_log_wrapped);
     rec_.metrics.simulated_ns = sched_.now_ns();
-    rec_.metrics.events = sched_.events_run();
+    rec_.diagnostics = {.events = sched_.events_run(), .sequence_numbers = sched_.next_sequence()};
     if (stopped_) {
       copy_trace();
       return;

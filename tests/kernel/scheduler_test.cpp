@@ -38,6 +38,22 @@ TEST_CASE("posts and due timers at one instant share one sequence", "[scheduler]
   CHECK(log == std::vector<std::string>{"timer-first", "post-second", "post-third", "timer-fourth"});
 }
 
+TEST_CASE("next_sequence counts the sequence numbers drawn, cancelled timers included", "[scheduler]") {
+  // Goal: the report's diagnostics.sequence_numbers is the count drawn. Method: three timers (one
+  // cancelled) and two posts, one of them from inside an event; five numbers drawn, four events run.
+  scheduler s;
+  CHECK(s.next_sequence() == 0);
+  s.schedule_at(10, [&] { s.post([] {}); });
+  timer_handle gone = s.schedule_at(20, [] {});
+  s.schedule_at(30, [] {});
+  s.post([] {});
+  CHECK(s.next_sequence() == 4);
+  s.cancel(gone);
+  s.run();
+  CHECK(s.next_sequence() == 5);
+  CHECK(s.events_run() == 4);
+}
+
 TEST_CASE("time jumps to the next timer and never moves back", "[scheduler]") {
   // Goal: virtual time advances only to due instants. Method: record now_ns inside events.
   scheduler s;

@@ -31,7 +31,7 @@ TEST_CASE("the report's top-level contract", "[world][report]") {
   std::vector<std::string> keys;
   for (auto it = run.report.begin(); it != run.report.end(); ++it) keys.push_back(it.key());
   CHECK(keys == std::vector<std::string>{"format", "execution_mode", "scenario", "seed", "verdict", "expected",
-                                         "invariants", "metrics", "probes", "cases", "replay"});
+                                         "invariants", "metrics", "probes", "cases", "diagnostics", "replay"});
   // The lab exercises promotion, refusals and a client that gives up; it never cancels a handler.
   const json& probes = run.report["probes"];
   CHECK(probes["hit"]["promoted"] == 1);
@@ -49,11 +49,38 @@ TEST_CASE("the report's top-level contract", "[world][report]") {
   CHECK(m["client_timeouts"] == 1);
   CHECK(m["gate_inflight_max"] == 1);
   CHECK(m["simulated_ns"] == 900'000'000);
+  CHECK_FALSE(m.contains("events"));  // a kernel figure: under diagnostics
+  // Every event run is a post or a timer, and each of those drew a sequence number.
+  const json& d = run.report["diagnostics"];
+  CHECK(d.size() == 2);
+  CHECK(d["events"].get<std::uint64_t>() >= 1);
+  CHECK(d["sequence_numbers"].get<std::uint64_t>() >= d["events"].get<std::uint64_t>());
   for (const char* inv : {"gate_inflight_le_cap", "waiting_le_max", "portal_inflight_le_cap", "fifo_order",
                           "lease_released_once", "liveness"}) {
     INFO(inv);
     CHECK(run.report["invariants"][inv]["holds"] == true);
     CHECK(run.report["invariants"][inv]["checked"].get<std::uint64_t>() >= 1);
+  }
+}
+
+TEST_CASE("a lease report's variants end with their own diagnostics", "[world][report]") {
+  // Goal: diagnostics go where metrics go. Method: clock_skew's two variants, their keys and figures.
+  const auto run = admit::test::run_file("scenarios/clock_skew.json", 11);
+  CHECK_FALSE(run.report.contains("diagnostics"));
+  REQUIRE(run.report["variants"].size() == 2);
+  std::size_t i = 0;
+  for (auto it = run.report["variants"].begin(); it != run.report["variants"].end(); ++it, ++i) {
+    INFO(it.key());
+    const json& v = it.value();
+    std::vector<std::string> keys;
+    for (auto k = v.begin(); k != v.end(); ++k) keys.push_back(k.key());
+    REQUIRE(keys.size() >= 2);
+    CHECK(keys.back() == "diagnostics");
+    CHECK(keys[keys.size() - 2] == (v.contains("trace") ? "trace" : "probes"));
+    CHECK_FALSE(v["metrics"].contains("events"));
+    CHECK(v["diagnostics"]["events"] == run.runs[i].diagnostics.events);
+    CHECK(v["diagnostics"]["sequence_numbers"] == run.runs[i].diagnostics.sequence_numbers);
+    CHECK(run.runs[i].diagnostics.sequence_numbers >= run.runs[i].diagnostics.events);
   }
 }
 

@@ -99,7 +99,7 @@ TEST_CASE("the liveness horizon is judged at its instant", "[world][verdict]") {
     const auto on_time = run_text(make("1s", R"("checks": {"liveness_horizon": "5s"})"), 1);
     const auto plain = run_text(make("1s", R"("checks": {})"), 1);
     CHECK(std::string(on_time.rec.verdict()) == "pass");
-    CHECK(on_time.rec.metrics.events == plain.rec.metrics.events);
+    CHECK(on_time.rec.diagnostics.events == plain.rec.diagnostics.events);
     CHECK(on_time.rec.metrics.simulated_ns == plain.rec.metrics.simulated_ns);
   }
 }

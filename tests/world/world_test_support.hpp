@@ -46,4 +46,14 @@ inline rendered run_text(const std::string& text, std::uint64_t seed, const std:
 
 inline rendered run_file(const std::string& path, std::uint64_t seed) { return run_text(slurp(path), seed, path); }
 
+// `report` without its `diagnostics` objects (the run's, or each variant's): what the kernel did to
+// produce a run, which a faster kernel changes without changing the run. The golden tests compare
+// reports this way; `admitsim replay` compares the whole bytes, diagnostics included.
+inline nlohmann::ordered_json without_diagnostics(nlohmann::ordered_json report) {
+  report.erase("diagnostics");
+  if (const auto v = report.find("variants"); v != report.end() && v->is_object())
+    for (auto& run : *v) run.erase("diagnostics");
+  return report;
+}
+
 }  // namespace admit::test
