@@ -56,15 +56,15 @@ void catch_sigint() {
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
-  if (const auto why = write_output(path, bytes)) throw input_error{path + ": " + *why};
+  if (const auto why = write_output(path, bytes)) throw input_error{path, *why};
 }
 
 // The folder a search writes: created, writable, and locked against another search for as long as
 // `lock` lives; the summary path in it must be writable too.
 void prepare_folder(const std::string& dir, dir_lock& lock, const std::string& summary_path) {
-  if (auto why = prepare_output_dir(dir)) throw input_error{dir + ": " + *why};
-  if (auto why = lock.lock(dir)) throw input_error{dir + ": " + *why};
-  if (auto why = check_output(summary_path)) throw input_error{summary_path + ": " + *why};
+  if (auto why = prepare_output_dir(dir)) throw input_error{dir, *why};
+  if (auto why = lock.lock(dir)) throw input_error{dir, *why};
+  if (auto why = check_output(summary_path)) throw input_error{summary_path, *why};
 }
 
 // "I/N" with 0 <= I < N.
@@ -80,7 +80,7 @@ std::pair<std::uint64_t, std::uint64_t> parse_shard(const std::string& s) {
     const auto n = number(s.substr(slash + 1));
     if (i && n && *n >= 1 && *i < *n) return {*i, *n};
   }
-  throw input_error{"--shard: expected I/N with 0 <= I < N, such as 0/4, got \"" + s + "\""};
+  throw input_error{"--shard", "expected I/N with 0 <= I < N, such as 0/4, got \"" + s + "\""};
 }
 
 // The name of a file this search writes: <name>-seed<N><suffix>, kept within
@@ -166,6 +166,11 @@ void print_progress(const explore::explore_progress& p, std::optional<double> bu
   std::fflush(stderr);
 }
 
+// Threads that could not be started: bad usage (the machine or its limits hold fewer), never an abort.
+input_error threads_refused(unsigned jobs, const std::system_error& e) {
+  return {"--jobs", "cannot start " + std::to_string(jobs) + " threads (" + e.code().message() + "); try a smaller number"};
+}
+
 }  // namespace
 
 explore_verb::explore_verb(CLI::App& app) {
@@ -226,38 +231,32 @@ explore_verb::explore_verb(CLI::App& app) {
 }
 
 int explore_verb::run() const {
-  try {
-    const std::string bytes = read_input(file_, "scenario file");
-    const scenario::scenario base = parse_scenario(file_, bytes);
-    // Every number before anything runs (numbers.hpp).
-    unsigned jobs = std::clamp(std::thread::hardware_concurrency(), 1u, jobs_max);
-    if (jobs_given_->count() != 0) jobs = static_cast<unsigned>(parse_number("--jobs", jobs_, 1, jobs_max));
-    if (exhaustive_ || order_) {
-      orders_request req;
-      req.file = file_;
-      req.bytes = bytes;
-      req.base = &base;
-      req.max_delays = parse_number("--max-delays", max_delays_, 0, 1'000'000);
-      req.max_orders = parse_number("--max-orders", max_orders_, 1);
-      req.order = order_;
-      req.variant = variant_;
-      req.out_dir = out_dir_;
-      req.jobs = jobs;
-      req.quiet = quiet_;
-      dir_lock lock;
-      if (exhaustive_) prepare_folder(out_dir_, lock, orders_summary_path(req));
-      try {
-        return run_orders(req);
-      } catch (const std::system_error& e) {
-        throw input_error{"cannot start " + std::to_string(jobs) + " threads (" + e.code().message() +
-                          "); try a smaller --jobs"};
-      }
+  const std::string bytes = read_input(file_, "scenario file");
+  const scenario::scenario base = parse_scenario(file_, bytes);
+  // Every number before anything runs (numbers.hpp).
+  unsigned jobs = std::clamp(std::thread::hardware_concurrency(), 1u, jobs_max);
+  if (jobs_given_->count() != 0) jobs = static_cast<unsigned>(parse_number("--jobs", jobs_, 1, jobs_max));
+  if (exhaustive_ || order_) {
+    orders_request req;
+    req.file = file_;
+    req.bytes = bytes;
+    req.base = &base;
+    req.max_delays = parse_number("--max-delays", max_delays_, 0, 1'000'000);
+    req.max_orders = parse_number("--max-orders", max_orders_, 1);
+    req.order = order_;
+    req.variant = variant_;
+    req.out_dir = out_dir_;
+    req.jobs = jobs;
+    req.quiet = quiet_;
+    dir_lock lock;
+    if (exhaustive_) prepare_folder(out_dir_, lock, orders_summary_path(req));
+    try {
+      return run_orders(req);
+    } catch (const std::system_error& e) {
+      throw threads_refused(jobs, e);
     }
-    return run_seeds(bytes, base, jobs);
-  } catch (const input_error& e) {
-    std::fprintf(stderr, "admitsim: %s\n", e.message.c_str());
-    return exit_bad_input;
   }
+  return run_seeds(bytes, base, jobs);
 }
 
 int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& base, unsigned jobs) const {
@@ -268,7 +267,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   opt.seeds.shard_count = shard_count;
   if (!time_.empty()) {
     const auto t = scenario::parse_duration_ns(time_);
-    if (!t || *t <= 0) throw input_error{"--time: expected a duration such as \"60s\", got \"" + time_ + "\""};
+    if (!t || *t <= 0) throw input_error{"--time", "expected a duration such as \"60s\", got \"" + time_ + "\""};
     opt.time_budget = std::chrono::nanoseconds(*t);
   } else {
     opt.seeds.count = seeds_given_->count() != 0 ? parse_number("--seeds", seeds_, 1) : default_seeds;
@@ -344,14 +343,12 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
     sum = explore::run_explore(base, opt, on_seed);
   } catch (const std::system_error& e) {
     if (tty) std::fprintf(stderr, "\r\033[K");
-    throw input_error{"cannot start " + std::to_string(jobs) + " threads (" + e.code().message() +
-                      "); try a smaller --jobs"};
+    throw threads_refused(jobs, e);
   }
   // An interrupted search leaves its progress line and ends it; otherwise the line goes.
   if (tty) std::fprintf(stderr, sum.stopped ? "\n" : "\r\033[K");
   if (sum.stopped)
-    std::fprintf(stderr, "admitsim: explore interrupted (SIGINT): the summary covers the %llu seeds finished\n",
-                 static_cast<unsigned long long>(sum.ran));
+    print_error("explore", "interrupted (SIGINT): the summary covers the " + std::to_string(sum.ran) + " seeds finished");
 
   std::vector<finding_kind> order;
   for (const auto& [key, k] : kinds) order.push_back(k);
@@ -453,7 +450,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
                                                    std::to_string(opt.seeds.first)
                                              : "the time ran out before the first seed";
     why.push_back("no seed ran (" + what + ")");
-    if (quiet_) std::fprintf(stderr, "admitsim: explore: no seed ran (%s)\n", what.c_str());
+    if (quiet_) print_error("explore", "no seed ran (" + what + ")");
   }
   if (sum.counterexamples != 0)
     why.push_back(std::to_string(sum.counterexamples) + " seeds broke an invariant their expectation does not allow");

@@ -39,7 +39,7 @@ class explore_verb {
   // Registers the subcommand on `app`.
   explicit explore_verb(CLI::App& app);
   bool parsed() const { return sub_->parsed(); }
-  // Runs it; returns the exit code. Reports bad input itself (exit 2).
+  // Runs it; returns the exit code. Throws input_error (errors.hpp) for bad input, which main reports (exit 2).
   int run() const;
 
  private:
