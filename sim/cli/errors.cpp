@@ -40,7 +40,8 @@ int report_current_exception(std::string_view verb) {
     return exit_not_expected;
   } catch (const std::bad_alloc&) {
     // What the verbs held is freed by now (their teardown allocates nothing, and the reserve is given back).
-    print_error(verb, "out of memory: the scenario needs more memory than this process may use (docs/scenarios.md#limits)");
+    print_error(verb,
+                "out of memory: the scenario needs more memory than this process may use (docs/scenarios.md#limits)");
     return exit_bad_input;
   } catch (const std::exception& e) {
     print_error(verb, e.what());

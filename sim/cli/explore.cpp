@@ -173,7 +173,8 @@ void print_progress(const explore::explore_progress& p, std::optional<double> bu
 
 // Threads that could not be started: bad usage (the machine or its limits hold fewer), never an abort.
 input_error threads_refused(unsigned jobs, const std::system_error& e) {
-  return {"--jobs", "cannot start " + std::to_string(jobs) + " threads (" + e.code().message() + "); try a smaller number"};
+  return {"--jobs",
+          "cannot start " + std::to_string(jobs) + " threads (" + e.code().message() + "); try a smaller number"};
 }
 
 }  // namespace

@@ -203,10 +203,11 @@ struct run_request {
 
 int cmd_run(const run_request& req) {
   if (req.out && req.out_dir)
-    throw input_error{"--out and --out-dir", "expected one of them, got both (--out names one report, --out-dir a folder)"};
+    throw input_error{"--out and --out-dir",
+                      "expected one of them, got both (--out names one report, --out-dir a folder)"};
   if (req.out && req.files.size() > 1)
-    throw input_error{"--out", "expected a single scenario (it names one report), got " + std::to_string(req.files.size()) +
-                                   "; use --out-dir for several"};
+    throw input_error{"--out", "expected a single scenario (it names one report), got " +
+                                   std::to_string(req.files.size()) + "; use --out-dir for several"};
   // Validate every file before running any, so bad input never leaves a partial set of reports.
   std::vector<loaded> all;
   for (const auto& f : req.files) all.push_back(load_file(f));
@@ -409,7 +410,8 @@ int main(int argc, char** argv) {
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
     const std::string_view verb = verb_of(app);
-    cli::print_error(verb, what + " (admitsim " + (verb == no_verb ? "" : std::string(verb) + " ") + "--help shows the usage)");
+    const std::string command = verb == no_verb ? "admitsim" : "admitsim " + std::string(verb);
+    cli::print_error(verb, what + " (" + command + " --help shows the usage)");
     return exit_bad_input;
   }
 
