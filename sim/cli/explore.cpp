@@ -5,11 +5,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string>
 #include <system_error>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "reports/report.hpp"
@@ -56,15 +61,15 @@ void catch_sigint() {
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
-  if (const auto why = write_output(path, bytes)) throw input_error{path + ": " + *why};
+  if (const auto why = write_output(path, bytes)) throw input_error{path, *why};
 }
 
 // The folder a search writes: created, writable, and locked against another search for as long as
 // `lock` lives; the summary path in it must be writable too.
 void prepare_folder(const std::string& dir, dir_lock& lock, const std::string& summary_path) {
-  if (auto why = prepare_output_dir(dir)) throw input_error{dir + ": " + *why};
-  if (auto why = lock.lock(dir)) throw input_error{dir + ": " + *why};
-  if (auto why = check_output(summary_path)) throw input_error{summary_path + ": " + *why};
+  if (auto why = prepare_output_dir(dir)) throw input_error{dir, *why};
+  if (auto why = lock.lock(dir)) throw input_error{dir, *why};
+  if (auto why = check_output(summary_path)) throw input_error{summary_path, *why};
 }
 
 // "I/N" with 0 <= I < N.
@@ -80,7 +85,7 @@ std::pair<std::uint64_t, std::uint64_t> parse_shard(const std::string& s) {
     const auto n = number(s.substr(slash + 1));
     if (i && n && *n >= 1 && *i < *n) return {*i, *n};
   }
-  throw input_error{"--shard: expected I/N with 0 <= I < N, such as 0/4, got \"" + s + "\""};
+  throw input_error{"--shard", "expected I/N with 0 <= I < N, such as 0/4, got \"" + s + "\""};
 }
 
 // The name of a file this search writes: <name>-seed<N><suffix>, kept within
@@ -166,6 +171,418 @@ void print_progress(const explore::explore_progress& p, std::optional<double> bu
   std::fflush(stderr);
 }
 
+// Threads that could not be started: bad usage (the machine or its limits hold fewer), never an abort.
+input_error threads_refused(unsigned jobs, const std::system_error& e) {
+  return {"--jobs",
+          "cannot start " + std::to_string(jobs) + " threads (" + e.code().message() + "); try a smaller number"};
+}
+
+}  // namespace
+
+// What a seed search was asked for, every option read and checked, and where it writes.
+struct seed_search {
+  std::string file;  // as given on the command line
+  explore::explore_options opt;
+  std::string shard;  // as given, for the messages
+  std::uint64_t shard_index = 0;
+  std::uint64_t shard_count = 1;
+  bool shrink = true;  // no --no-shrink
+  std::size_t shrink_max = 0;
+  std::size_t shrink_runs = 0;
+  bool perturb_ties = false;
+  bool ties_only = false;
+  bool quiet = false;
+  std::string dir;
+  std::string summary_path;
+
+  // The command that runs one seed of this search again.
+  std::string replay_of(std::uint64_t seed) const {
+    const std::string mode_flag = ties_only ? " --ties-only" : perturb_ties ? " --perturb-ties" : "";
+    return "admitsim explore " + reports::shell_quote(file) + mode_flag + " --first-seed " + std::to_string(seed) +
+           " --seeds 1";
+  }
+};
+
+namespace {
+
+// What the seeds found, gathered as each seed's outcome arrives (in seed order) and then
+// dropped, so that memory does not grow with the number of seeds: kinds, expected
+// violations shown, and the first findings_listed_max findings in full.
+struct seed_tally {
+  std::map<std::pair<std::string, std::string>, finding_kind> kinds;
+  std::map<std::pair<std::string, std::string>, std::string> kind_swarm;  // the first seed's draw, for stderr
+  std::map<std::string, std::optional<std::uint64_t>> shown;  // variant expected to break -> first seed it did
+  json findings = json::array();
+  std::size_t listed = 0;
+  std::size_t omitted = 0;
+  std::vector<std::string> error_lines;
+  std::uint64_t errors_unlisted = 0;
+  std::optional<std::pair<std::uint64_t, std::string>> first_inconclusive;  // seed, reason: for stderr
+
+  void add(const explore::seed_outcome& o, const seed_search& s) {
+    for (const auto& r : o.runs)
+      if (r.inconclusive && !r.met && !first_inconclusive) first_inconclusive.emplace(o.seed, *r.inconclusive);
+    for (const auto& r : o.runs) {
+      if (r.expected_verdict == "violation") {
+        auto& first = shown[r.variant];
+        if (r.met && !first) first = o.seed;
+      }
+      if (r.broken.empty()) continue;
+      finding_kind k{r.variant, r.broken.front().name, r.counterexample, o.seed, 0};
+      auto [it, inserted] = kinds.emplace(k.key(), k);
+      if (inserted)
+        kind_swarm[k.key()] = explore::swarm_summary(o.swarm) + ", " + std::to_string(o.faults_drawn) + " faults drawn";
+      ++it->second.seeds;
+      it->second.counterexample = it->second.counterexample || r.counterexample;
+    }
+    if (o.error) {
+      if (error_lines.size() < findings_listed_max)
+        error_lines.push_back("  ERROR seed " + std::to_string(o.seed) + ": " + *o.error + " (replay: " +
+                              s.replay_of(o.seed) + ")");
+      else
+        ++errors_unlisted;
+    }
+    if (!o.any_violation() && !o.error) return;
+    if (listed == findings_listed_max) {
+      ++omitted;
+      return;
+    }
+    ++listed;
+    findings.push_back(seed_json(o));
+  }
+
+  // The kinds of finding, counterexamples first, then by the seed that first showed them.
+  std::vector<finding_kind> kinds_in_order() const {
+    std::vector<finding_kind> order;
+    for (const auto& [key, k] : kinds) order.push_back(k);
+    std::stable_sort(order.begin(), order.end(), [](const finding_kind& a, const finding_kind& b) {
+      if (a.counterexample != b.counterexample) return a.counterexample;
+      return a.first_seed < b.first_seed;
+    });
+    return order;
+  }
+
+  // The swarm of the seed that first showed kind `k`.
+  std::string swarm_of(const finding_kind& k) const {
+    const auto it = kind_swarm.find(k.key());
+    return it == kind_swarm.end() ? std::string() : it->second;
+  }
+};
+
+// Runs the seeds, handing each outcome to `tally`, with a progress line while stderr is a
+// terminal. SIGINT stops it taking new seeds; the totals then cover the seeds finished.
+explore::explore_totals search_seeds(const scenario::scenario& base, const seed_search& s, seed_tally& tally) {
+  explore::explore_options opt = s.opt;
+  const bool tty = isatty(STDERR_FILENO) == 1 && !s.quiet;
+  if (tty) {
+    std::optional<double> budget_s;
+    if (opt.time_budget) budget_s = std::chrono::duration<double>(*opt.time_budget).count();
+    opt.on_progress = [budget_s](const explore::explore_progress& p) { print_progress(p, budget_s); };
+  }
+  catch_sigint();
+  explore::explore_totals sum;
+  try {
+    sum = explore::run_explore(base, opt, [&](explore::seed_outcome&& o) { tally.add(o, s); });
+  } catch (const std::system_error& e) {
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    throw threads_refused(opt.jobs, e);
+  }
+  // An interrupted search leaves its progress line and ends it; otherwise the line goes.
+  if (tty) std::fprintf(stderr, sum.stopped ? "\n" : "\r\033[K");
+  if (sum.stopped)
+    print_error("explore", "interrupted (SIGINT): the summary covers the " + std::to_string(sum.ran) + " seeds finished");
+  return sum;
+}
+
+// What shrinking the findings gave: an entry of the summary and a line of stderr each.
+struct shrink_report {
+  json shrunk = json::array();
+  std::vector<std::string> lines;
+  bool failed = false;       // a minimal scenario did not reproduce its violation
+  bool interrupted = false;  // SIGINT stopped the shrinking
+};
+
+// The scenario a finding's seed ran, written out as a file `admitsim run` runs, and its seed.
+struct explored_run {
+  explore::explored_scenario e;
+  std::uint64_t seed = 0;
+};
+
+explored_run explored_of(const scenario::scenario& base, const finding_kind& k, const seed_search& s) {
+  explored_run x;
+  x.seed = k.first_seed;
+  if (s.ties_only) {
+    // The scenario's own run, its rates drawn with its own seed.
+    x.e.sc = world::with_drawn_faults(base, base.seed);
+    x.seed = base.seed;
+    x.e.sc.description = "The run of " + s.file + " with its own seed, whose rates drew " +
+                         std::to_string(x.e.sc.faults.schedule.size() - base.faults.schedule.size()) + " faults. " +
+                         base.description;
+  } else {
+    x.e = explore::explore_seed(base, k.first_seed);
+    x.e.sc.description = "Explored by admitsim explore from " + s.file + " with seed " + std::to_string(k.first_seed) +
+                         " (" + explore::swarm_summary(x.e.swarm) + "; " + std::to_string(x.e.faults_drawn) +
+                         " faults drawn). " + base.description;
+  }
+  return x;
+}
+
+// {"before", "after", "removed"} of one measure of a shrink.
+template <typename N>
+json size_change(N before, N after) {
+  json j;
+  j["before"] = before;
+  j["after"] = after;
+  j["removed"] = before - after;
+  return j;
+}
+
+// The four files a shrink writes in the search's folder.
+struct shrink_files {
+  std::string explored_scenario, explored_report, minimal_scenario, minimal_report;
+};
+
+// A shrink's entry in the summary's "shrunk".
+json shrink_json(const finding_kind& k, const shrink_files& f, const explore::shrink_result& r, bool needs_order,
+                 const seed_search& s) {
+  json sj;
+  sj["seed"] = k.first_seed;
+  sj["variant"] = k.variant;
+  sj["invariant"] = k.invariant;
+  sj["counterexample"] = k.counterexample;
+  sj["explored_scenario"] = f.explored_scenario;
+  sj["explored_report"] = f.explored_report;
+  sj["minimal_scenario"] = r.started ? json(f.minimal_scenario) : json(nullptr);
+  sj["minimal_report"] = r.started ? json(f.minimal_report) : json(nullptr);
+  sj["reproduced"] = r.reproduced;
+  sj["needs_perturbed_order"] = needs_order;
+  sj["replay"] = s.replay_of(k.first_seed);
+  sj["faults"] = size_change(r.faults_before, r.faults_after);
+  sj["requests"] = size_change(r.requests_before, r.requests_after);
+  sj["workers"] = size_change(r.workers_before, r.workers_after);
+  sj["shrink_runs"] = r.runs;
+  sj["budget_exhausted"] = r.budget_exhausted;
+  sj["violation_at_ns"] = r.violation_at_ns;
+  sj["detail"] = r.detail;
+  return sj;
+}
+
+// A shrink's line on stderr.
+std::string shrink_line(const finding_kind& k, const shrink_files& f, const explore::shrink_result& r,
+                        bool needs_order, const seed_search& s) {
+  const std::string finding = std::to_string(k.first_seed) + variant_label(k.variant) + " " + k.invariant;
+  if (needs_order)
+    return "  seed " + finding + ": breaks only in the perturbed same-instant order, not shrunk; replay: " +
+           s.replay_of(k.first_seed);
+  return "  shrunk seed " + finding + ": faults " + std::to_string(r.faults_before) + " -> " +
+         std::to_string(r.faults_after) + ", requests " + std::to_string(r.requests_before) + " -> " +
+         std::to_string(r.requests_after) + ", workers " + std::to_string(r.workers_before) + " -> " +
+         std::to_string(r.workers_after) + " in " + std::to_string(r.runs) + " runs: " + f.minimal_scenario +
+         (r.reproduced ? " (admitsim run reproduces it)" : " (DID NOT REPRODUCE)");
+}
+
+// Shrinks one kind of finding: writes the explored scenario of its first seed and that
+// scenario's report, then the minimal scenario and its report; adds their entry and line.
+void shrink_one(const scenario::scenario& base, const finding_kind& k, const seed_search& s, shrink_report& out) {
+  const explored_run x = explored_of(base, k, s);
+  shrink_files f;
+  const std::string seed_file = seed_name(base.name, k.first_seed, "");
+  f.explored_scenario = (fs::path(s.dir) / (seed_file + ".scenario.json")).string();
+  f.explored_report = (fs::path(s.dir) / (seed_file + ".report.json")).string();
+  write_scenario_and_report(x.e.sc, f.explored_scenario, f.explored_report);
+
+  explore::shrink_limits limits;
+  limits.max_runs = s.shrink_runs;
+  // Shrinking runs events in their default order: a finding that needs the perturbed order does not start.
+  explore::shrink_result r = explore::shrink(x.e.sc, x.seed, explore::shrink_target{k.variant, k.invariant}, limits);
+  // One finding per (seed, variant): a lease scenario's variants get a file each.
+  r.minimal.name = seed_name(base.name, k.first_seed, (k.variant.empty() ? "" : "-" + k.variant) + "-min");
+  f.minimal_scenario = (fs::path(s.dir) / (r.minimal.name + ".json")).string();
+  f.minimal_report = (fs::path(s.dir) / (r.minimal.name + ".report.json")).string();
+  if (r.started) write_scenario_and_report(r.minimal, f.minimal_scenario, f.minimal_report);
+  const bool needs_order = !r.started && (s.perturb_ties || s.ties_only);
+  if (!r.reproduced && !needs_order) out.failed = true;
+  out.shrunk.push_back(shrink_json(k, f, r, needs_order, s));
+  out.lines.push_back(shrink_line(k, f, r, needs_order, s));
+}
+
+// Shrinks the first --shrink-max kinds of finding (none with --no-shrink), in `kinds` order.
+shrink_report shrink_findings(const scenario::scenario& base, const std::vector<finding_kind>& kinds,
+                              const seed_search& s) {
+  shrink_report out;
+  for (std::size_t i = 0; i < kinds.size() && s.shrink && i < s.shrink_max; ++i) {
+    if (interrupted) {
+      out.interrupted = true;
+      break;
+    }
+    shrink_one(base, kinds[i], s, out);
+  }
+  return out;
+}
+
+// Why no seed ran: the shard held none of the range, or the time ran out first.
+std::string no_seed_reason(const seed_search& s) {
+  return s.opt.seeds.count ? "--shard " + s.shard + " holds none of the " + std::to_string(*s.opt.seeds.count) +
+                                 " seeds from " + std::to_string(s.opt.seeds.first)
+                           : "the time ran out before the first seed";
+}
+
+// The verdict of the search: why it is not as expected (exit 1), or nothing (exit 0).
+std::vector<std::string> reasons_not_as_expected(const explore::explore_totals& sum, const seed_tally& tally,
+                                                 const shrink_report& shrunk, const seed_search& s) {
+  std::vector<std::string> why;
+  if (sum.stopped || shrunk.interrupted)
+    why.push_back("interrupted by SIGINT " + std::string(sum.stopped ? "after " + std::to_string(sum.ran) + " seeds"
+                                                                     : "while shrinking"));
+  if (sum.ran == 0) why.push_back("no seed ran (" + no_seed_reason(s) + ")");
+  if (sum.counterexamples != 0)
+    why.push_back(std::to_string(sum.counterexamples) + " seeds broke an invariant their expectation does not allow");
+  if (sum.errors != 0) why.push_back(std::to_string(sum.errors) + " seeds ended in an internal error");
+  if (sum.inconclusive != 0) {
+    const auto& first = tally.first_inconclusive;
+    why.push_back(std::to_string(sum.inconclusive) +
+                  " seeds could not finish (inconclusive: a limit cut the run, so it judged nothing it did not reach; "
+                  "the first is seed " + std::to_string(first ? first->first : 0) + ", " +
+                  (first ? first->second : std::string("?")) + ", replay: " + s.replay_of(first ? first->first : 0) +
+                  ")");
+  }
+  for (const auto& [variant, first] : tally.shown)
+    if (!first) why.push_back("no seed showed the violation expected" + (variant.empty() ? "" : " of " + variant));
+  if (shrunk.failed) why.push_back("a minimal scenario did not reproduce its violation");
+  return why;
+}
+
+// The summary's "seeds": the range asked for, how many ran, and whether the search finished.
+json seeds_json(const seed_search& s, const explore::explore_totals& sum, bool complete) {
+  json sj;
+  sj["first"] = s.opt.seeds.first;
+  sj["count"] = s.opt.seeds.count ? json(*s.opt.seeds.count) : json(nullptr);
+  sj["shard"] = std::to_string(s.shard_index) + "/" + std::to_string(s.shard_count);
+  sj["ran"] = sum.ran;
+  sj["last"] = sum.last_seed ? json(*sum.last_seed) : json(nullptr);
+  // Only an interrupted search says so: a finished one keeps the bytes it always had (docs/explore.md).
+  if (!complete) sj["complete"] = false;
+  return sj;
+}
+
+// The summary's "bounds": the scenario's fault rates the seeds draw within, or null.
+json bounds_json(const scenario::scenario& base) {
+  if (!base.faults.rates) return nullptr;
+  explore::explored_scenario bounds;
+  bounds.swarm.bounded = base.faults.rates->any();
+  bounds.swarm.rates = *base.faults.rates;
+  bounds.faults_from_file = base.faults.schedule.size();
+  json b = explore::swarm_json(bounds);
+  b.erase("faults_drawn");
+  return b;
+}
+
+// The summary's "totals", with every kind of finding.
+json totals_json(const seed_search& s, const explore::explore_totals& sum, const std::vector<finding_kind>& kinds) {
+  json totals;
+  totals["runs"] = sum.runs;
+  totals["seeds_with_violation"] = sum.with_violation;
+  totals["seeds_with_counterexample"] = sum.counterexamples;
+  totals["errors"] = sum.errors;
+  totals["seeds_inconclusive"] = sum.inconclusive;
+  if (s.perturb_ties || s.ties_only) {
+    json orders = json::object();
+    for (const auto& [variant, n] : sum.distinct_orderings) orders[variant.empty() ? "fifo" : variant] = n;
+    totals["distinct_orderings"] = std::move(orders);
+    // Past the bound the counts are lower bounds (docs/limits.md); below it the key is absent.
+    if (sum.distinct_orderings_capped) totals["distinct_orderings_capped"] = true;
+  }
+  json by_kind = json::array();
+  for (const auto& k : kinds) {
+    json kj;
+    kj["variant"] = k.variant;
+    kj["invariant"] = k.invariant;
+    kj["counterexample"] = k.counterexample;
+    kj["seeds"] = k.seeds;
+    kj["first_seed"] = k.first_seed;
+    by_kind.push_back(std::move(kj));
+  }
+  totals["by_kind"] = std::move(by_kind);
+  return totals;
+}
+
+// The summary's "expected_violations": each variant expected to break, and the first seed that broke it.
+json expectations_json(const scenario::scenario& base, const seed_tally& tally) {
+  json expectations = json::array();
+  for (const auto& [variant, first] : tally.shown) {
+    json ej;
+    ej["variant"] = variant;
+    const auto [verdict, violated] = explore::expectation_for(base, variant);
+    ej["verdict"] = verdict;
+    ej["violated"] = violated;
+    ej["shown_first_by_seed"] = first ? json(*first) : json(nullptr);
+    expectations.push_back(std::move(ej));
+  }
+  return expectations;
+}
+
+// The outcome of the search, as the summary file holds it
+// (docs/explore.md); takes the findings and the shrinks' entries.
+json summary_json(const std::string& bytes, const scenario::scenario& base, const seed_search& s,
+                  const explore::explore_totals& sum, const std::vector<finding_kind>& kinds, seed_tally& tally,
+                  shrink_report& shrunk, const std::vector<std::string>& why, int rc) {
+  json out;
+  out["format"] = "admitsim-explore/1";
+  json scj;
+  scj["name"] = base.name;
+  scj["file"] = s.file;
+  scj["sha256"] = reports::sha256_hex(bytes);
+  out["scenario"] = std::move(scj);
+  out["seeds"] = seeds_json(s, sum, !(sum.stopped || shrunk.interrupted));
+  out["mode"] = s.ties_only ? "ties_only" : s.perturb_ties ? "perturb_ties" : "swarm";
+  out["bounds"] = bounds_json(base);
+  out["totals"] = totals_json(s, sum, kinds);
+  out["expected_violations"] = expectations_json(base, tally);
+  out["findings"] = std::move(tally.findings);
+  out["findings_omitted"] = tally.omitted;
+  out["shrunk"] = std::move(shrunk.shrunk);
+  json ex;
+  ex["code"] = rc;
+  ex["why"] = why;
+  out["exit"] = std::move(ex);
+  return out;
+}
+
+// The search on stderr: a summary line, the same-instant orders counted, each kind of finding,
+// the seeds that ended in an error, each shrink, and why the search is not as expected.
+void print_search(const seed_search& s, const explore::explore_totals& sum, const std::vector<finding_kind>& kinds,
+                  const seed_tally& tally, const shrink_report& shrunk, const std::vector<std::string>& why) {
+  const double rate = sum.wall_s > 0 ? static_cast<double>(sum.ran) / sum.wall_s : 0;
+  const std::string range = !sum.first_seed ? std::string("none")
+                                            : std::to_string(*sum.first_seed) + ".." + std::to_string(*sum.last_seed) +
+                                                  (s.shard_count > 1 ? " shard " + s.shard : std::string());
+  std::fprintf(stderr,
+               "explore %s: %llu seeds (%s), %llu runs on %u threads in %.2fs (%.0f seeds/s): %llu with violations, "
+               "%llu with counterexamples, %llu errors -> %s\n",
+               s.file.c_str(), static_cast<unsigned long long>(sum.ran), range.c_str(),
+               static_cast<unsigned long long>(sum.runs), s.opt.jobs, sum.wall_s, rate,
+               static_cast<unsigned long long>(sum.with_violation),
+               static_cast<unsigned long long>(sum.counterexamples), static_cast<unsigned long long>(sum.errors),
+               s.summary_path.c_str());
+  for (const auto& [variant, n] : sum.distinct_orderings)
+    std::fprintf(stderr, "  %s%s: %s%llu distinct same-instant orders in %llu seeds\n",
+                 variant.empty() ? "runs" : "runs of ", variant.c_str(), sum.distinct_orderings_capped ? "at least " : "",
+                 static_cast<unsigned long long>(n), static_cast<unsigned long long>(sum.ran));
+  if (sum.first_violation_wall_s)
+    std::fprintf(stderr, "  first violation found after %.3fs of wall time\n", *sum.first_violation_wall_s);
+  for (const auto& k : kinds)
+    std::fprintf(stderr, "  %s%s %s: %llu seeds, first seed %llu (%s)\n",
+                 k.counterexample ? "COUNTEREXAMPLE " : "expected ", variant_label(k.variant).c_str(),
+                 k.invariant.c_str(), static_cast<unsigned long long>(k.seeds),
+                 static_cast<unsigned long long>(k.first_seed), tally.swarm_of(k).c_str());
+  for (const auto& l : tally.error_lines) std::fprintf(stderr, "%s\n", l.c_str());
+  if (tally.errors_unlisted != 0)
+    std::fprintf(stderr, "  ... and %llu more seeds ended in an error\n",
+                 static_cast<unsigned long long>(tally.errors_unlisted));
+  for (const auto& l : shrunk.lines) std::fprintf(stderr, "%s\n", l.c_str());
+  for (const auto& w : why) std::fprintf(stderr, "  not as expected: %s\n", w.c_str());
+}
+
 }  // namespace
 
 explore_verb::explore_verb(CLI::App& app) {
@@ -226,352 +643,84 @@ explore_verb::explore_verb(CLI::App& app) {
 }
 
 int explore_verb::run() const {
+  const std::string bytes = read_input(file_, "scenario file");
+  const scenario::scenario base = parse_scenario(file_, bytes);
+  const unsigned jobs = read_jobs();
+  if (exhaustive_ || order_) return run_order_modes(bytes, base, jobs);
+  return run_seeds(bytes, base, jobs);
+}
+
+unsigned explore_verb::read_jobs() const {
+  // Every number before anything runs (numbers.hpp).
+  if (jobs_given_->count() != 0) return static_cast<unsigned>(parse_number("--jobs", jobs_, 1, jobs_max));
+  return std::clamp(std::thread::hardware_concurrency(), 1u, jobs_max);
+}
+
+int explore_verb::run_order_modes(const std::string& bytes, const scenario::scenario& base, unsigned jobs) const {
+  orders_request req;
+  req.file = file_;
+  req.bytes = bytes;
+  req.base = &base;
+  req.max_delays = parse_number("--max-delays", max_delays_, 0, 1'000'000);
+  req.max_orders = parse_number("--max-orders", max_orders_, 1);
+  req.order = order_;
+  req.variant = variant_;
+  req.out_dir = out_dir_;
+  req.jobs = jobs;
+  req.quiet = quiet_;
+  dir_lock lock;
+  if (exhaustive_) prepare_folder(out_dir_, lock, orders_summary_path(req));
   try {
-    const std::string bytes = read_input(file_, "scenario file");
-    const scenario::scenario base = parse_scenario(file_, bytes);
-    // Every number before anything runs (numbers.hpp).
-    unsigned jobs = std::clamp(std::thread::hardware_concurrency(), 1u, jobs_max);
-    if (jobs_given_->count() != 0) jobs = static_cast<unsigned>(parse_number("--jobs", jobs_, 1, jobs_max));
-    if (exhaustive_ || order_) {
-      orders_request req;
-      req.file = file_;
-      req.bytes = bytes;
-      req.base = &base;
-      req.max_delays = parse_number("--max-delays", max_delays_, 0, 1'000'000);
-      req.max_orders = parse_number("--max-orders", max_orders_, 1);
-      req.order = order_;
-      req.variant = variant_;
-      req.out_dir = out_dir_;
-      req.jobs = jobs;
-      req.quiet = quiet_;
-      dir_lock lock;
-      if (exhaustive_) prepare_folder(out_dir_, lock, orders_summary_path(req));
-      try {
-        return run_orders(req);
-      } catch (const std::system_error& e) {
-        throw input_error{"cannot start " + std::to_string(jobs) + " threads (" + e.code().message() +
-                          "); try a smaller --jobs"};
-      }
-    }
-    return run_seeds(bytes, base, jobs);
-  } catch (const input_error& e) {
-    std::fprintf(stderr, "admitsim: %s\n", e.message.c_str());
-    return exit_bad_input;
+    return run_orders(req);
+  } catch (const std::system_error& e) {
+    throw threads_refused(jobs, e);
   }
 }
 
-int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& base, unsigned jobs) const {
-  explore::explore_options opt;
-  const auto [shard_index, shard_count] = parse_shard(shard_);
-  opt.seeds.first = parse_number("--first-seed", first_seed_);
-  opt.seeds.shard_index = shard_index;
-  opt.seeds.shard_count = shard_count;
+seed_search explore_verb::read_seed_options(const scenario::scenario& base, unsigned jobs) const {
+  seed_search s;
+  s.file = file_;
+  s.shard = shard_;
+  std::tie(s.shard_index, s.shard_count) = parse_shard(shard_);
+  s.opt.seeds.first = parse_number("--first-seed", first_seed_);
+  s.opt.seeds.shard_index = s.shard_index;
+  s.opt.seeds.shard_count = s.shard_count;
   if (!time_.empty()) {
     const auto t = scenario::parse_duration_ns(time_);
-    if (!t || *t <= 0) throw input_error{"--time: expected a duration such as \"60s\", got \"" + time_ + "\""};
-    opt.time_budget = std::chrono::nanoseconds(*t);
+    if (!t || *t <= 0) throw input_error{"--time", "expected a duration such as \"60s\", got \"" + time_ + "\""};
+    s.opt.time_budget = std::chrono::nanoseconds(*t);
   } else {
-    opt.seeds.count = seeds_given_->count() != 0 ? parse_number("--seeds", seeds_, 1) : default_seeds;
+    s.opt.seeds.count = seeds_given_->count() != 0 ? parse_number("--seeds", seeds_, 1) : default_seeds;
   }
-  const std::size_t shrink_max = parse_number("--shrink-max", shrink_max_, 0, 1'000);
-  const std::size_t shrink_runs = parse_number("--shrink-runs", shrink_runs_, 1, 100'000'000);
-  opt.jobs = jobs;
-  opt.mode.perturb_ties = perturb_ties_;
-  opt.mode.ties_only = ties_only_;
-  opt.stop = [] { return interrupted.load(); };
-  const std::string mode_flag = ties_only_ ? " --ties-only" : perturb_ties_ ? " --perturb-ties" : "";
-  const std::string file_word = reports::shell_quote(file_);
-  auto replay_of = [&](std::uint64_t seed) {
-    return "admitsim explore " + file_word + mode_flag + " --first-seed " + std::to_string(seed) + " --seeds 1";
-  };
-  const std::string dir = out_dir_;
-  const std::string summary_path = (fs::path(dir) / (base.name + "-explore.json")).string();
-  dir_lock lock;
-  prepare_folder(dir, lock, summary_path);
-  const bool tty = isatty(STDERR_FILENO) == 1 && !quiet_;
-  if (tty) {
-    std::optional<double> budget_s;
-    if (opt.time_budget) budget_s = std::chrono::duration<double>(*opt.time_budget).count();
-    opt.on_progress = [budget_s](const explore::explore_progress& p) { print_progress(p, budget_s); };
-  }
+  s.shrink = !no_shrink_;
+  s.shrink_max = parse_number("--shrink-max", shrink_max_, 0, 1'000);
+  s.shrink_runs = parse_number("--shrink-runs", shrink_runs_, 1, 100'000'000);
+  s.opt.jobs = jobs;
+  s.opt.mode.perturb_ties = perturb_ties_;
+  s.opt.mode.ties_only = ties_only_;
+  s.opt.stop = [] { return interrupted.load(); };
+  s.perturb_ties = perturb_ties_;
+  s.ties_only = ties_only_;
+  s.quiet = quiet_;
+  s.dir = out_dir_;
+  s.summary_path = (fs::path(s.dir) / (base.name + "-explore.json")).string();
+  return s;
+}
 
-  // What the seeds found, gathered as each seed's outcome arrives (in seed order) and then
-  // dropped, so that memory does not grow with the number of seeds: kinds, expected
-  // violations shown, and the first findings_listed_max findings in full.
-  std::map<std::pair<std::string, std::string>, finding_kind> kinds;
-  std::map<std::pair<std::string, std::string>, std::string> kind_swarm;  // the first seed's draw, for stderr
-  std::map<std::string, std::optional<std::uint64_t>> shown;  // variant expected to break -> first seed it did
-  json findings = json::array();
-  std::size_t listed = 0, omitted = 0;
-  std::vector<std::string> error_lines;
-  std::uint64_t errors_unlisted = 0;
-  std::optional<std::pair<std::uint64_t, std::string>> first_inconclusive;  // seed, reason: for stderr
-  auto on_seed = [&](explore::seed_outcome&& o) {
-    for (const auto& r : o.runs)
-      if (r.inconclusive && !r.met && !first_inconclusive) first_inconclusive.emplace(o.seed, *r.inconclusive);
-    for (const auto& r : o.runs) {
-      if (r.expected_verdict == "violation") {
-        auto& first = shown[r.variant];
-        if (r.met && !first) first = o.seed;
-      }
-      if (r.broken.empty()) continue;
-      finding_kind k{r.variant, r.broken.front().name, r.counterexample, o.seed, 0};
-      auto [it, inserted] = kinds.emplace(k.key(), k);
-      if (inserted)
-        kind_swarm[k.key()] = explore::swarm_summary(o.swarm) + ", " + std::to_string(o.faults_drawn) + " faults drawn";
-      ++it->second.seeds;
-      it->second.counterexample = it->second.counterexample || r.counterexample;
-    }
-    if (o.error) {
-      if (error_lines.size() < findings_listed_max)
-        error_lines.push_back("  ERROR seed " + std::to_string(o.seed) + ": " + *o.error + " (replay: " + replay_of(o.seed) +
-                              ")");
-      else
-        ++errors_unlisted;
-    }
-    if (!o.any_violation() && !o.error) return;
-    if (listed == findings_listed_max) {
-      ++omitted;
-      return;
-    }
-    ++listed;
-    findings.push_back(seed_json(o));
-  };
-
-  catch_sigint();
-  explore::explore_totals sum;
-  try {
-    sum = explore::run_explore(base, opt, on_seed);
-  } catch (const std::system_error& e) {
-    if (tty) std::fprintf(stderr, "\r\033[K");
-    throw input_error{"cannot start " + std::to_string(jobs) + " threads (" + e.code().message() +
-                      "); try a smaller --jobs"};
-  }
-  // An interrupted search leaves its progress line and ends it; otherwise the line goes.
-  if (tty) std::fprintf(stderr, sum.stopped ? "\n" : "\r\033[K");
-  if (sum.stopped)
-    std::fprintf(stderr, "admitsim: explore interrupted (SIGINT): the summary covers the %llu seeds finished\n",
-                 static_cast<unsigned long long>(sum.ran));
-
-  std::vector<finding_kind> order;
-  for (const auto& [key, k] : kinds) order.push_back(k);
-  // Counterexamples first, then by the seed that first showed them.
-  std::stable_sort(order.begin(), order.end(), [](const finding_kind& a, const finding_kind& b) {
-    if (a.counterexample != b.counterexample) return a.counterexample;
-    return a.first_seed < b.first_seed;
-  });
-
-  json shrunk = json::array();
-  bool shrink_failed = false;
-  bool shrink_interrupted = false;
-  std::vector<std::string> lines;
-  for (std::size_t i = 0; i < order.size() && !no_shrink_ && i < shrink_max; ++i) {
-    if (interrupted) {
-      shrink_interrupted = true;
-      break;
-    }
-    const finding_kind& k = order[i];
-    explore::explored_scenario e;
-    std::uint64_t run_seed = k.first_seed;
-    if (ties_only_) {
-      // The scenario's own run, its rates drawn with its own seed.
-      e.sc = world::with_drawn_faults(base, base.seed);
-      run_seed = base.seed;
-      e.sc.description = "The run of " + file_ + " with its own seed, whose rates drew " +
-                         std::to_string(e.sc.faults.schedule.size() - base.faults.schedule.size()) + " faults. " +
-                         base.description;
-    } else {
-      e = explore::explore_seed(base, k.first_seed);
-      e.sc.description = "Explored by admitsim explore from " + file_ + " with seed " + std::to_string(k.first_seed) +
-                         " (" + explore::swarm_summary(e.swarm) + "; " + std::to_string(e.faults_drawn) +
-                         " faults drawn). " + base.description;
-    }
-    const std::string explored_path = (fs::path(dir) / (seed_name(base.name, k.first_seed, "") + ".scenario.json")).string();
-    const std::string explored_report = (fs::path(dir) / (seed_name(base.name, k.first_seed, "") + ".report.json")).string();
-    write_scenario_and_report(e.sc, explored_path, explored_report);
-
-    explore::shrink_limits limits;
-    limits.max_runs = shrink_runs;
-    // Shrinking runs events in their default order: a finding that needs the perturbed order does not start.
-    explore::shrink_result s = explore::shrink(e.sc, run_seed, explore::shrink_target{k.variant, k.invariant}, limits);
-    // One finding per (seed, variant): a lease scenario's variants get a file each.
-    s.minimal.name = seed_name(base.name, k.first_seed, (k.variant.empty() ? "" : "-" + k.variant) + "-min");
-    const std::string min_path = (fs::path(dir) / (s.minimal.name + ".json")).string();
-    const std::string min_report = (fs::path(dir) / (s.minimal.name + ".report.json")).string();
-    if (s.started) write_scenario_and_report(s.minimal, min_path, min_report);
-    const bool needs_order = !s.started && (perturb_ties_ || ties_only_);
-    if (!s.reproduced && !needs_order) shrink_failed = true;
-
-    json sj;
-    sj["seed"] = k.first_seed;
-    sj["variant"] = k.variant;
-    sj["invariant"] = k.invariant;
-    sj["counterexample"] = k.counterexample;
-    sj["explored_scenario"] = explored_path;
-    sj["explored_report"] = explored_report;
-    sj["minimal_scenario"] = s.started ? json(min_path) : json(nullptr);
-    sj["minimal_report"] = s.started ? json(min_report) : json(nullptr);
-    sj["reproduced"] = s.reproduced;
-    sj["needs_perturbed_order"] = needs_order;
-    sj["replay"] = replay_of(k.first_seed);
-    auto sizes = [](auto before, auto after) {
-      json j;
-      j["before"] = before;
-      j["after"] = after;
-      j["removed"] = before - after;
-      return j;
-    };
-    sj["faults"] = sizes(s.faults_before, s.faults_after);
-    sj["requests"] = sizes(s.requests_before, s.requests_after);
-    sj["workers"] = sizes(s.workers_before, s.workers_after);
-    sj["shrink_runs"] = s.runs;
-    sj["budget_exhausted"] = s.budget_exhausted;
-    sj["violation_at_ns"] = s.violation_at_ns;
-    sj["detail"] = s.detail;
-    shrunk.push_back(std::move(sj));
-    if (needs_order) {
-      lines.push_back("  seed " + std::to_string(k.first_seed) + variant_label(k.variant) + " " + k.invariant +
-                      ": breaks only in the perturbed same-instant order, not shrunk; replay: " + replay_of(k.first_seed));
-      continue;
-    }
-    lines.push_back("  shrunk seed " + std::to_string(k.first_seed) + variant_label(k.variant) + " " + k.invariant + ": faults " +
-                    std::to_string(s.faults_before) + " -> " + std::to_string(s.faults_after) + ", requests " +
-                    std::to_string(s.requests_before) + " -> " + std::to_string(s.requests_after) + ", workers " +
-                    std::to_string(s.workers_before) + " -> " + std::to_string(s.workers_after) + " in " +
-                    std::to_string(s.runs) + " runs: " + min_path +
-                    (s.reproduced ? " (admitsim run reproduces it)" : " (DID NOT REPRODUCE)"));
-  }
-
-  // The verdict of the search.
-  std::vector<std::string> why;
-  if (sum.stopped || shrink_interrupted)
-    why.push_back("interrupted by SIGINT " + std::string(sum.stopped ? "after " + std::to_string(sum.ran) + " seeds"
-                                                                     : "while shrinking"));
-  if (sum.ran == 0) {
-    const std::string what = opt.seeds.count ? "--shard " + shard_ + " holds none of the " +
-                                                   std::to_string(*opt.seeds.count) + " seeds from " +
-                                                   std::to_string(opt.seeds.first)
-                                             : "the time ran out before the first seed";
-    why.push_back("no seed ran (" + what + ")");
-    if (quiet_) std::fprintf(stderr, "admitsim: explore: no seed ran (%s)\n", what.c_str());
-  }
-  if (sum.counterexamples != 0)
-    why.push_back(std::to_string(sum.counterexamples) + " seeds broke an invariant their expectation does not allow");
-  if (sum.errors != 0) why.push_back(std::to_string(sum.errors) + " seeds ended in an internal error");
-  if (sum.inconclusive != 0)
-    why.push_back(std::to_string(sum.inconclusive) +
-                  " seeds could not finish (inconclusive: a limit cut the run, so it judged nothing it did not reach; "
-                  "the first is seed " + std::to_string(first_inconclusive ? first_inconclusive->first : 0) + ", " +
-                  (first_inconclusive ? first_inconclusive->second : std::string("?")) + ", replay: " +
-                  replay_of(first_inconclusive ? first_inconclusive->first : 0) + ")");
-  for (const auto& [variant, first] : shown)
-    if (!first) why.push_back("no seed showed the violation expected" + (variant.empty() ? "" : " of " + variant));
-  if (shrink_failed) why.push_back("a minimal scenario did not reproduce its violation");
+int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& base, unsigned jobs) const {
+  const seed_search s = read_seed_options(base, jobs);
+  dir_lock lock;  // held until the summary is written
+  prepare_folder(s.dir, lock, s.summary_path);
+  seed_tally tally;
+  const explore::explore_totals sum = search_seeds(base, s, tally);
+  const std::vector<finding_kind> kinds = tally.kinds_in_order();
+  shrink_report shrunk = shrink_findings(base, kinds, s);
+  const std::vector<std::string> why = reasons_not_as_expected(sum, tally, shrunk, s);
   const int rc = why.empty() ? exit_as_expected : exit_not_expected;
-
-  json out;
-  out["format"] = "admitsim-explore/1";
-  json scj;
-  scj["name"] = base.name;
-  scj["file"] = file_;
-  scj["sha256"] = reports::sha256_hex(bytes);
-  out["scenario"] = std::move(scj);
-  json sj;
-  sj["first"] = opt.seeds.first;
-  sj["count"] = opt.seeds.count ? json(*opt.seeds.count) : json(nullptr);
-  sj["shard"] = std::to_string(shard_index) + "/" + std::to_string(shard_count);
-  sj["ran"] = sum.ran;
-  sj["last"] = sum.last_seed ? json(*sum.last_seed) : json(nullptr);
-  // Only an interrupted search says so: a finished one keeps the bytes it always had (docs/explore.md).
-  if (sum.stopped || shrink_interrupted) sj["complete"] = false;
-  out["seeds"] = std::move(sj);
-  out["mode"] = ties_only_ ? "ties_only" : perturb_ties_ ? "perturb_ties" : "swarm";
-  if (base.faults.rates) {
-    explore::explored_scenario bounds;
-    bounds.swarm.bounded = base.faults.rates->any();
-    bounds.swarm.rates = *base.faults.rates;
-    bounds.faults_from_file = base.faults.schedule.size();
-    json b = explore::swarm_json(bounds);
-    b.erase("faults_drawn");
-    out["bounds"] = std::move(b);
-  } else {
-    out["bounds"] = nullptr;
-  }
-  json totals;
-  totals["runs"] = sum.runs;
-  totals["seeds_with_violation"] = sum.with_violation;
-  totals["seeds_with_counterexample"] = sum.counterexamples;
-  totals["errors"] = sum.errors;
-  totals["seeds_inconclusive"] = sum.inconclusive;
-  if (perturb_ties_ || ties_only_) {
-    json orders = json::object();
-    for (const auto& [variant, n] : sum.distinct_orderings) orders[variant.empty() ? "fifo" : variant] = n;
-    totals["distinct_orderings"] = std::move(orders);
-    // Past the bound the counts are lower bounds (docs/limits.md); below it the key is absent.
-    if (sum.distinct_orderings_capped) totals["distinct_orderings_capped"] = true;
-  }
-  json by_kind = json::array();
-  for (const auto& k : order) {
-    json kj;
-    kj["variant"] = k.variant;
-    kj["invariant"] = k.invariant;
-    kj["counterexample"] = k.counterexample;
-    kj["seeds"] = k.seeds;
-    kj["first_seed"] = k.first_seed;
-    by_kind.push_back(std::move(kj));
-  }
-  totals["by_kind"] = std::move(by_kind);
-  out["totals"] = std::move(totals);
-  json expectations = json::array();
-  for (const auto& [variant, first] : shown) {
-    json ej;
-    ej["variant"] = variant;
-    const auto [verdict, violated] = explore::expectation_for(base, variant);
-    ej["verdict"] = verdict;
-    ej["violated"] = violated;
-    ej["shown_first_by_seed"] = first ? json(*first) : json(nullptr);
-    expectations.push_back(std::move(ej));
-  }
-  out["expected_violations"] = std::move(expectations);
-  out["findings"] = std::move(findings);
-  out["findings_omitted"] = omitted;
-  out["shrunk"] = std::move(shrunk);
-  json ex;
-  ex["code"] = rc;
-  ex["why"] = why;
-  out["exit"] = std::move(ex);
-  write_file(summary_path, out.dump(2) + "\n");
-
-  if (!quiet_) {
-    const double rate = sum.wall_s > 0 ? static_cast<double>(sum.ran) / sum.wall_s : 0;
-    const std::string range = !sum.first_seed ? std::string("none")
-                                              : std::to_string(*sum.first_seed) + ".." + std::to_string(*sum.last_seed) +
-                                                    (shard_count > 1 ? " shard " + shard_ : std::string());
-    std::fprintf(stderr,
-                 "explore %s: %llu seeds (%s), %llu runs on %u threads in %.2fs (%.0f seeds/s): %llu with violations, "
-                 "%llu with counterexamples, %llu errors -> %s\n",
-                 file_.c_str(), static_cast<unsigned long long>(sum.ran), range.c_str(),
-                 static_cast<unsigned long long>(sum.runs), opt.jobs, sum.wall_s, rate,
-                 static_cast<unsigned long long>(sum.with_violation),
-                 static_cast<unsigned long long>(sum.counterexamples), static_cast<unsigned long long>(sum.errors),
-                 summary_path.c_str());
-    for (const auto& [variant, n] : sum.distinct_orderings)
-      std::fprintf(stderr, "  %s%s: %s%llu distinct same-instant orders in %llu seeds\n",
-                   variant.empty() ? "runs" : "runs of ", variant.c_str(), sum.distinct_orderings_capped ? "at least " : "",
-                   static_cast<unsigned long long>(n), static_cast<unsigned long long>(sum.ran));
-    if (sum.first_violation_wall_s)
-      std::fprintf(stderr, "  first violation found after %.3fs of wall time\n", *sum.first_violation_wall_s);
-    for (const auto& k : order)
-      std::fprintf(stderr, "  %s%s %s: %llu seeds, first seed %llu (%s)\n",
-                   k.counterexample ? "COUNTEREXAMPLE " : "expected ", variant_label(k.variant).c_str(),
-                   k.invariant.c_str(), static_cast<unsigned long long>(k.seeds),
-                   static_cast<unsigned long long>(k.first_seed), kind_swarm[k.key()].c_str());
-    for (const auto& l : error_lines) std::fprintf(stderr, "%s\n", l.c_str());
-    if (errors_unlisted != 0)
-      std::fprintf(stderr, "  ... and %llu more seeds ended in an error\n", static_cast<unsigned long long>(errors_unlisted));
-    for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
-    for (const auto& w : why) std::fprintf(stderr, "  not as expected: %s\n", w.c_str());
-  }
+  // The one line a quiet search still prints: a search that ran nothing is no pass.
+  if (s.quiet && sum.ran == 0) print_error("explore", "no seed ran (" + no_seed_reason(s) + ")");
+  write_file(s.summary_path, summary_json(bytes, base, s, sum, kinds, tally, shrunk, why, rc).dump(2) + "\n");
+  if (!s.quiet) print_search(s, sum, kinds, tally, shrunk, why);
   return rc;
 }
 

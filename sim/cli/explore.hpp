@@ -34,16 +34,25 @@ namespace admit::cli {
 // machines the search is meant for (docs/limits.md).
 inline constexpr unsigned jobs_max = 256;
 
+struct seed_search;  // the options of a seed search, read and checked (explore.cpp)
+
 class explore_verb {
  public:
   // Registers the subcommand on `app`.
   explicit explore_verb(CLI::App& app);
   bool parsed() const { return sub_->parsed(); }
-  // Runs it; returns the exit code. Reports bad input itself (exit 2).
+  // Runs it; returns the exit code. Throws input_error (errors.hpp) for bad input, which main reports (exit 2).
   int run() const;
 
  private:
-  // Runs the seed search (not the order modes).
+  // --jobs, or the machine's hardware threads (at most jobs_max).
+  unsigned read_jobs() const;
+  // --exhaustive or --order (explore_orders.hpp).
+  int run_order_modes(const std::string& bytes, const scenario::scenario& base, unsigned jobs) const;
+  // The seed search's options, every one checked before anything runs.
+  seed_search read_seed_options(const scenario::scenario& base, unsigned jobs) const;
+  // The seed search, job by job: its options, its folder, the seeds, the shrinks, the verdict, the
+  // summary file and stderr.
   int run_seeds(const std::string& bytes, const scenario::scenario& base, unsigned jobs) const;
 
   CLI::App* sub_ = nullptr;

@@ -20,7 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-
 json broken_json(const explore::run_outcome& r) {
   json broken = json::array();
   for (const auto& b : r.broken) broken.push_back(break_json(b));
@@ -35,17 +34,14 @@ std::string replay_command(const orders_request& req, const std::string& variant
 int replay_one(const orders_request& req) {
   std::string error;
   const std::optional<explore::order> o = explore::parse_order(*req.order, error);
-  if (!o) {
-    std::fprintf(stderr, "admitsim: --order: %s\n", error.c_str());
-    return exit_bad_input;
-  }
+  if (!o) throw input_error{"--order", error};
   explore::run_outcome r;
   try {
     r = explore::run_in_order(*req.base, req.variant, *o);
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "admitsim: %s: --order '%s'%s: %s\n", req.file.c_str(), req.order->c_str(),
-                 req.variant.empty() ? "" : (" --variant " + req.variant).c_str(), e.what());
-    return exit_bad_input;
+    // About the file's run, as a JSON path is about the file: the order and variant, then why.
+    throw input_error{req.file, "--order '" + *req.order + "'" + (req.variant.empty() ? "" : " --variant " + req.variant) +
+                                    ": " + e.what()};
   }
   if (!req.quiet) {
     std::fprintf(stderr, "%s%s seed=%llu order '%s': %s (%s) requests=%llu portal_max=%lld events=%llu\n",
@@ -133,10 +129,7 @@ int run_orders(const orders_request& req) {
   ex["why"] = why;
   out["exit"] = std::move(ex);
   const std::string path = orders_summary_path(req);
-  if (const auto why = write_output(path, out.dump(2) + "\n")) {
-    std::fprintf(stderr, "admitsim: %s: %s\n", path.c_str(), why->c_str());
-    return exit_bad_input;
-  }
+  if (const auto why = write_output(path, out.dump(2) + "\n")) throw input_error{path, *why};
 
   if (!req.quiet) {
     std::fprintf(stderr,

@@ -38,7 +38,8 @@ struct orders_request {
 std::string orders_summary_path(const orders_request& req);
 
 // Runs the request; prints what it found on stderr; returns the exit code.
-// Throws std::system_error when a thread cannot be started.
+// Throws input_error (errors.hpp) for a bad --order or --variant and a summary
+// that cannot be written, std::system_error when a thread cannot be started.
 int run_orders(const orders_request& req);
 
 }  // namespace admit::cli

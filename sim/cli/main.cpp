@@ -7,8 +7,9 @@
 //   admitsim explore FILE [--seeds N | --time 60s] [--jobs N] [--shard I/N] [--out DIR]  (explore.hpp)
 //
 // Exit codes: 0 every run came out as its scenario expects; 1 at least one
-// did not (or a replay differed); 2 bad input or usage. Bad input is reported
-// as one line "FILE: /json/path: what was expected, got what", and no report
+// did not (or a replay differed); 2 bad input or usage. Every error is one
+// line "admitsim: SUBJECT: MESSAGE" (errors.hpp), for bad input in a file
+// "admitsim: FILE: /json/path: what was expected, got what", and no report
 // is written for it. Every input is read by read_file.hpp (regular files or
 // "-", up to a limit) and every scenario validated before any runs; every
 // output path is checked before a run and written by write_file.hpp (a
@@ -19,8 +20,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
-#include <new>
 #include <string_view>
 #include <string>
 #include <vector>
@@ -29,7 +28,7 @@
 #include "reports/html.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
-#include "sim/cli/common.hpp"
+#include "sim/cli/errors.hpp"
 #include "sim/cli/explore.hpp"
 #include "sim/cli/numbers.hpp"
 #include "sim/cli/read_file.hpp"
@@ -55,6 +54,7 @@ using cli::exit_bad_input;
 using cli::exit_not_expected;
 
 using cli::input_error;
+using cli::run_error;
 
 struct loaded {
   std::string file;
@@ -116,10 +116,10 @@ run_output run_one(const loaded& l, std::uint64_t seed, bool html = false) {
       }
     }
   } catch (const admit::assertion_failure& e) {
-    throw std::runtime_error(l.file + ": internal assertion failed with seed " + std::to_string(seed) + ": " +
-                             e.what() + " (replay: admitsim run " + l.file + " --seed " + std::to_string(seed) + ")");
+    throw run_error{l.file, "internal assertion failed with seed " + std::to_string(seed) + ": " + e.what() +
+                                " (replay: admitsim run " + l.file + " --seed " + std::to_string(seed) + ")"};
   } catch (const std::invalid_argument& e) {
-    throw input_error{l.file + ": " + e.what()};
+    throw input_error{l.file, e.what()};
   }
   reports::report_input in;
   in.sc = &l.sc;
@@ -135,11 +135,11 @@ run_output run_one(const loaded& l, std::uint64_t seed, bool html = false) {
 }
 
 void write_report(const std::string& path, const std::string& bytes, const std::string& what) {
-  if (const auto why = cli::write_output(path, bytes, what)) throw input_error{path + ": " + *why};
+  if (const auto why = cli::write_output(path, bytes, what)) throw input_error{path, *why};
 }
 
 void check_writable(const std::string& path) {
-  if (const auto why = cli::check_output(path)) throw input_error{path + ": " + *why};
+  if (const auto why = cli::check_output(path)) throw input_error{path, *why};
 }
 
 std::string human_ns(std::int64_t ns) {
@@ -202,9 +202,12 @@ struct run_request {
 };
 
 int cmd_run(const run_request& req) {
-  if (req.out && req.out_dir) throw input_error{"--out and --out-dir: give one (--out names one report, --out-dir a folder)"};
+  if (req.out && req.out_dir)
+    throw input_error{"--out and --out-dir",
+                      "expected one of them, got both (--out names one report, --out-dir a folder)"};
   if (req.out && req.files.size() > 1)
-    throw input_error{"--out names the report of a single scenario; use --out-dir for several"};
+    throw input_error{"--out", "expected a single scenario (it names one report), got " +
+                                   std::to_string(req.files.size()) + "; use --out-dir for several"};
   // Validate every file before running any, so bad input never leaves a partial set of reports.
   std::vector<loaded> all;
   for (const auto& f : req.files) all.push_back(load_file(f));
@@ -226,14 +229,14 @@ int cmd_run(const run_request& req) {
     for (std::size_t j = 0; j < i; ++j)
       if (cli::same_output(outputs[i].first, outputs[j].first)) {
         if (req.html && req.out)
-          throw input_error{"--html and --out name the same file: " + outputs[i].first};
-        throw input_error{outputs[j].second + " and " + outputs[i].second + " would go to the same report path " +
-                          outputs[i].first + " (the same scenario name and seed)"};
+          throw input_error{"--html and --out", "expected two files, got the same one: " + outputs[i].first};
+        throw input_error{outputs[i].first, "expected one file per path, got " + outputs[j].second + " and " +
+                                                outputs[i].second + " (the same scenario name and seed)"};
       }
   if (!req.out)
-    if (const auto why = cli::prepare_output_dir(dir)) throw input_error{dir + ": " + *why};
+    if (const auto why = cli::prepare_output_dir(dir)) throw input_error{dir, *why};
   if (req.html && all.size() > 1)
-    if (const auto why = cli::prepare_output_dir(*req.html)) throw input_error{*req.html + ": " + *why};
+    if (const auto why = cli::prepare_output_dir(*req.html)) throw input_error{*req.html, *why};
   for (const auto& [path, what] : outputs) check_writable(path);
 
   int rc = exit_as_expected;
@@ -261,14 +264,12 @@ int cmd_check(const std::vector<std::string>& files, bool quiet) {
 std::string report_string(const std::string& report_path, const json& scenario, const std::string& key,
                           const std::string& what) {
   const auto it = scenario.find(key);
-  if (it == scenario.end())
-    throw input_error{report_path + ": /scenario/" + key + ": expected a string (" + what + "), got nothing"};
-  if (!it->is_string())
-    throw input_error{report_path + ": /scenario/" + key + ": expected a string (" + what + "), got " +
-                      std::string(it->type_name() == std::string("array") || it->type_name() == std::string("object")
-                                      ? "an "
-                                      : "a ") +
-                      it->type_name()};
+  const std::string expected = "/scenario/" + key + ": expected a string (" + what + "), got ";
+  if (it == scenario.end()) throw input_error{report_path, expected + "nothing"};
+  if (!it->is_string()) {
+    const std::string type = it->type_name();
+    throw input_error{report_path, expected + (type == "array" || type == "object" ? "an " : "a ") + type};
+  }
   return it->get<std::string>();
 }
 
@@ -284,15 +285,15 @@ int cmd_replay(const std::string& report_path, bool quiet) {
     report = scenario::parse_json_text(bytes, {report_depth_max});  // linear; the callback parser was quadratic
   } catch (const scenario::scenario_error& e) {
     if (std::string_view(e.what()).find("nested at most") != std::string_view::npos)
-      throw input_error{report_path + ": expected an admitsim report, got JSON nested deeper than " +
-                        std::to_string(report_depth_max) + " levels"};
-    throw input_error{report_path + ": expected an admitsim report (JSON), got unparsable text"};
+      throw input_error{report_path, "expected an admitsim report, got JSON nested deeper than " +
+                                         std::to_string(report_depth_max) + " levels"};
+    throw input_error{report_path, "expected an admitsim report (JSON), got unparsable text"};
   }
   if (!report.is_object() || report.value("format", "") != reports::report_format)
-    throw input_error{report_path + ": /format: expected \"" + std::string(reports::report_format) + "\""};
+    throw input_error{report_path, "/format: expected \"" + std::string(reports::report_format) + "\""};
   if (!report.contains("scenario") || !report["scenario"].is_object() || !report["scenario"].contains("source") ||
       !report.contains("seed") || !report["seed"].is_number_unsigned())
-    throw input_error{report_path + ": expected /scenario/source and /seed in the report"};
+    throw input_error{report_path, "expected /scenario/source and /seed in the report"};
   const std::string file = report_string(report_path, report["scenario"], "file", "the scenario's file name");
   const std::string recorded_sha = report_string(report_path, report["scenario"], "sha256", "the scenario's digest");
   const std::uint64_t seed = report["seed"].get<std::uint64_t>();
@@ -328,7 +329,7 @@ int cmd_list(const std::string& dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".json" && e.path().filename() != "schema.json") files.push_back(e.path());
-  if (ec) throw input_error{dir + ": cannot list the directory (" + ec.message() + ")"};
+  if (ec) throw input_error{dir, "cannot list the directory (" + ec.message() + ")"};
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     try {
@@ -339,10 +340,18 @@ int cmd_list(const std::string& dir) {
       std::printf("%-28s %-9s %s\n", scenario::printable(l.sc.name).c_str(), l.sc.expect.verdict.c_str(), desc.c_str());
     } catch (const input_error& e) {
       std::printf("%-28s %-9s %s\n", scenario::printable(f.filename().string()).c_str(), "INVALID",
-                  scenario::printable(e.message).c_str());
+                  scenario::printable(e.text()).c_str());
     }
   }
   return exit_as_expected;
+}
+
+// The subject of an error line that names no file or option: the verb on the command line, or
+// no_verb before one is known.
+constexpr std::string_view no_verb = "usage";
+std::string_view verb_of(const CLI::App& app) {
+  const auto& verbs = app.get_subcommands();
+  return verbs.empty() ? no_verb : std::string_view(verbs.front()->get_name());
 }
 
 }  // namespace
@@ -397,13 +406,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line, as every other refusal: what is wrong, then where the usage is.
+    // One line, as every other refusal: CLI11's words about the verb's command line, then where its usage is.
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
-    std::fprintf(stderr, "admitsim: %s (--help shows the usage)\n", what.c_str());
+    const std::string_view verb = verb_of(app);
+    const std::string command = verb == no_verb ? "admitsim" : "admitsim " + std::string(verb);
+    cli::print_error(verb, what + " (" + command + " --help shows the usage)");
     return exit_bad_input;
   }
 
+  const std::string_view verb = verb_of(app);  // found before a bad_alloc may need it
   try {
     if (run->parsed()) {
       if (seed_opt->count() != 0) run_req.seed = cli::parse_number("--seed", seed_text);
@@ -417,17 +429,8 @@ int main(int argc, char** argv) {
     if (check->parsed()) return cmd_check(check_files, quiet);
     if (list->parsed()) return cmd_list(list_dir);
     if (explore.parsed()) return explore.run();
-  } catch (const input_error& e) {
-    std::fprintf(stderr, "admitsim: %s\n", e.message.c_str());
-    return exit_bad_input;
-  } catch (const std::bad_alloc&) {
-    // What the verbs held is freed by now (their teardown allocates nothing, and the reserve is given back).
-    std::fputs("admitsim: out of memory: the scenario needs more memory than this process may use "
-               "(docs/scenarios.md#limits)\n", stderr);
-    return exit_bad_input;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "admitsim: %s\n", e.what());
-    return exit_not_expected;
+  } catch (...) {
+    return cli::report_current_exception(verb);
   }
   return exit_bad_input;
 }

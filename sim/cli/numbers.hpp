@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "sim/cli/common.hpp"
+#include "sim/cli/errors.hpp"
 
 namespace admit::cli {
 
@@ -32,8 +32,8 @@ inline std::uint64_t parse_number(const std::string& option, const std::string& 
     v = v * 10 + digit;
   }
   if (!ok || v < min || v > max)
-    throw input_error{option + ": expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                      ", got \"" + text + "\""};
+    throw input_error{option, "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                                  ", got \"" + text + "\""};
   return v;
 }
 

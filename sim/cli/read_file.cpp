@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "sim/cli/common.hpp"
+#include "sim/cli/errors.hpp"
 #include "sim/scenario/loader.hpp"
 
 namespace admit::cli {
@@ -23,9 +23,14 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-std::string too_large(const std::string& path, std::size_t limit) {
-  return path + ": larger than the input limit of " + std::to_string(limit) + " bytes (" +
-         std::to_string(limit >> 20) + " MiB)";
+input_error too_large(const std::string& path, std::size_t limit) {
+  return {path, "larger than the input limit of " + std::to_string(limit) + " bytes (" + std::to_string(limit >> 20) +
+                    " MiB)"};
+}
+
+// "WHAT (strerror of e)" about `path`; the caller reads errno into `e` before building WHAT can change it.
+input_error errno_error(const std::string& path, const std::string& what, int e) {
+  return {path, what + " (" + std::strerror(e) + ")"};
 }
 
 // Reads fd to its end, refusing more than `limit` bytes; closes nothing.
@@ -35,11 +40,12 @@ std::string read_all(int fd, const std::string& path, std::size_t limit) {
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
-      if (errno == EINTR) continue;
-      throw input_error{path + ": cannot read the file (" + std::strerror(errno) + ")"};
+      const int e = errno;
+      if (e == EINTR) continue;
+      throw errno_error(path, "cannot read the file", e);
     }
     if (n == 0) return out;
-    if (out.size() + static_cast<std::size_t>(n) > limit) throw input_error{too_large(path, limit)};
+    if (out.size() + static_cast<std::size_t>(n) > limit) throw too_large(path, limit);
     out.append(buf, static_cast<std::size_t>(n));
   }
 }
@@ -50,15 +56,21 @@ std::string read_input(const std::string& path, const std::string& what, bool da
   if (path == "-" && dash_is_stdin) return read_all(STDIN_FILENO, "-", limit);
   // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) throw input_error{path + ": cannot open the " + what + " (" + std::strerror(errno) + ")"};
+  if (fd < 0) {
+    const int e = errno;
+    throw errno_error(path, "cannot open the " + what, e);
+  }
   struct fd_closer {
     int fd;
     ~fd_closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw input_error{path + ": cannot read the file (" + std::strerror(errno) + ")"};
-  if (!S_ISREG(st.st_mode)) throw input_error{path + ": expected a " + what + ", got " + kind_of(st.st_mode)};
-  if (static_cast<std::uint64_t>(st.st_size) > limit) throw input_error{too_large(path, limit)};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    throw errno_error(path, "cannot read the file", e);
+  }
+  if (!S_ISREG(st.st_mode)) throw input_error{path, "expected a " + what + ", got " + kind_of(st.st_mode)};
+  if (static_cast<std::uint64_t>(st.st_size) > limit) throw too_large(path, limit);
   // Back to blocking reads: a regular file never blocks, and some file systems refuse O_NONBLOCK reads.
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return read_all(fd, path, limit);  // the limit again: the file may grow while it is read
@@ -68,7 +80,7 @@ scenario::scenario parse_scenario(const std::string& file, const std::string& by
   try {
     return scenario::load_scenario_text(bytes, doc);
   } catch (const scenario::scenario_error& e) {
-    throw input_error{file + ": " + e.what()};
+    throw input_error{file, e.what()};
   }
 }
 
@@ -76,7 +88,7 @@ scenario::scenario parse_scenario(const std::string& file, const std::string& by
   try {
     return scenario::load_scenario_text(bytes);
   } catch (const scenario::scenario_error& e) {
-    throw input_error{file + ": " + e.what()};
+    throw input_error{file, e.what()};
   }
 }
 

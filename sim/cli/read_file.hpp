@@ -20,14 +20,14 @@ inline constexpr std::size_t input_bytes_max = std::size_t{256} << 20;
 
 // The bytes of `path`, named in messages as `what` ("scenario file",
 // "report"). "-" is standard input when `dash_is_stdin`. Throws input_error
-// (common.hpp) with one line naming the path: it cannot be opened, it is a
+// (errors.hpp) whose subject is the path: it cannot be opened, it is a
 // directory, a FIFO, a device or a socket, it is larger than the limit, or a
 // read failed.
 std::string read_input(const std::string& path, const std::string& what, bool dash_is_stdin = true,
                        std::size_t limit = input_bytes_max);
 
 // The scenario in `bytes` (read from `file`), validated by the loader, which
-// refuses everything no world runs. Throws input_error "FILE: /path: what".
+// refuses everything no world runs. Throws input_error FILE, "/path: what".
 scenario::scenario parse_scenario(const std::string& file, const std::string& bytes);
 // The same, keeping the parsed document (one parse for the scenario and the report's copy).
 scenario::scenario parse_scenario(const std::string& file, const std::string& bytes, nlohmann::ordered_json& doc);

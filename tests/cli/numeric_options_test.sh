@@ -36,9 +36,9 @@ bad "--jobs: expected an integer from 1 to 256, got \"300\"" explore "$steps" --
 bad "--shard: expected I/N" explore "$steps" --shard 1/-2 --out "$tmp/w"
 bad "--shard: expected I/N" explore "$steps" --shard +1/2 --out "$tmp/w"
 
-# What the option parser refuses is one line too.
-bad "--seeds excludes --time" explore "$steps" --seeds 5 --time 1s --out "$tmp/w"
-bad "--seed" run "$lab" --seed --out "$tmp/w/r.json"
+# What the option parser refuses is one line too, and so is an option that took the next option as its value.
+bad "admitsim: explore: --seeds excludes --time" explore "$steps" --seeds 5 --time 1s --out "$tmp/w"
+bad "admitsim: --seed: expected $u64, got \"--out\"" run "$lab" --seed --out "$tmp/w/r.json"
 
 # In range: the largest seed runs as itself.
 expect_rc 0 "$bin" run "$lab" --seed 18446744073709551615 --out "$tmp/max.json" --quiet
@@ -56,6 +56,6 @@ if ! sanitized; then
   (ulimit -v 600000; exec timeout 60 "$bin" explore "$steps" --seeds 300 --jobs 256 --no-shrink --out "$tmp/threads") \
     >"$tmp/out" 2>"$tmp/err" || rc=$?
   [ "$rc" -eq 2 ] || { cat "$tmp/err" >&2; fail "explore --jobs 256 without memory for the threads exited $rc"; }
-  one_line "cannot start 256 threads"
+  one_line "admitsim: --jobs: cannot start 256 threads"
 fi
 echo "$name: ok"

@@ -90,7 +90,7 @@ one_line "$tmp/plain.json/x.html: $tmp/plain.json is not a folder"
 
 # Two outputs of one run on one path, and --out with --out-dir: refused before running.
 expect_rc 2 "$bin" run "$lab" --out "$tmp/same" --html "$tmp/same"
-one_line "--html and --out name the same file"
+one_line "admitsim: --html and --out: expected two files, got the same one: $tmp/same"
 [ ! -e "$tmp/same" ] || fail "a refused run wrote its report"
 expect_rc 2 "$bin" run "$lab" --out "$tmp/o.json" --out-dir "$tmp/d"
 one_line "--out and --out-dir"
@@ -99,7 +99,7 @@ mkdir "$tmp/a" "$tmp/b"
 cp "$lab" "$tmp/a/lab.json"
 cp "$lab" "$tmp/b/lab.json"
 expect_rc 2 "$bin" run "$tmp/a/lab.json" "$tmp/b/lab.json" --out-dir "$tmp/both"
-one_line "the same report path"
+one_line "admitsim: $tmp/both/lab_fifo-seed1.json: expected one file per path, got the report of $tmp/a/lab.json and the report of $tmp/b/lab.json"
 [ ! -e "$tmp/both" ] || fail "a refused run wrote its reports"
 
 # explore: its folder is locked while it runs; another holder makes it refuse.
