@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -585,10 +586,10 @@ void print_search(const seed_search& s, const explore::explore_totals& sum, cons
 
 }  // namespace
 
-explore_verb::explore_verb(CLI::App& app) {
-  sub_ = app.add_subcommand("explore",
-                            "Search seeds for violations: swarm-drawn fault schedules from the scenario's faults.rates, "
-                            "shrinking each new finding to a minimal scenario file");
+explore_verb::explore_verb(CLI::App& app)
+    : verb(app.add_subcommand("explore",
+                              "Search seeds for violations: swarm-drawn fault schedules from the scenario's "
+                              "faults.rates, shrinking each new finding to a minimal scenario file")) {
   sub_->add_option("FILE", file_, "Scenario file ('-' for standard input)")->required();
   auto* seeds = seeds_given_ =
       sub_->add_option("--seeds", seeds_, "How many seeds to run, from --first-seed: 1 to 2^64-1 (default 100)")
@@ -723,5 +724,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   if (!s.quiet) print_search(s, sum, kinds, tally, shrunk, why);
   return rc;
 }
+
+std::unique_ptr<verb> make_explore_verb(CLI::App& app) { return std::make_unique<explore_verb>(app); }
 
 }  // namespace admit::cli

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/cli/verb.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace admit::cli {
@@ -36,13 +37,12 @@ inline constexpr unsigned jobs_max = 256;
 
 struct seed_search;  // the options of a seed search, read and checked (explore.cpp)
 
-class explore_verb {
+class explore_verb final : public verb {
  public:
   // Registers the subcommand on `app`.
   explicit explore_verb(CLI::App& app);
-  bool parsed() const { return sub_->parsed(); }
   // Runs it; returns the exit code. Throws input_error (errors.hpp) for bad input, which main reports (exit 2).
-  int run() const;
+  int run() const override;
 
  private:
   // --jobs, or the machine's hardware threads (at most jobs_max).
@@ -55,7 +55,6 @@ class explore_verb {
   // summary file and stderr.
   int run_seeds(const std::string& bytes, const scenario::scenario& base, unsigned jobs) const;
 
-  CLI::App* sub_ = nullptr;
   std::string file_;
   // Numeric options are read as text and parsed strictly (numbers.hpp); *_given_ say whether they were.
   std::string seeds_;

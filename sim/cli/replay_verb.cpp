@@ -1,0 +1,105 @@
+// admitsim replay REPORT.json [--quiet]: re-runs a report's scenario and seed
+// and fails unless the new report is byte-identical (diagnostics included).
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "reports/report.hpp"
+#include "reports/sha256.hpp"
+#include "sim/cli/errors.hpp"
+#include "sim/cli/scenario_run.hpp"
+#include "sim/cli/verb.hpp"
+#include "sim/cli/read_file.hpp"
+#include "sim/scenario/json_parse.hpp"
+
+namespace admit::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+// The string at /scenario/KEY of a report, or bad input naming the JSON path.
+std::string report_string(const std::string& report_path, const json& scenario, const std::string& key,
+                          const std::string& what) {
+  const auto it = scenario.find(key);
+  const std::string expected = "/scenario/" + key + ": expected a string (" + what + "), got ";
+  if (it == scenario.end()) throw input_error{report_path, expected + "nothing"};
+  if (!it->is_string()) {
+    const std::string type = it->type_name();
+    throw input_error{report_path, expected + (type == "array" || type == "object" ? "an " : "a ") + type};
+  }
+  return it->get<std::string>();
+}
+
+int cmd_replay(const std::string& report_path, bool quiet) {
+  const std::string bytes = read_input(report_path, "report");
+  json report;
+  const scenario::json_dismantler report_teardown{report};
+  // A report is shallow (the scenario it embeds is at most 64 levels deep).
+  // Bounding the depth while parsing keeps the copies and dumps below off a
+  // recursion that a deeply nested file would run past the end of the stack.
+  constexpr int report_depth_max = 128;
+  try {
+    report = scenario::parse_json_text(bytes, {report_depth_max});  // linear; the callback parser was quadratic
+  } catch (const scenario::scenario_error& e) {
+    if (std::string_view(e.what()).find("nested at most") != std::string_view::npos)
+      throw input_error{report_path, "expected an admitsim report, got JSON nested deeper than " +
+                                         std::to_string(report_depth_max) + " levels"};
+    throw input_error{report_path, "expected an admitsim report (JSON), got unparsable text"};
+  }
+  if (!report.is_object() || report.value("format", "") != reports::report_format)
+    throw input_error{report_path, "/format: expected \"" + std::string(reports::report_format) + "\""};
+  if (!report.contains("scenario") || !report["scenario"].is_object() || !report["scenario"].contains("source") ||
+      !report.contains("seed") || !report["seed"].is_number_unsigned())
+    throw input_error{report_path, "expected /scenario/source and /seed in the report"};
+  const std::string file = report_string(report_path, report["scenario"], "file", "the scenario's file name");
+  const std::string recorded_sha = report_string(report_path, report["scenario"], "sha256", "the scenario's digest");
+  const std::uint64_t seed = report["seed"].get<std::uint64_t>();
+  // Re-run from the embedded scenario; its original bytes are the file's if it is unchanged. Only a
+  // regular file is read ("-", /dev/stdin or a FIFO named by the report would block the replay).
+  std::string source_bytes;
+  std::error_code ec;
+  if (!file.empty() && fs::is_regular_file(file, ec)) {
+    source_bytes = read_input(file, "scenario file", false);
+    if (reports::sha256_hex(source_bytes) != recorded_sha) source_bytes.clear();
+  }
+  loaded l;
+  if (!source_bytes.empty()) {
+    l = load_text(file, source_bytes);
+  } else {
+    // The file moved or changed: the embedded document still defines the run.
+    l = load_text(file, report["scenario"]["source"].dump(2));
+  }
+  run_output o = run_one(l, seed);
+  json again = scenario::parse_json_text(o.report_bytes, {report_depth_max});
+  const scenario::json_dismantler again_teardown{again};
+  if (source_bytes.empty()) again["scenario"]["sha256"] = recorded_sha;
+  const std::string rerun = reports::render_report(again);
+  const bool same = rerun == bytes;
+  if (!quiet)
+    std::fprintf(stderr, "%s: replay of %s seed=%llu %s\n", report_path.c_str(), l.sc.name.c_str(),
+                 static_cast<unsigned long long>(seed), same ? "identical" : "DIFFERS from the recorded report");
+  return same ? exit_as_expected : exit_not_expected;
+}
+
+class replay_verb final : public verb {
+ public:
+  explicit replay_verb(CLI::App& app)
+      : verb(app.add_subcommand("replay", "Re-run a report's scenario and seed; fail unless byte-identical")) {
+    sub_->add_option("REPORT", report_path_, "A report written by admitsim run ('-' for standard input)")->required();
+    sub_->add_flag("--quiet,-q", quiet_, "No summary line on stderr");
+  }
+  int run() const override { return cmd_replay(report_path_, quiet_); }
+
+ private:
+  std::string report_path_;
+  bool quiet_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<verb> make_replay_verb(CLI::App& app) { return std::make_unique<replay_verb>(app); }
+
+}  // namespace admit::cli

@@ -1,0 +1,26 @@
+// The verbs of the admitsim command: the one list a new verb joins.
+#include <memory>
+#include <vector>
+
+#include "sim/cli/verb.hpp"
+
+namespace admit::cli {
+
+// Each defined in its own file.
+std::unique_ptr<verb> make_run_verb(CLI::App& app);      // run_verb.cpp
+std::unique_ptr<verb> make_replay_verb(CLI::App& app);   // replay_verb.cpp
+std::unique_ptr<verb> make_check_verb(CLI::App& app);    // check_verb.cpp
+std::unique_ptr<verb> make_list_verb(CLI::App& app);     // list_verb.cpp
+std::unique_ptr<verb> make_explore_verb(CLI::App& app);  // explore.cpp (docs/explore.md)
+
+std::vector<std::unique_ptr<verb>> make_verbs(CLI::App& app) {
+  std::vector<std::unique_ptr<verb>> verbs;
+  verbs.push_back(make_run_verb(app));
+  verbs.push_back(make_replay_verb(app));
+  verbs.push_back(make_check_verb(app));
+  verbs.push_back(make_list_verb(app));
+  verbs.push_back(make_explore_verb(app));
+  return verbs;
+}
+
+}  // namespace admit::cli
