@@ -4,6 +4,7 @@
 //   admitsim replay REPORT.json
 //   admitsim check FILE...
 //   admitsim list [--dir DIR]
+//   admitsim invariants [--world fifo|lease]
 //   admitsim explore FILE [--seeds N | --time 60s] [--jobs N] [--shard I/N] [--out DIR]  (explore.hpp)
 //
 // Exit codes: 0 every run came out as its scenario expects; 1 at least one
