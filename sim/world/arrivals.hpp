@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "sim/kernel/prng.hpp"
+#include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace admit::world {
@@ -115,6 +116,42 @@ class arrival_source {
   std::vector<head> heap_;  // min-heap on (at_ns, source); at most one entry per source
   std::uint64_t total_ = 0;
   std::uint64_t emitted_ = 0;
+};
+
+// arrival_pump: feeds a world the arrivals of a source, in time order, with
+// one arrival scheduled at a time.
+//
+// Only the next arrival is ever pending: it waits in the pump, and its task
+// refers to the pump alone (small enough to need no allocation), so a
+// stream of any length costs one scheduler entry. When it falls due the pump
+// first schedules the one after it, then calls the world with it: the
+// world's own scheduling for that arrival comes after the next arrival's.
+class arrival_pump {
+ public:
+  // `sink.on_arrival(const arrival&)` is called for each arrival, at its time.
+  template <class Sink>
+  arrival_pump(sim::scheduler& sched, arrival_source& src, Sink& sink) noexcept
+      : sched_(sched), src_(src), sink_(&sink), call_([](void* s, const arrival& a) {
+          static_cast<Sink*>(s)->on_arrival(a);
+        }) {}
+  arrival_pump(const arrival_pump&) = delete;
+  arrival_pump& operator=(const arrival_pump&) = delete;
+
+  // Schedules the first arrival, if any.
+  void start();
+  // Whether an arrival is scheduled (false once the last one has been given).
+  bool pending() const noexcept { return pending_; }
+
+ private:
+  void schedule_next();
+  void fire();
+
+  sim::scheduler& sched_;
+  arrival_source& src_;
+  void* sink_;
+  void (*call_)(void*, const arrival&);
+  arrival next_;
+  bool pending_ = false;
 };
 
 }  // namespace admit::world
