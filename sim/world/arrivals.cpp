@@ -138,21 +138,4 @@ void arrival_pump::start() {
   schedule_next();
 }
 
-void arrival_pump::schedule_next() {
-  std::optional<arrival> a = src_.next();
-  pending_ = a.has_value();
-  if (!pending_) return;
-  ADMIT_ASSERT(a->at_ns >= sched_.now_ns(), "arrivals come in time order");
-  next_ = std::move(*a);
-  sched_.schedule_at(next_.at_ns, [this] { fire(); });
-}
-
-void arrival_pump::fire() {
-  ADMIT_ASSERT(pending_, "only a scheduled arrival falls due");
-  ADMIT_ASSERT(sched_.now_ns() == next_.at_ns, "an arrival falls due at its time");
-  const arrival a = std::move(next_);
-  schedule_next();
-  call_(sink_, a);
-}
-
 }  // namespace admit::world

@@ -50,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
 #include "sim/kernel/prng.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -143,14 +144,31 @@ class arrival_pump {
   bool pending() const noexcept { return pending_; }
 
  private:
-  void schedule_next();
-  void fire();
+  // Inline: they run once per arrival, inside the scheduler's task.
+  void schedule_next() {
+    std::optional<arrival> a = src_.next();
+    pending_ = a.has_value();
+    if (!pending_) return;
+    ADMIT_ASSERT(a->at_ns >= sched_.now_ns(), "arrivals come in time order");
+    slots_[next_] = std::move(*a);
+    sched_.schedule_at(slots_[next_].at_ns, [this] { fire(); });
+  }
+  void fire() {
+    const arrival& due = slots_[next_];
+    ADMIT_ASSERT(pending_, "only a scheduled arrival falls due");
+    ADMIT_ASSERT(sched_.now_ns() == due.at_ns, "an arrival falls due at its time");
+    // The next one goes to the other slot, so the one due is not copied.
+    next_ ^= 1;
+    schedule_next();
+    call_(sink_, due);
+  }
 
   sim::scheduler& sched_;
   arrival_source& src_;
   void* sink_;
   void (*call_)(void*, const arrival&);
-  arrival next_;
+  arrival slots_[2];
+  std::size_t next_ = 0;  // the slot of the arrival scheduled next
   bool pending_ = false;
 };
 
