@@ -73,10 +73,8 @@ class monitor {
     invariant_result& inv = results_[which];
     if (!inv.enabled) return;
     ++inv.checked;
-    if (ok || !inv.holds) return;
-    inv.holds = false;
-    inv.first = violation{sched_.now_ns(), describe(), trace_.total()};
-    on_violation();
+    if (ok || !inv.holds) [[likely]] return;
+    first_violation(inv, describe);
   }
 
   bool enabled(std::size_t which) const { return results_[which].enabled; }
@@ -106,6 +104,15 @@ class monitor {
   }
 
  private:
+  // Out of line and cold: the text of a violation is made once per run, and
+  // inlined it would weigh on every check of the hot path.
+  template <class Describe>
+  [[gnu::noinline, gnu::cold]] void first_violation(invariant_result& inv, Describe& describe) {
+    inv.holds = false;
+    inv.first = violation{sched_.now_ns(), describe(), trace_.total()};
+    on_violation();
+  }
+
   void on_violation() {
     if (stopped_) return;
     stopped_ = true;

@@ -50,7 +50,9 @@
 #include <string>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
 #include "sim/kernel/prng.hpp"
+#include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace admit::world {
@@ -115,6 +117,59 @@ class arrival_source {
   std::vector<head> heap_;  // min-heap on (at_ns, source); at most one entry per source
   std::uint64_t total_ = 0;
   std::uint64_t emitted_ = 0;
+};
+
+// arrival_pump: feeds a world the arrivals of a source, in time order, with
+// one arrival scheduled at a time.
+//
+// Only the next arrival is ever pending: it waits in the pump, and its task
+// refers to the pump alone (small enough to need no allocation), so a
+// stream of any length costs one scheduler entry. When it falls due the pump
+// first schedules the one after it, then calls the world with it: the
+// world's own scheduling for that arrival comes after the next arrival's.
+class arrival_pump {
+ public:
+  // `sink.on_arrival(const arrival&)` is called for each arrival, at its time.
+  template <class Sink>
+  arrival_pump(sim::scheduler& sched, arrival_source& src, Sink& sink) noexcept
+      : sched_(sched), src_(src), sink_(&sink), call_([](void* s, const arrival& a) {
+          static_cast<Sink*>(s)->on_arrival(a);
+        }) {}
+  arrival_pump(const arrival_pump&) = delete;
+  arrival_pump& operator=(const arrival_pump&) = delete;
+
+  // Schedules the first arrival, if any.
+  void start();
+  // Whether an arrival is scheduled (false once the last one has been given).
+  bool pending() const noexcept { return pending_; }
+
+ private:
+  // Inline: they run once per arrival, inside the scheduler's task.
+  void schedule_next() {
+    std::optional<arrival> a = src_.next();
+    pending_ = a.has_value();
+    if (!pending_) return;
+    ADMIT_ASSERT(a->at_ns >= sched_.now_ns(), "arrivals come in time order");
+    slots_[next_] = std::move(*a);
+    sched_.schedule_at(slots_[next_].at_ns, [this] { fire(); });
+  }
+  void fire() {
+    const arrival& due = slots_[next_];
+    ADMIT_ASSERT(pending_, "only a scheduled arrival falls due");
+    ADMIT_ASSERT(sched_.now_ns() == due.at_ns, "an arrival falls due at its time");
+    // The next one goes to the other slot, so the one due is not copied.
+    next_ ^= 1;
+    schedule_next();
+    call_(sink_, due);
+  }
+
+  sim::scheduler& sched_;
+  arrival_source& src_;
+  void* sink_;
+  void (*call_)(void*, const arrival&);
+  arrival slots_[2];
+  std::size_t next_ = 0;  // the slot of the arrival scheduled next
+  bool pending_ = false;
 };
 
 }  // namespace admit::world

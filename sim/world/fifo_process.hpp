@@ -90,6 +90,12 @@ class fifo_process {
   }
   vtime_ns stalled_until() const noexcept { return stalled_until_; }
 
+  // Teardown: destroys the work a stall still holds, unrun.
+  void drop_held() noexcept {
+    std::vector<sim::unique_task> gone = std::move(held_);
+    held_.clear();
+  }
+
  private:
   sim::scheduler* sched_;
   std::uint64_t generation_ = 0;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
 #include "sim/scenario/loader.hpp"
 
 // Every allocation of this test binary is counted, so that a test can show
@@ -242,4 +243,47 @@ TEST_CASE("the allocation counter sees allocations") {
   const std::size_t after = allocations;
   delete p;
   CHECK(after - before >= 2);
+}
+
+namespace {
+
+// Records each arrival with the instant it came and whether the next one was already scheduled.
+struct recording_sink {
+  explicit recording_sink(sim::scheduler& s) : sched(&s) {}
+  sim::scheduler* sched;
+  const world::arrival_pump* pump = nullptr;
+  std::vector<sim::vtime_ns> at;
+  std::vector<std::uint64_t> numbers;
+  std::vector<bool> next_pending;
+  std::vector<std::size_t> queued;  // scheduler entries pending when the world was called
+  void on_arrival(const arrival& a) {
+    at.push_back(sched->now_ns());
+    numbers.push_back(a.number);
+    next_pending.push_back(pump->pending());
+    queued.push_back(sched->pending());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the arrival pump gives every arrival at its time, with only the next one scheduled") {
+  // Goal: one ahead, the next scheduled before the world is called. Method: a pump over a small stream.
+  const auto sc = with_arrivals(R"([{"kind": "constant", "count": 4, "start": "10ms", "every": "5ms"}])",
+                                R"([{"id": "r1", "at": "12ms"}])");
+  sim::scheduler sched;
+  arrival_source src(sc, 1);
+  recording_sink sink(sched);
+  world::arrival_pump pump(sched, src, sink);
+  sink.pump = &pump;
+  CHECK_FALSE(pump.pending());
+  pump.start();
+  CHECK(pump.pending());
+  CHECK(sched.pending() == 1);
+  sched.run();
+  CHECK(sink.at == std::vector<sim::vtime_ns>{10 * ms, 12 * ms, 15 * ms, 20 * ms, 25 * ms});
+  CHECK(sink.numbers == std::vector<std::uint64_t>{0, 1, 2, 3, 4});
+  CHECK(sink.next_pending == std::vector<bool>{true, true, true, true, false});
+  CHECK(sink.queued == std::vector<std::size_t>{1, 1, 1, 1, 0});
+  CHECK_FALSE(pump.pending());
+  CHECK_THROWS_AS(pump.start(), admit::assertion_failure);  // a pump starts once
 }

@@ -1,0 +1,149 @@
+// gate_slot: one FIFO gate of the scenario, with what its monitors keep of it.
+//
+// The gate is an async_fifo_gate on the process's executor. Its core reports
+// every transition to the slot (fifo::event_sink) and the adapter every call
+// into it (fifo_observer); the slot hands both to the FIFO monitors
+// (monitors.hpp), which keep per gate: leases granted and released, and the
+// tickets still queued, in the order they queued.
+//
+// gate_set: every gate slot, and the gates of ended process lifetimes that
+// work of theirs still refers to.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gate/admit_assert.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/fifo/request.hpp"
+
+namespace admit::world::fifo_world {
+
+class fifo_monitors;
+
+class gate_slot final : public fifo::event_sink, public gate::fifo_observer {
+ public:
+  // Tickets in the order they queued (which is increasing ticket order), each
+  // marked once it left the queue by timeout or cancellation; the front is
+  // dropped while marked.
+  struct queued_ticket {
+    fifo::ticket_id ticket;
+    bool left;
+  };
+
+  gate_slot(fifo_monitors& m, const scenario::gate_spec& spec, process_executor ex)
+      : name(spec.name), monitors_(m), cfg_(spec.fifo), gate_(std::make_unique<sim_gate>(ex, spec.fifo)) {
+    attach();
+  }
+  gate_slot(const gate_slot&) = delete;
+  gate_slot& operator=(const gate_slot&) = delete;
+
+  void on_event(const fifo::event& e) override;                // monitors.hpp
+  void on_gate_change(const fifo::fifo_gate& core) override;  // monitors.hpp
+
+  sim_gate& gate() noexcept { return *gate_; }
+  const sim_gate& gate() const noexcept { return *gate_; }
+
+  // The process crashed: the gate it held is gone. What of it still drains
+  // (leases of work still running at the portal, posted claims) reaches a
+  // gate nobody monitors; the new lifetime starts with an empty gate and
+  // fresh monitor state, so gate invariants apply per process lifetime.
+  std::unique_ptr<sim_gate> rebuild(process_executor ex) {
+    gate_->set_event_sink(nullptr);
+    gate_->set_observer(nullptr);
+    std::unique_ptr<sim_gate> dead = std::exchange(gate_, std::make_unique<sim_gate>(ex, cfg_));
+    attach();
+    granted = 0;
+    released = 0;
+    queue_order_.clear();
+    return dead;
+  }
+
+  // A ticket joined the queue: tickets only grow, so the order stays sorted.
+  void queued(fifo::ticket_id t) {
+    ADMIT_ASSERT(queue_order_.empty() || queue_order_.back().ticket < t, "tickets queue in increasing order");
+    queue_order_.push_back(queued_ticket{t, false});
+  }
+  // The entry of a ticket still queued, or nullptr.
+  queued_ticket* still_queued(fifo::ticket_id t) {
+    auto it = std::lower_bound(queue_order_.begin(), queue_order_.end(), t,
+                               [](const queued_ticket& q, fifo::ticket_id v) { return q.ticket < v; });
+    return it != queue_order_.end() && it->ticket == t && !it->left ? &*it : nullptr;
+  }
+  // The ticket that has waited longest, or nullptr when none waits.
+  const queued_ticket* oldest() {
+    while (!queue_order_.empty() && queue_order_.front().left) queue_order_.pop_front();
+    return queue_order_.empty() ? nullptr : &queue_order_.front();
+  }
+  void pop_oldest() noexcept { queue_order_.pop_front(); }
+  // Whether any queued ticket is still recorded, left or not.
+  bool any_recorded() const noexcept { return !queue_order_.empty(); }
+
+  const std::string name;
+  std::uint64_t granted = 0;
+  std::uint64_t released = 0;
+
+ private:
+  void attach() {
+    gate_->set_event_sink(this);
+    gate_->set_observer(this);
+  }
+
+  fifo_monitors& monitors_;
+  fifo::config cfg_;
+  std::unique_ptr<sim_gate> gate_;
+  std::deque<queued_ticket> queue_order_;
+};
+
+class gate_set {
+ public:
+  gate_set(fifo_monitors& m, const scenario::scenario& sc, process_executor ex) {
+    slots_.reserve(sc.gates.size());
+    for (const auto& g : sc.gates) slots_.push_back(std::make_unique<gate_slot>(m, g, ex));
+  }
+
+  std::size_t size() const noexcept { return slots_.size(); }
+  gate_slot& operator[](std::size_t i) noexcept { return *slots_[i]; }
+  auto begin() const noexcept { return slots_.begin(); }
+  auto end() const noexcept { return slots_.end(); }
+
+  // A crash: every gate starts empty; the old ones drain as dead gates.
+  void rebuild_all(process_executor ex) {
+    for (auto& g : slots_) dead_.push_back(dead_gate{g->rebuild(ex), -1});
+  }
+
+  // A run with many crashes must not keep every dead gate (each holds its
+  // event log). A dead gate gets no new work: once nothing of it is left (no
+  // lease counted, no waiter) it stays so, and only a claim posted at that
+  // same instant may still refer to it. So a gate seen idle is freed at a
+  // later sweep (a crash or a restart), when that instant's posted work has
+  // run. A broken core (a mutation) may have leases it no longer counts:
+  // those gates are kept.
+  void sweep_dead(vtime_ns now) {
+    std::erase_if(dead_, [now](dead_gate& d) {
+      const sim_gate& g = *d.gate;
+      const bool idle = g.core().cfg().mut == fifo::mutation::none && g.core().active() == 0 &&
+                        g.core().waiting() == 0 && g.pending_waiters() == 0;
+      if (!idle) return false;
+      if (d.idle_since_ns >= 0 && d.idle_since_ns < now) return true;
+      if (d.idle_since_ns < 0) d.idle_since_ns = now;
+      return false;
+    });
+  }
+
+ private:
+  struct dead_gate {
+    std::unique_ptr<sim_gate> gate;
+    vtime_ns idle_since_ns;  // when a sweep first saw it idle, or -1
+  };
+  std::vector<std::unique_ptr<gate_slot>> slots_;
+  std::vector<dead_gate> dead_;  // gates of ended process lifetimes still referred to; destroyed first
+};
+
+}  // namespace admit::world::fifo_world

@@ -1,0 +1,71 @@
+#include "sim/world/fifo/monitors.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+#include "sim/scenario/duration.hpp"
+
+namespace admit::world::fifo_world {
+
+fifo_monitors::fifo_monitors(sim::scheduler& sched, const scenario::scenario& sc, run_record& rec,
+                             const gate_set& gates, const portal& p)
+    : mon_(sched, invariant_names, sc.checks.invariants, probe_names,
+           static_cast<std::size_t>(sc.checks.trace_capacity)),
+      sched_(sched),
+      rec_(rec),
+      gates_(gates),
+      portal_(p) {}
+
+void fifo_monitors::check_idle(vtime_ns lh_ns, std::int64_t outstanding) {
+  std::string why;
+  if (outstanding != 0) why = std::to_string(outstanding) + " requests that arrived had not ended";
+  for (const auto& g : gates_) {
+    const auto& core = g->gate().core();
+    if (why.empty() && (core.active() != 0 || core.waiting() != 0))
+      why = g->name + " was not idle: active " + std::to_string(core.active()) + ", waiting " +
+            std::to_string(core.waiting());
+  }
+  mon_.check(inv_liveness, why.empty(), [&] {
+    return "at checks.liveness_horizon (" + scenario::format_duration(lh_ns) + ") " + why;
+  });
+}
+
+void fifo_monitors::check_end(bool arrivals_done, std::int64_t outstanding) {
+  std::string why;
+  if (!arrivals_done || outstanding != 0) why = std::to_string(outstanding) + " requests never ended";
+  const bool all_ended = why.empty();
+  for (const auto& g : gates_) {
+    const auto& core = g->gate().core();
+    // Every request has answered, so no handler holds a lease: whatever the
+    // gate still counts as granted and unreleased has leaked.
+    if (all_ended)
+      mon_.check(inv_released_once, g->granted == g->released, [&] {
+        return g->name + ": " + std::to_string(g->granted) + " leases granted but " + std::to_string(g->released) +
+               " released after every request ended";
+      });
+    if (why.empty() && (core.active() != 0 || core.waiting() != 0))
+      why = g->name + " is not idle at the end: active " + std::to_string(core.active()) + ", waiting " +
+            std::to_string(core.waiting());
+  }
+  mon_.check(inv_liveness, why.empty(), [&] { return why; });
+}
+
+void fifo_monitors::record_results() {
+  ADMIT_ASSERT(mon_.torn_down(), "results are taken once the run is over");
+  const auto is_fault_text = [](const char* what) {
+    return std::find(std::begin(fault_texts), std::end(fault_texts), what) != std::end(fault_texts);
+  };
+  rec_.trace.clear();
+  mon_.trace_entries().for_each([&](const live_entry& e) {
+    rec_.trace.push_back(trace_entry{e.at_ns,
+                                     e.source != nullptr     ? e.source->name
+                                     : is_fault_text(e.what) ? std::string("fault")
+                                                             : std::string("request"),
+                                     e.what, e.active, e.waiting, e.ref});
+  });
+  rec_.trace_dropped = mon_.trace_entries().dropped();
+  rec_.invariants = mon_.take_invariants();
+  rec_.probes = mon_.probes();
+}
+
+}  // namespace admit::world::fifo_world

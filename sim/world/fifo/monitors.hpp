@@ -1,0 +1,231 @@
+// fifo_monitors: what the FIFO world checks, built on check::monitor.
+//
+// The monitors see every gate transition (through each gate slot), every
+// call into a gate, every start and end of work at the portal, and the end
+// of the run (and checks.liveness_horizon). They check the FIFO world's
+// invariants at each step, count its coverage probes, keep the bounded trace
+// and the run's metrics and timeline samples; check::monitor stops the run at
+// the first violation. The checks:
+//  * gate_inflight_le_cap: a grant never makes more leases active than max_active;
+//  * waiting_le_max: the queue never holds more than max_waiting;
+//  * portal_inflight_le_cap: the portal never sees more work than its cap;
+//  * fifo_order: a promotion takes the ticket that waited longest, and no
+//    newcomer is admitted while a ticket waits;
+//  * lease_released_once: no release without a grant, none the core refused
+//    as unbalanced, and once every request ended, as many releases as grants;
+//  * liveness: at the end (and at checks.liveness_horizon) every request has
+//    ended and every gate is idle.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "sim/check/monitor.hpp"
+#include "sim/kernel/scheduler.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/fifo/gate_slot.hpp"
+#include "sim/world/fifo/portal.hpp"
+#include "sim/world/fifo/request.hpp"
+#include "sim/world/run_record.hpp"
+
+namespace admit::world::fifo_world {
+
+// One entry of the live trace: text is made only for the entries a report
+// shows. `source` is a gate (nullptr: the request itself, the portal or a
+// fault, as `what` says); `what` is a static string.
+struct live_entry {
+  vtime_ns at_ns;
+  const gate_slot* source;
+  const char* what;
+  std::int64_t active;
+  std::int64_t waiting;
+  std::uint64_t ref;
+};
+
+class fifo_monitors {
+ public:
+  // The FIFO world's invariants in its report's key order.
+  enum inv : std::size_t {
+    inv_gate_inflight,
+    inv_waiting,
+    inv_portal_inflight,
+    inv_fifo_order,
+    inv_released_once,
+    inv_liveness,
+    inv_count,
+  };
+  static constexpr std::array<const char*, inv_count> invariant_names = {
+      "gate_inflight_le_cap", "waiting_le_max",      "portal_inflight_le_cap",
+      "fifo_order",           "lease_released_once", "liveness",
+  };
+  static_assert(check::are_world_rows(invariant_names, check::world_fifo),
+                "the FIFO world reports every invariant row that applies to it, once");
+
+  enum probe : std::size_t {
+    p_queued,
+    p_queue_full,
+    p_wait_timeout,
+    p_promoted,
+    p_promotion_beat_deadline,
+    p_promotion_beat_cancel,
+    p_cancelled_waiting,
+    p_cancelled_working,
+    p_client_gave_up_first,
+    p_worker_failed_starting,
+    p_event_log_wrapped,
+    p_count,
+  };
+  static constexpr std::array<const char*, p_count> probe_names = {
+      "queued",
+      "queue_full",
+      "wait_timeout",
+      "promoted",
+      "promotion beat the deadline",
+      "promotion beat a cancellation",
+      "cancelled while waiting",
+      "cancelled while working (lease held to the end)",
+      "client gave up before the answer",
+      "worker failed while starting",
+      "event log wrapped around",
+  };
+  // Trace texts of the faults (static strings: the trace tells them by address).
+  static constexpr const char* fault_texts[] = {"crash worker:0", "restart worker:0", "stall worker:0",
+                                                "partition portal", "client_timeout_burst"};
+
+  fifo_monitors(sim::scheduler& sched, const scenario::scenario& sc, run_record& rec, const gate_set& gates,
+                const portal& p);
+
+  void on_gate_event(gate_slot& g, const fifo::event& e);
+  // After every call into a gate: a release the core refused as unbalanced
+  // means some lease was counted out twice.
+  void on_gate_change(gate_slot& g, const fifo::fifo_gate& core) {
+    if (mon_.torn_down()) return;
+    mon_.check(inv_released_once, core.totals().unbalanced_release == 0 && core.active() >= 0, [&] {
+      return g.name + ": a holder released its lease after the gate had already counted it out (" +
+             std::to_string(core.totals().unbalanced_release) + " unbalanced release)";
+    });
+  }
+  // Work of `r` began or ended at the portal (its count already moved).
+  void on_portal_begin(const request_state& r);
+  void on_portal_end(const request_state& r) {
+    trace(nullptr, "portal end", portal_.in_flight(), 0, r.number);
+    sample_series();
+    if (lane* l = rec_.series.lane_for(r.number)) l->work_end_ns = sched_.now_ns();
+  }
+  // At checks.liveness_horizon `lh_ns`, and at the end (`arrivals_done`:
+  // the source gave every arrival): every request ended, every gate is idle.
+  [[gnu::noinline]] void check_idle(vtime_ns lh_ns, std::int64_t outstanding);
+  [[gnu::noinline]] void check_end(bool arrivals_done, std::int64_t outstanding);
+
+  void trace(const gate_slot* source, const char* what, std::int64_t active, std::int64_t waiting,
+             std::uint64_t ref) {
+    if (live_entry* e = mon_.trace()) *e = live_entry{sched_.now_ns(), source, what, active, waiting, ref};
+  }
+  void hit(probe p) { mon_.hit(p); }
+  // Totals over every gate, sampled into the run's timeline.
+  void sample_series() {
+    std::int64_t active = 0, waiting = 0;
+    for (const auto& g : gates_) {
+      active += g->gate().core().active();
+      waiting += g->gate().core().waiting();
+    }
+    rec_.series.sample(sched_.now_ns(), active, portal_.in_flight(), waiting);
+  }
+
+  bool stopped() const noexcept { return mon_.stopped(); }
+  bool torn_down() const noexcept { return mon_.torn_down(); }
+  void tear_down() noexcept { mon_.tear_down(); }
+  // Into the run's record, once torn down: invariants, probes and the trace.
+  [[gnu::noinline]] void record_results();
+
+ private:
+  check::monitor<live_entry> mon_;
+  sim::scheduler& sched_;
+  run_record& rec_;
+  const gate_set& gates_;
+  const portal& portal_;
+};
+
+inline void gate_slot::on_event(const fifo::event& e) { monitors_.on_gate_event(*this, e); }
+inline void gate_slot::on_gate_change(const fifo::fifo_gate& core) { monitors_.on_gate_change(*this, core); }
+
+inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
+  if (mon_.torn_down()) return;
+  trace(&g, fifo::to_string(e.st).data(), e.active, e.waiting, e.ticket);
+  rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, e.active);
+  sample_series();
+  rec_.metrics.waiting_max = std::max(rec_.metrics.waiting_max, e.waiting);
+  const fifo::config& cfg = g.gate().core().cfg();
+  switch (e.st) {
+    case fifo::status::admitted:
+    case fifo::status::promoted:
+      ++g.granted;
+      mon_.check(inv_gate_inflight, e.active <= cfg.max_active, [&] {
+        return g.name + ": " + std::string(fifo::to_string(e.st)) + " ticket " + std::to_string(e.ticket) +
+               " made " + std::to_string(e.active) + " leases active, above max_active " +
+               std::to_string(cfg.max_active);
+      });
+      if (e.st == fifo::status::promoted) {
+        hit(p_promoted);
+        const gate_slot::queued_ticket* oldest = g.oldest();
+        const bool in_order = oldest != nullptr && oldest->ticket == e.ticket;
+        mon_.check(inv_fifo_order, in_order, [&] {
+          return g.name + ": promoted ticket " + std::to_string(e.ticket) + " while ticket " +
+                 (oldest == nullptr ? std::string("(none)") : std::to_string(oldest->ticket)) +
+                 " had waited longer";
+        });
+        if (in_order) g.pop_oldest();
+        else if (gate_slot::queued_ticket* q = g.still_queued(e.ticket)) q->left = true;
+      } else if (g.any_recorded()) {
+        // Admitted straight away while others wait: a newcomer overtook the queue.
+        const gate_slot::queued_ticket* oldest = g.oldest();
+        mon_.check(inv_fifo_order, oldest == nullptr, [&] {
+          return g.name + ": admitted newcomer ticket " + std::to_string(e.ticket) + " while ticket " +
+                 std::to_string(oldest->ticket) + " was waiting";
+        });
+      }
+      break;
+    case fifo::status::queued:
+      hit(p_queued);
+      g.queued(e.ticket);
+      mon_.check(inv_waiting, e.waiting <= cfg.max_waiting, [&] {
+        return g.name + ": " + std::to_string(e.waiting) + " tickets waiting, above max_waiting " +
+               std::to_string(cfg.max_waiting);
+      });
+      break;
+    case fifo::status::released:
+      ++g.released;
+      mon_.check(inv_released_once, g.released <= g.granted && e.active >= 0, [&] {
+        return g.name + ": release number " + std::to_string(g.released) + " but only " +
+               std::to_string(g.granted) + " leases were granted (active " + std::to_string(e.active) + ")";
+      });
+      break;
+    case fifo::status::wait_timeout:
+    case fifo::status::wait_cancelled: {
+      gate_slot::queued_ticket* q = g.still_queued(e.ticket);
+      const bool was_waiting = q != nullptr;
+      if (q != nullptr) q->left = true;
+      if (e.st == fifo::status::wait_timeout) hit(was_waiting ? p_wait_timeout : p_promotion_beat_deadline);
+      else hit(was_waiting ? p_cancelled_waiting : p_promotion_beat_cancel);
+      break;
+    }
+    case fifo::status::queue_full:
+      hit(p_queue_full);
+      break;
+  }
+}
+
+inline void fifo_monitors::on_portal_begin(const request_state& r) {
+  rec_.metrics.portal_inflight_max = std::max(rec_.metrics.portal_inflight_max, portal_.in_flight());
+  trace(nullptr, "portal begin", portal_.in_flight(), 0, r.number);
+  sample_series();
+  if (lane* l = rec_.series.lane_for(r.number)) l->work_start_ns = sched_.now_ns();
+  mon_.check(inv_portal_inflight, portal_.in_flight() <= portal_.cap(), [&] {
+    return "portal: request " + r.a.id() + " made " + std::to_string(portal_.in_flight()) +
+           " requests in flight, above the portal's cap " + std::to_string(portal_.cap());
+  });
+}
+
+}  // namespace admit::world::fifo_world

@@ -1,0 +1,79 @@
+#include "sim/world/fifo/process_faults.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace admit::world::fifo_world {
+
+void process_faults::schedule(const scenario::scenario& sc) {
+  for (const auto& f : sc.faults.schedule) {
+    const scenario::fault_spec* fp = &f;
+    sched_.schedule_at(f.at_ns, [this, fp] { apply(*fp); });
+  }
+}
+
+void process_faults::apply(const scenario::fault_spec& f) {
+  using fk = scenario::fault_kind;
+  const auto& texts = fifo_monitors::fault_texts;
+  const vtime_ns now = sched_.now_ns();
+  const vtime_ns dur = f.duration_ns.value_or(0);
+  fault_window fw;
+  fw.kind = scenario::fault_kind_names[static_cast<std::size_t>(f.kind)];
+  fw.target = f.target    ? scenario::to_string(*f.target)
+              : f.between ? scenario::to_string(f.between->first) + "|" + scenario::to_string(f.between->second)
+                          : std::string();
+  fw.start_ns = now;
+  fw.end_ns = now + (f.kind == fk::crash && !f.duration_ns ? 0 : dur);
+  rec_.series.add_window(std::move(fw));
+  switch (f.kind) {
+    case fk::crash:
+      monitors_.trace(nullptr, texts[0], 0, 0, 0);
+      crash();
+      if (f.duration_ns) sched_.schedule_after(dur, [this] { restart(); });
+      break;
+    case fk::pause:
+      monitors_.trace(nullptr, texts[2], 0, 0, 0);
+      proc_.stall(now + dur);
+      break;
+    case fk::partition:
+      monitors_.trace(nullptr, texts[3], 0, 0, 0);
+      portal_.cut_until(now + dur);
+      break;
+    case fk::client_timeout_burst:
+      monitors_.trace(nullptr, texts[4], 0, 0, 0);
+      clients_.burst(now + dur, f.client_timeout_ns);
+      break;
+    default:
+      // The loader refuses every other kind for a FIFO scenario.
+      throw std::invalid_argument("/faults: a FIFO scenario has no fault of kind " +
+                                  std::string(scenario::fault_kind_names[static_cast<std::size_t>(f.kind)]));
+  }
+}
+
+// Work the process started at the portal runs on there to its end (the
+// portal then sees it beside whatever the next lifetime admits).
+void process_faults::crash() {
+  if (!proc_.alive()) return;
+  // Held by reference first: the crash drops the work a stall was holding,
+  // and with it the last reference to a request not yet handled.
+  std::vector<req_ptr> held;
+  pool_.for_each_live([&](request_state& p) {
+    if (p.accepted && !p.out.responded) held.emplace_back(&p);
+  });
+  std::sort(held.begin(), held.end(), [](const req_ptr& a, const req_ptr& b) { return a->number < b->number; });
+  proc_.crash();
+  for (const req_ptr& p : held) responses_.respond(*p, 0, "connection_reset");
+  gates_.sweep_dead(sched_.now_ns());
+  gates_.rebuild_all(process_executor(sched_.get_executor(), proc_));
+  monitors_.sample_series();
+}
+
+void process_faults::restart() {
+  monitors_.trace(nullptr, fifo_monitors::fault_texts[1], 0, 0, 0);
+  proc_.restart();
+  gates_.sweep_dead(sched_.now_ns());
+}
+
+}  // namespace admit::world::fifo_world

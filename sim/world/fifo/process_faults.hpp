@@ -1,0 +1,61 @@
+// process_faults: the faults of a FIFO scenario, each applied by the part it
+// strikes (docs/scenarios.md, "Faults in a FIFO scenario").
+//
+//  * crash worker:0 (the process, fifo_process.hpp): every lease, waiter and
+//    handler of the process is lost with it; the clients of the requests it
+//    held see their connection reset, in request order; the gates restart
+//    empty (gate_set). With a duration, the process restarts after it.
+//  * stall worker:0: the process holds everything due until the stall ends.
+//  * partition portal: the portal (portal.hpp) is cut off for the duration.
+//  * client_timeout_burst: clients arriving in it read with the burst's
+//    timeout (clients.hpp).
+// Each fault is traced and listed as a window of the run's timeline.
+#pragma once
+
+#include "sim/kernel/scheduler.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/fifo/clients.hpp"
+#include "sim/world/fifo/gate_slot.hpp"
+#include "sim/world/fifo/monitors.hpp"
+#include "sim/world/fifo/portal.hpp"
+#include "sim/world/fifo/request_pool.hpp"
+#include "sim/world/fifo/responses.hpp"
+#include "sim/world/fifo_process.hpp"
+#include "sim/world/run_record.hpp"
+
+namespace admit::world::fifo_world {
+
+class process_faults {
+ public:
+  process_faults(sim::scheduler& sched, fifo_process& proc, gate_set& gates, const request_pool& pool,
+                 responses& resp, portal& p, clients& c, fifo_monitors& m, run_record& rec)
+      : sched_(sched),
+        proc_(proc),
+        gates_(gates),
+        pool_(pool),
+        responses_(resp),
+        portal_(p),
+        clients_(c),
+        monitors_(m),
+        rec_(rec) {}
+
+  // Schedules every fault of the scenario's schedule, in file order.
+  void schedule(const scenario::scenario& sc);
+
+ private:
+  void apply(const scenario::fault_spec& f);
+  void crash();
+  void restart();
+
+  sim::scheduler& sched_;
+  fifo_process& proc_;
+  gate_set& gates_;
+  const request_pool& pool_;
+  responses& responses_;
+  portal& portal_;
+  clients& clients_;
+  fifo_monitors& monitors_;
+  run_record& rec_;
+};
+
+}  // namespace admit::world::fifo_world

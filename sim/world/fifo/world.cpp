@@ -1,0 +1,174 @@
+#include "sim/world/fifo/world.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "gate/admit_assert.hpp"
+#include "sim/kernel/scheduler.hpp"
+#include "sim/world/arrivals.hpp"
+#include "sim/world/fifo/clients.hpp"
+#include "sim/world/fifo/gate_slot.hpp"
+#include "sim/world/fifo/monitors.hpp"
+#include "sim/world/fifo/observations.hpp"
+#include "sim/world/fifo/portal.hpp"
+#include "sim/world/fifo/process_faults.hpp"
+#include "sim/world/fifo/request_handler.hpp"
+#include "sim/world/fifo/request_pool.hpp"
+#include "sim/world/fifo/responses.hpp"
+#include "sim/world/fifo_process.hpp"
+#include "sim/world/run_guard.hpp"
+
+namespace admit::world::fifo_world {
+
+void recycle(request_state* r) noexcept { r->owner->put_back(r); }
+
+namespace {
+
+// Members in dependency order: each part refers only to parts above it,
+// except that the monitors read the gates (built last, so that their pending
+// work, and the request states it holds, goes first).
+class world final {
+ public:
+  world(const scenario::scenario& sc, std::uint64_t seed)
+      : sc_(sc),
+        proc_(sched_),
+        guard_(sc.checks.max_events, sc.checks.max_wall_ns),
+        src_(sc, seed),
+        portal_(sc),
+        monitors_(sched_, sc, rec_, gates_, portal_),
+        responses_(sched_, rec_, monitors_),
+        obs_(sc, src_.total()),
+        clients_(sched_, sc, seed, proc_, gates_, obs_, responses_, monitors_, rec_),
+        handler_(sched_, sc, proc_, portal_, responses_, monitors_, rec_),
+        faults_(sched_, proc_, gates_, pool_, responses_, portal_, clients_, monitors_, rec_),
+        pump_(sched_, src_, *this),
+        gates_(monitors_, sc, process_executor(sched_.get_executor(), proc_)) {
+    rec_.seed = seed;
+  }
+
+  ~world() {
+    // Pending work refers to the gates: destroy it while they are alive.
+    monitors_.tear_down();
+    sched_.shutdown();
+    // Work a stall still holds (a run that ended inside one) refers to the
+    // gates and the request states: it goes now, not after them.
+    proc_.drop_held();
+    sched_.shutdown();
+  }
+
+  run_record run() {
+    faults_.schedule(sc_);
+    pump_.start();
+    // Snapshot instants, in order; each sees every event due at or before it.
+    std::set<vtime_ns> instants = obs_.snapshot_instants();
+    // checks.liveness_horizon stops the run there too: once every event due by then has run, the
+    // system must be idle (when nothing is left to run, finish() judges the same end state). The
+    // check adds no event and does not move the clock, so a report's events and times are the
+    // ones the run had without it.
+    const std::optional<vtime_ns> lh = sc_.checks.liveness_horizon_ns;
+    if (lh) instants.insert(*lh);
+    sim::run_status st = sim::run_status::idle;
+    auto spend = [&](vtime_ns horizon) { st = guard_.run(sched_, horizon); };
+    for (vtime_ns t : instants) {
+      if (t > sc_.checks.horizon_ns) break;
+      spend(t);
+      if (st == sim::run_status::stopped || st == sim::run_status::event_limit) break;
+      if (lh && t == *lh && st == sim::run_status::time_limit) {
+        // Events remain after it, so moving the clock to it changes no later time.
+        if (sched_.now_ns() < t) sched_.run_until(t, 0);
+        monitors_.check_idle(t, responses_.outstanding());
+        if (monitors_.stopped()) {
+          st = sim::run_status::stopped;
+          break;
+        }
+      }
+      if (!obs_.snapshot_due(t)) continue;
+      if (sched_.now_ns() < t) sched_.run_until(t, 0);
+      obs_.capture(t, gates_, rec_);
+    }
+    if (st != sim::run_status::stopped && st != sim::run_status::event_limit) spend(sc_.checks.horizon_ns);
+    rec_.status = st;
+    finish();
+    // Tear down while the gates are alive; monitors ignore what teardown does
+    // (leases of destroyed handlers returning to the gates).
+    monitors_.tear_down();
+    sched_.shutdown();
+    monitors_.record_results();
+    return std::move(rec_);
+  }
+
+  // From the pump, at the arrival's time.
+  void on_arrival(const arrival& a) {
+    req_ptr r = pool_.take();
+    r->a = a;
+    clients_.arrive(r);
+    handler_.accept(std::move(r));
+  }
+
+ private:
+  void finish() {
+    // A release that broke the core inside a lease's destructor: raise it
+    // here, where the caller adds the seed and the replay command.
+    for (const auto& g : gates_) g->gate().rethrow_failure();
+    for (const auto& g : gates_)
+      if (g->gate().core().cfg().event_log_capacity > 0 &&
+          g->gate().core().last_order() > static_cast<std::uint64_t>(g->gate().core().cfg().event_log_capacity))
+        monitors_.hit(fifo_monitors::p_event_log_wrapped);
+    rec_.metrics.simulated_ns = sched_.now_ns();
+    rec_.diagnostics = {.events = sched_.events_run(), .sequence_numbers = sched_.next_sequence()};
+    check_accounts();
+    if (monitors_.stopped()) return;
+    // A run cut short is inconclusive: what it did not reach is not judged.
+    const std::uint64_t total = src_.total();
+    const std::uint64_t pending = total - (rec_.metrics.requests - static_cast<std::uint64_t>(responses_.outstanding()));
+    rec_.inconclusive = guard_.reason(rec_.status, sched_.now_ns(), sc_.checks.horizon_ns, pending, total);
+    if (rec_.inconclusive) return;
+    monitors_.check_end(src_.exhausted(), responses_.outstanding());
+  }
+
+  // O(n), once: the world's own bookkeeping agrees with itself. Every request
+  // that arrived and has not ended is one the process took and something
+  // still refers to (so none was lost unanswered), and each request state is
+  // held or pooled, once.
+  void check_accounts() const {
+    pool_.check_accounts();
+    std::int64_t unanswered = 0;
+    pool_.for_each_live([&](const request_state& r) {
+      ADMIT_ASSERT(r.accepted || r.out.responded, "a live request was taken by the process or refused");
+      unanswered += !r.out.responded;
+    });
+    ADMIT_ASSERT(responses_.outstanding() >= 0, "outstanding requests are never negative");
+    ADMIT_ASSERT(responses_.outstanding() == unanswered,
+                 "outstanding requests are exactly the accepted ones not yet answered");
+    ADMIT_ASSERT(rec_.metrics.requests == src_.emitted() - (pump_.pending() ? 1 : 0),
+                 "every arrival given, except the one pending, has arrived");
+  }
+
+  const scenario::scenario& sc_;
+  sim::scheduler sched_;
+  fifo_process proc_;
+  run_guard guard_;
+  run_record rec_;
+  arrival_source src_;
+  request_pool pool_;
+  portal portal_;
+  fifo_monitors monitors_;
+  responses responses_;
+  observations obs_;
+  clients clients_;
+  request_handler handler_;
+  process_faults faults_;
+  arrival_pump pump_;
+  gate_set gates_;  // last: see above
+};
+
+}  // namespace
+
+run_record run(const scenario::scenario& sc, std::uint64_t seed) {
+  world w(sc, seed);
+  return w.run();
+}
+
+}  // namespace admit::world::fifo_world

@@ -1,0 +1,28 @@
+// fifo_world::world: one run of a scenario with FIFO gates (sim/world/world.hpp
+// describes the simulated system), put together from its parts:
+//  * gate_set / gate_slot (gate_slot.hpp): the gates, in one server process
+//    (sim/world/fifo_process.hpp);
+//  * fifo_monitors (monitors.hpp): the invariants, probes and trace, on check::monitor;
+//  * portal (portal.hpp): the service behind the gates;
+//  * request_pool (request_pool.hpp): the request states, reused;
+//  * clients (clients.hpp) and request_handler (request_handler.hpp): the two
+//    sides of each request; responses (responses.hpp): how each one ended;
+//  * process_faults (process_faults.hpp): the fault schedule;
+//  * observations (observations.hpp): the snapshots and outcomes the cases read;
+//  * arrival_pump (sim/world/arrivals.hpp): the arrivals, one ahead.
+// The world orders the run: faults first (at one instant a fault strikes
+// before the arrivals due then), the arrivals, the snapshot instants and
+// checks.liveness_horizon, the end, and the teardown.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/run_record.hpp"
+
+namespace admit::world::fifo_world {
+
+// A scenario with FIFO gates only: one run with `seed`.
+run_record run(const scenario::scenario& sc, std::uint64_t seed);
+
+}  // namespace admit::world::fifo_world
