@@ -23,21 +23,20 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
       const redis::sorted_set::entry& e = set->entries()[i];
       if (const worker_state* holder = fleet_.lost_permit(e.member)) monitors_.reaped_live(e.member, holder->index);
     }
-  } else if (op == redis::script_op::release) {
-    // The set as the release will see it (this instant: the same read).
-    const worker_state& w = fleet_[wi];
-    if (w.holding && *w.holding == req.token) {
-      const redis::sorted_set* set = node_.set_view(req.key, now_us);
-      // No set at all: the key expired (or went with the node's state, which told the worker).
-      ADMIT_ASSERT(!set || set->score(req.token).has_value() || w.lost,
-                   "a worker releasing a permit it holds has it in the set, or was told it lost it");
-    }
   }
   const redis::script_reply reply = op == redis::script_op::acquire && mut_ != scenario::world_mutation::none
                                         ? node_.run_mutated_acquire(mut_, req, now_us)
                                         : node_.run(op, req, now_us);
   const redis::sorted_set* after = node_.set_view(req.key, now_us);
   const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
+  if (op == redis::script_op::release) {
+    // A release finds the permit of a worker that still holds it (ZREM answers 1), unless the worker
+    // was told it lost it, or the whole key is gone (it expired, or went with the node's state).
+    const worker_state& w = fleet_[wi];
+    if (w.holding && *w.holding == req.token)
+      ADMIT_ASSERT(!reply.ok() || reply.value != 0 || after == nullptr || w.lost,
+                   "a worker releasing a permit it holds has it in the set, or was told it lost it");
+  }
   if (op == redis::script_op::acquire) {
     // Every permit older than the lease (by the server's clock) must be gone after an acquire.
     const double stale = static_cast<double>(now_us / 1000 - req.lease_ms);
