@@ -1,0 +1,52 @@
+// fault_injector: applies the scenario's faults at their times, each to the
+// part it concerns (the effect of each kind lives in that part):
+//  * crash: the worker's generation ends (fleet); its item ends "crashed";
+//    with a duration it restarts after it;
+//  * pause: a worker (fleet) or the Redis node (redis_node);
+//  * partition: a link or a node (network);
+//  * clock_step: a worker's wall clock (fleet) or the server's (redis_node);
+//  * redis_restart, redis_failover: the node's state (redis_node); every
+//    worker on an item may have lost its permit (fleet);
+//  * client_timeout_burst: the read timeouts of the items arriving (portal).
+// Each fault is traced and, with a timeline, drawn as a window.
+#pragma once
+
+#include <span>
+
+#include "sim/kernel/scheduler.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/lease/fleet.hpp"
+#include "sim/world/lease/lease_monitors.hpp"
+#include "sim/world/lease/lease_timeline.hpp"
+#include "sim/world/lease/network.hpp"
+#include "sim/world/lease/portal.hpp"
+#include "sim/world/lease/redis_node.hpp"
+#include "sim/world/lease/work_items.hpp"
+
+namespace admit::world::lease {
+
+class fault_injector {
+ public:
+  fault_injector(sim::scheduler& sched, fleet& workers, work_items& items, redis_node& node, network& net,
+                 portal& svc, lease_monitors& monitors, lease_timeline& tl)
+      : sched_(sched), fleet_(workers), items_(items), node_(node), net_(net), portal_(svc), monitors_(monitors),
+        tl_(tl) {}
+
+  // Schedules every fault of `schedule` at its time (same-instant faults in file order).
+  void schedule(std::span<const scenario::fault_spec> schedule);
+  void apply(const scenario::fault_spec& f);
+
+ private:
+  void crash(std::size_t wi, const scenario::fault_spec& f);
+
+  sim::scheduler& sched_;
+  fleet& fleet_;
+  work_items& items_;
+  redis_node& node_;
+  network& net_;
+  portal& portal_;
+  lease_monitors& monitors_;
+  lease_timeline& tl_;
+};
+
+}  // namespace admit::world::lease

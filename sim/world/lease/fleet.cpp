@@ -1,0 +1,212 @@
+#include "sim/world/lease/fleet.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/system/system_error.hpp>
+#include <charconv>
+
+#include "sim/world/lease_world.hpp"
+
+namespace admit::world::lease {
+
+namespace asio = boost::asio;
+
+fleet::fleet(sim::scheduler& sched, network& net, const gate::lease_client_config& cfg, const scenario::scenario& sc,
+             std::uint64_t seed)
+    : sched_(sched) {
+  for (std::int64_t i = 0; i < sc.fleet.workers; ++i) {
+    auto w = std::make_unique<worker_state>();
+    w->index = static_cast<std::size_t>(i);
+    w->clock = sc.fleet.clock_of(i);
+    w->jitter = sim::substream(seed, "jitter/" + std::to_string(i));
+    w->transport = std::make_unique<redis_transport>(redis_transport{&net, w->index});
+    worker_state* raw = w.get();
+    w->client = std::make_unique<client_t>(
+        sched_.get_executor(), *w->transport, cfg, [this, raw] { return wall_ms(raw->index); },
+        [raw](std::int64_t ceiling) {
+          return ceiling <= 0 ? 0
+                              : static_cast<std::int64_t>(raw->jitter.uniform_u64(static_cast<std::uint64_t>(ceiling) + 1));
+        });
+    workers_.push_back(std::move(w));
+  }
+  idle_ = idle_set(workers_.size());
+}
+
+std::int64_t fleet::wall_ms(std::size_t wi) const {
+  const worker_state& w = *workers_[wi];
+  const vtime_ns t = sched_.now_ns();
+  // t * drift_ppm / 1e6 without overflow: split t into whole and partial millions.
+  const std::int64_t drift = (t / 1'000'000) * w.clock.drift_ppm + (t % 1'000'000) * w.clock.drift_ppm / 1'000'000;
+  return (lease_world_epoch_ms * 1'000'000 + t + w.clock.offset_ns + drift + w.step_ns) / 1'000'000;
+}
+
+void fleet::start(loop_fn loop) {
+  loop_ = std::move(loop);
+  for (auto& w : workers_) spawn(*w);
+}
+
+void fleet::restart(std::size_t wi) {
+  worker_state& w = *workers_[wi];
+  ADMIT_ASSERT(!w.alive, "only a crashed worker restarts");
+  w.alive = true;
+  spawn(w);
+}
+
+void fleet::spawn(worker_state& w) {
+  w.kill = std::make_unique<asio::cancellation_signal>();
+  w.started = false;
+  const std::uint64_t gen = w.generation;
+  asio::co_spawn(sched_.get_executor(), loop_(w.index, gen),
+                 asio::bind_cancellation_slot(w.kill->slot(), [this](std::exception_ptr e) {
+                   if (!e || tearing_down_) return;
+                   try {
+                     std::rethrow_exception(e);
+                   } catch (const worker_crashed&) {
+                   } catch (const boost::system::system_error& se) {
+                     if (se.code() != asio::error::operation_aborted) throw;
+                   }
+                 }));
+}
+
+sim::awaitable<void> fleet::wait_until_clear(std::size_t wi, std::uint64_t gen) {
+  worker_state& w = *workers_[wi];
+  for (;;) {
+    if (w.generation != gen || !w.alive) throw worker_crashed{};
+    if (sched_.now_ns() >= w.paused_until) co_return;
+    co_await sim::sleep_for(w.paused_until - sched_.now_ns());
+  }
+}
+
+bool fleet::crash(std::size_t wi, const std::function<void(const work_item&)>& ended) {
+  worker_state& w = *workers_[wi];
+  ADMIT_ASSERT(w.alive, "a dead worker does not crash again");
+  w.alive = false;
+  ++w.generation;
+  if (w.current) {
+    ended(*w.current);
+    w.current.reset();
+  }
+  const bool held = w.holding.has_value();
+  drop_holding(wi);  // its permit stays in Redis until the lease expires
+  set_idle(wi, false);
+  // A loop that has not run yet stops at its first checkpoint; a coroutine
+  // cancelled before it first runs would end in an exception outside its body.
+  if (w.started) w.kill->emit(asio::cancellation_type::terminal);
+  wake(w);
+  ADMIT_ASSERT(!w.idle, "a crashed worker is not idle");
+  ADMIT_ASSERT(!w.holding, "a crashed worker holds nothing");
+  return held;
+}
+
+void fleet::tear_down() {
+  tearing_down_ = true;
+  for (auto& w : workers_) w->resume = {};
+}
+
+void fleet::wake(worker_state& w) {
+  if (w.resume) sched_.post(std::move(w.resume));
+  w.resume = {};
+}
+
+// Idle workers are also kept in idle_ by index, so that the next one to wake
+// is found without scanning the fleet; the order is the scan's: least index
+// first.
+void fleet::set_idle(std::size_t wi, bool idle) {
+  worker_state& w = *workers_[wi];
+  ADMIT_ASSERT(idle_.contains(wi) == w.idle, "a worker is in the idle set exactly while it is idle");
+  if (w.idle == idle) return;
+  w.idle = idle;
+  if (idle)
+    idle_.insert(wi);
+  else
+    idle_.erase(wi);
+}
+
+void fleet::wake_one() {
+  for (std::size_t i = idle_.next(); i != idle_set::npos; i = idle_.next(i + 1)) {
+    worker_state& w = *workers_[i];
+    ADMIT_ASSERT(w.idle, "the idle set holds only idle workers");
+    if (!w.alive) continue;  // not expected (a crash clears idle), but the scan skipped such a worker
+    set_idle(i, false);
+    wake(w);
+    return;
+  }
+}
+
+void fleet::wake_all_idle() {
+  for (std::size_t i = idle_.next(); i != idle_set::npos; i = idle_.next(i + 1)) {
+    set_idle(i, false);
+    wake(*workers_[i]);
+  }
+}
+
+std::string fleet::token_of(std::size_t wi, std::uint64_t number) {
+  char digits[24];
+  std::string t(1, 'w');
+  t.append(digits, std::to_chars(digits, digits + sizeof digits, wi).ptr);
+  t.push_back('-');
+  t.append(digits, std::to_chars(digits, digits + sizeof digits, number).ptr);
+  return t;
+}
+
+void fleet::take(std::size_t wi, const work_item& item) {
+  worker_state& w = *workers_[wi];
+  ADMIT_ASSERT(!w.holding, "a worker starts an item holding no permit");
+  w.current = item;
+  w.lost = false;
+}
+
+std::int64_t fleet::hold(std::size_t wi, const std::string& token) {
+  worker_state& w = *workers_[wi];
+  ADMIT_ASSERT(!w.holding, "a worker holds one permit at a time");
+  w.holding = token;
+  return ++holders_;
+}
+
+void fleet::drop_holding(std::size_t wi) {
+  worker_state& w = *workers_[wi];
+  if (!w.holding) return;
+  ADMIT_ASSERT(holders_ > 0, "the holders count every worker holding a permit");
+  w.holding.reset();
+  --holders_;
+}
+
+const worker_state* fleet::holder_of(std::string_view token) const {
+  for (const auto& w : workers_)
+    if (w->holding && *w->holding == token) return w.get();
+  return nullptr;
+}
+
+const worker_state* fleet::lost_permit(std::string_view token) {
+  for (auto& w : workers_)
+    if (w->holding && *w->holding == token) {
+      w->lost = true;
+      return w.get();
+    }
+  // Not held yet: the grant may be on its way back. The token names its worker.
+  std::size_t wi = 0;
+  if (token.size() < 2 || token[0] != 'w') return nullptr;
+  const auto [end, ec] = std::from_chars(token.data() + 1, token.data() + token.size(), wi);
+  if (ec != std::errc{} || wi >= workers_.size()) return nullptr;
+  worker_state& w = *workers_[wi];
+  if (w.current && token_of(wi, w.current->number) == token) w.lost = true;
+  return nullptr;
+}
+
+void fleet::lost_all_permits() {
+  for (auto& w : workers_)
+    if (w->current) w->lost = true;
+}
+
+void fleet::audit() const {
+  std::int64_t holding = 0;
+  for (const auto& w : workers_) {
+    holding += w->holding.has_value();
+    ADMIT_ASSERT(idle_.contains(w->index) == w->idle, "a worker is in the idle set exactly while it is idle");
+    ADMIT_ASSERT(w->alive || !w->idle, "a dead worker is not idle");
+    ADMIT_ASSERT(w->alive || !w->holding, "a dead worker holds no permit");
+  }
+  ADMIT_ASSERT(holding == holders_, "the holders count is the number of workers holding a permit");
+}
+
+}  // namespace admit::world::lease

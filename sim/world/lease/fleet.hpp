@@ -1,0 +1,167 @@
+// fleet: the workers, their clocks, their lives and their idle waits.
+//
+// Each worker has its own wall clock (virtual time plus an offset, a drift
+// in ppm, and steps injected as faults) that the `seed` variant passes to
+// the acquire script, a lease client, and a generation: a crash ends the
+// generation (nothing of it runs after, not even its release) and a restart
+// spawns the next. A worker loop passes a checkpoint after every wait: a
+// crashed generation stops there, a paused worker waits there until its
+// pause ends.
+//
+// An idle worker (no item in the queue) waits to be woken; the fleet keeps
+// the idle ones by index, so that an arrival wakes the least one without
+// scanning the fleet.
+//
+// What a worker believes: the permit it holds (`holding`), and whether it
+// has been told it lost it (`lost`: its lease was reaped, its renewal found
+// it gone, the node restarted or failed over). The Redis side asserts that a
+// worker releasing a permit it holds either still has it in the set or has
+// lost it in one of those ways.
+#pragma once
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/system/error_code.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gate/admit_assert.hpp"
+#include "gate/asio/lease_client.hpp"
+#include "sim/kernel/awaitable.hpp"
+#include "sim/kernel/prng.hpp"
+#include "sim/kernel/sim_env.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/idle_set.hpp"
+#include "sim/world/lease/network.hpp"
+#include "sim/world/lease/work_items.hpp"
+
+namespace admit::world::lease {
+
+using client_t = gate::lease_client<sim::sim_env, redis_transport>;
+
+// Thrown at a checkpoint of a generation that crashed.
+struct worker_crashed {};
+
+struct worker_state {
+  std::size_t index = 0;
+  std::uint64_t generation = 0;
+  bool alive = true;
+  bool started = false;  // this generation's worker loop has run its first step
+  bool idle = false;     // waiting for work (then in the fleet's idle set)
+  vtime_ns paused_until = 0;
+  scenario::clock_spec clock;
+  vtime_ns step_ns = 0;
+  std::unique_ptr<redis_transport> transport;
+  std::unique_ptr<client_t> client;
+  std::unique_ptr<boost::asio::cancellation_signal> kill;
+  // The idle worker loop's wait for work: its completion handler, run with
+  // operation_aborted by wake().
+  sim::unique_task resume;
+  std::optional<std::string> holding;  // token of the permit it believes it holds
+  bool lost = false;                   // told it lost the permit of its current item
+  std::optional<work_item> current;    // the item it works on
+  sim::prng jitter{0};
+};
+
+// The checkpoint a worker's coroutine passes after every wait: nothing
+// happens while the worker is clear to run; otherwise it waits out its pause,
+// or throws worker_crashed. Asio's awaitable takes only awaitables and
+// asynchronous operations, and both suspend: the test comes first so that
+// the common case enters no coroutine frame.
+#define ADMIT_CHECKPOINT(fleet, wi, gen) \
+  if (!(fleet).clear_to_run((wi), (gen))) co_await (fleet).wait_until_clear((wi), (gen))
+
+class fleet {
+ public:
+  using loop_fn = std::function<sim::awaitable<void>(std::size_t, std::uint64_t)>;
+
+  fleet(sim::scheduler& sched, network& net, const gate::lease_client_config& cfg, const scenario::scenario& sc,
+        std::uint64_t seed);
+
+  std::size_t size() const noexcept { return workers_.size(); }
+  worker_state& operator[](std::size_t wi) { return *workers_[wi]; }
+  const worker_state& operator[](std::size_t wi) const { return *workers_[wi]; }
+
+  // The worker's wall clock, in ms since the Unix epoch.
+  std::int64_t wall_ms(std::size_t wi) const;
+
+  // --- lives ----------------------------------------------------------------
+  // Spawns every worker's loop; a restart spawns the worker's next generation.
+  void start(loop_fn loop);
+  void restart(std::size_t wi);
+  bool clear_to_run(std::size_t wi, std::uint64_t gen) const {
+    const worker_state& w = *workers_[wi];
+    return w.generation == gen && w.alive && sched_.now_ns() >= w.paused_until;
+  }
+  sim::awaitable<void> wait_until_clear(std::size_t wi, std::uint64_t gen);
+  // Ends the worker's generation. `ended(item)` is told of the item it
+  // worked on, before its loop is cancelled. Returns whether it held a permit.
+  bool crash(std::size_t wi, const std::function<void(const work_item&)>& ended);
+  // Once the world tears down, a loop that ends with an error is not judged.
+  void tear_down();
+
+  // --- idle waits -----------------------------------------------------------
+  template <class Token>
+  auto async_idle_wait(std::size_t wi, Token&& token);
+  void set_idle(std::size_t wi, bool idle);
+  void wake_one();
+  void wake_all_idle();
+
+  // --- permits --------------------------------------------------------------
+  // "w<worker>-<item>": the token of a worker's permit for an item.
+  static std::string token_of(std::size_t wi, std::uint64_t number);
+  void take(std::size_t wi, const work_item& item);  // the worker starts on an item
+  std::int64_t hold(std::size_t wi, const std::string& token);  // returns the holders
+  void drop_holding(std::size_t wi);
+  std::int64_t holders() const noexcept { return holders_; }
+  // The worker that believes it holds the permit `token` (tokens are unique per acquisition).
+  const worker_state* holder_of(std::string_view token) const;
+  // The permit `token` was reaped: its worker (holding it, or with the
+  // acquire in flight) lost it. Returns the worker that held it, if one did.
+  const worker_state* lost_permit(std::string_view token);
+  // The node lost its state (restart, failover): every worker on an item may have lost its permit.
+  void lost_all_permits();
+
+  // O(fleet): the counts and sets agree with the workers (end of a run).
+  void audit() const;
+
+ private:
+  void spawn(worker_state& w);
+  void wake(worker_state& w);
+
+  sim::scheduler& sched_;
+  std::vector<std::unique_ptr<worker_state>> workers_;
+  idle_set idle_;  // the indices of the idle workers
+  std::int64_t holders_ = 0;
+  loop_fn loop_;
+  bool tearing_down_ = false;
+};
+
+// An idle worker waits for work as it would on a timer that never expires
+// and is cancelled to wake it: the wait takes one sequence number when it
+// starts and the wake-up is posted (one event), so the run's order and
+// event count are those of such a timer. The wait's own timer entry is
+// cancelled at once, so it leaves the heap at its next pop instead of
+// staying in it, never due, after the wake-up.
+template <class Token>
+auto fleet::async_idle_wait(std::size_t wi, Token&& token) {
+  return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+      [this, &w = *workers_[wi]](auto handler) {
+        sched_.cancel(sched_.schedule_at(sched_.now_ns(), [] {}));
+        w.resume = [this, h = std::move(handler)]() mutable {
+          auto ex = boost::asio::get_associated_executor(h, sched_.get_executor());
+          boost::asio::dispatch(ex, [h = std::move(h)]() mutable {
+            std::move(h)(boost::system::error_code(boost::asio::error::operation_aborted));
+          });
+        };
+      },
+      token);
+}
+
+}  // namespace admit::world::lease

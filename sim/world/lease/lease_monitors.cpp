@@ -1,0 +1,118 @@
+#include "sim/world/lease/lease_monitors.hpp"
+
+#include <algorithm>
+
+#include "sim/scenario/duration.hpp"
+
+namespace admit::world::lease {
+
+lease_monitors::lease_monitors(sim::scheduler& sched, const scenario::scenario& sc, std::size_t trace_capacity,
+                               run_metrics& metrics, lease_metrics& lease)
+    : mon_(sched, lease_invariant_names, sc.checks.invariants, lease_probe_names, trace_capacity), sched_(sched),
+      metrics_(metrics), lease_(lease), limit_(sc.gates.front().lease.limit) {}
+
+std::string lease_monitors::pending_trace::text() const {
+  std::string t = head;
+  t += word;
+  if (mid) t += mid;
+  if (has_number) t += std::to_string(number);
+  if (tail) t += tail;
+  return t;
+}
+
+void lease_monitors::trace(const char* source, const trace_text& text, std::int64_t count, std::uint64_t ref) {
+  pending_trace* e = mon_.trace();
+  if (!e) return;
+  // A reused slot still holds the entry it kept: every field is written.
+  e->at_ns = sched_.now_ns();
+  e->source = source;
+  e->head = text.head_;
+  e->word.assign(text.word_);
+  e->mid = text.mid_;
+  e->has_number = text.has_number_;
+  e->number = text.number_;
+  e->tail = text.tail_;
+  e->count = count;
+  e->ref = ref;
+}
+
+void lease_monitors::reaped_live(std::string_view member, std::size_t holder) {
+  ++lease_.leases_reaped_live;
+  hit(lp_reaped_live);
+  trace("redis",
+        trace_text("reaped live lease ").word(member).number(static_cast<std::int64_t>(holder), " (worker ", ")"),
+        0, static_cast<std::uint64_t>(holder));
+}
+
+void lease_monitors::after_acquire_reaping(const std::string* survivor) {
+  mon_.check(l_expiry, survivor == nullptr,
+             [&] { return "permit " + *survivor + " outlived its lease and was not reaped by an acquire"; });
+}
+
+void lease_monitors::members_after_script(std::int64_t members) {
+  lease_.set_members_max = std::max(lease_.set_members_max, members);
+  metrics_.gate_inflight_max = std::max(metrics_.gate_inflight_max, members);
+}
+
+void lease_monitors::check_gate(std::int64_t members, const char* how) {
+  mon_.check(l_gate_inflight, members <= limit_, [&] {
+    return "the gate key holds " + std::to_string(members) + " live members, above the limit " +
+           std::to_string(limit_) + how;
+  });
+}
+
+void lease_monitors::script_ran(std::size_t wi, redis::script_op op, const std::string& token,
+                                const redis::script_reply& reply, std::int64_t members, bool was_member) {
+  const char* what = op == redis::script_op::acquire   ? "acquire "
+                     : op == redis::script_op::release ? "release "
+                                                       : "renew ";
+  trace("redis", trace_text(what).word(token).number(reply.value, " -> "), members, wi);
+  check_gate(members, "");
+  if (op == redis::script_op::acquire && reply.ok() && !reply.granted()) hit(lp_refused_at_limit);
+  if (op == redis::script_op::acquire && reply.granted())
+    mon_.check(l_token_once, !was_member, [&] {
+      return "token " + token + " was granted while it already held a permit (a retried acquire "
+             "whose first reply was lost)";
+    });
+}
+
+void lease_monitors::members_after_split_add(std::int64_t members) {
+  metrics_.gate_inflight_max = std::max(metrics_.gate_inflight_max, members);
+}
+
+void lease_monitors::check_split_add(std::int64_t members) { check_gate(members, " (a non-atomic check-then-add)"); }
+
+void lease_monitors::portal_attempt(std::size_t wi, std::int64_t attempt, std::int64_t cap) {
+  metrics_.portal_inflight_max = std::max(metrics_.portal_inflight_max, attempt);
+  mon_.check(l_portal_inflight, attempt <= cap, [&] {
+    return "worker " + std::to_string(wi) + " opened connection " + std::to_string(attempt) +
+           " at the portal, above its true cap " + std::to_string(cap);
+  });
+}
+
+void lease_monitors::idle_at(vtime_ns lh_ns, std::uint64_t unended, std::int64_t holders) {
+  std::string why;
+  if (unended != 0) why = std::to_string(unended) + " work items that arrived had not ended";
+  else if (holders != 0) why = std::to_string(holders) + " workers still held a permit";
+  mon_.check(l_liveness, why.empty(), [&] {
+    return "at checks.liveness_horizon (" + scenario::format_duration(lh_ns) + ") " + why;
+  });
+}
+
+void lease_monitors::at_end(const std::string& why) {
+  mon_.check(l_liveness, why.empty(), [&] { return why; });
+}
+
+void lease_monitors::write(run_record& rec) {
+  rec.invariants = mon_.take_invariants();
+  rec.probes = mon_.probes();
+  const auto& ring = mon_.trace_entries();
+  rec.trace.clear();
+  rec.trace.reserve(ring.size());
+  ring.for_each([&](const pending_trace& e) {
+    rec.trace.push_back(trace_entry{e.at_ns, e.source, e.text(), e.count, 0, e.ref});
+  });
+  rec.trace_dropped = ring.dropped();
+}
+
+}  // namespace admit::world::lease

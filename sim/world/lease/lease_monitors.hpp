@@ -1,0 +1,163 @@
+// lease_monitors: what the lease world checks and measures, on the shared
+// check::monitor (invariants, probes, trace ring, what a violation does).
+//
+// The five invariants, in the report's order: live members of the gate key
+// <= the limit after every script (the gate's view); open portal connections
+// <= the portal's true cap; no token granted while already a member; no
+// permit older than the lease survives an acquire; and liveness (every item
+// ended and, one lease after the end, no permit left in the set). The parts
+// report what happened (a script ran, a connection was asked for, a lease
+// was reaped); the monitors judge it, count the probes and trace it.
+//
+// A trace entry is kept as its parts (`trace_text`) and made into text only
+// for the entries the report shows: tracing costs no allocation once the
+// ring's slots hold words of a token's length.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gate/redis/lease_scripts.hpp"
+#include "sim/check/monitor.hpp"
+#include "sim/kernel/scheduler.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/run_record.hpp"
+
+namespace admit::world::lease {
+
+using sim::vtime_ns;
+
+enum lease_inv : std::size_t { l_gate_inflight, l_portal_inflight, l_token_once, l_expiry, l_liveness, l_count };
+inline constexpr std::array<const char*, l_count> lease_invariant_names = {
+    "gate_inflight_le_cap", "portal_inflight_le_cap", "token_granted_once", "expired_leases_reaped", "liveness"};
+static_assert(check::are_world_rows(lease_invariant_names, check::world_lease),
+              "the lease world reports exactly the invariant table's lease rows");
+
+enum lease_probe : std::size_t {
+  lp_refused_at_limit,
+  lp_granted_after_backoff,
+  lp_deferred,
+  lp_deferred_unreachable,
+  lp_lost_reply,
+  lp_reaped_live,
+  lp_failed_release,
+  lp_renewal_lost,
+  lp_crash_while_holding,
+  lp_portal_429,
+  lp_client_read_timeout,
+  lp_count,
+};
+inline constexpr std::array<const char*, lp_count> lease_probe_names = {
+    "acquire refused at the limit",
+    "granted after backing off",
+    "item deferred at the acquire timeout",
+    "item deferred: Redis unreachable",
+    "a script ran but its reply was lost",
+    "lease reaped while its holder worked",
+    "release failed (expiry is the backstop)",
+    "renewal found the lease gone",
+    "crash while holding a permit",
+    "portal answered 429",
+    "client read timeout at the portal",
+};
+
+// The text of one trace entry, `head word mid number tail`, named part by
+// part: trace_text("acquire ").word(token), trace_text("open item ").number(n).
+class trace_text {
+ public:
+  explicit trace_text(const char* head = "") noexcept : head_(head) {}
+  trace_text& word(std::string_view w) noexcept {
+    word_ = w;
+    return *this;
+  }
+  // A number after the word, with the text before (`mid`) and after it.
+  trace_text& number(std::int64_t n, const char* mid = nullptr, const char* tail = nullptr) noexcept {
+    has_number_ = true;
+    number_ = n;
+    mid_ = mid;
+    tail_ = tail;
+    return *this;
+  }
+
+ private:
+  friend class lease_monitors;
+  const char* head_;
+  std::string_view word_;
+  const char* mid_ = nullptr;
+  bool has_number_ = false;
+  std::int64_t number_ = 0;
+  const char* tail_ = nullptr;
+};
+
+class lease_monitors {
+ public:
+  // `trace_capacity` 0: no trace kept (entries are still counted).
+  lease_monitors(sim::scheduler& sched, const scenario::scenario& sc, std::size_t trace_capacity,
+                 run_metrics& metrics, lease_metrics& lease);
+
+  run_metrics& metrics() noexcept { return metrics_; }
+  lease_metrics& lease() noexcept { return lease_; }
+
+  void hit(lease_probe p) { mon_.hit(p); }
+  void trace(const char* source, const trace_text& text, std::int64_t count, std::uint64_t ref);
+
+  // --- what the Redis side reports ------------------------------------------
+  // An acquire is about to reap the permit `member` of a worker still working under it.
+  void reaped_live(std::string_view member, std::size_t holder);
+  // After an acquire: `survivor` is a permit older than the lease still in the set (nullptr: none).
+  void after_acquire_reaping(const std::string* survivor);
+  // The live members after a script: the maxima.
+  void members_after_script(std::int64_t members);
+  // The script's trace entry and its checks.
+  void script_ran(std::size_t wi, redis::script_op op, const std::string& token, const redis::script_reply& reply,
+                  std::int64_t members, bool was_member);
+  // The live members after the add of a non-atomic check-then-add (the mutant's second round trip).
+  void members_after_split_add(std::int64_t members);
+  void check_split_add(std::int64_t members);
+
+  // --- the portal -----------------------------------------------------------
+  void portal_attempt(std::size_t wi, std::int64_t attempt, std::int64_t cap);
+
+  // --- liveness -------------------------------------------------------------
+  // At checks.liveness_horizon `lh_ns`: every item that arrived has ended and no worker holds a permit.
+  void idle_at(vtime_ns lh_ns, std::uint64_t unended, std::int64_t holders);
+  // At the end; `why` empty: live.
+  void at_end(const std::string& why);
+
+  bool stopped() const noexcept { return mon_.stopped(); }
+  bool torn_down() const noexcept { return mon_.torn_down(); }
+  void tear_down() noexcept { mon_.tear_down(); }
+
+  // The invariants, probes and kept trace, into the run's record.
+  void write(run_record& rec);
+
+ private:
+  struct pending_trace {
+    vtime_ns at_ns = 0;
+    const char* source = "";
+    const char* head = "";
+    std::string word;
+    const char* mid = nullptr;
+    bool has_number = false;
+    std::int64_t number = 0;
+    const char* tail = nullptr;
+    std::int64_t count = 0;
+    std::uint64_t ref = 0;
+
+    std::string text() const;
+  };
+
+  void check_gate(std::int64_t members, const char* how);
+
+  check::monitor<pending_trace> mon_;
+  sim::scheduler& sched_;
+  run_metrics& metrics_;
+  lease_metrics& lease_;
+  std::int64_t limit_;
+};
+
+}  // namespace admit::world::lease

@@ -1,0 +1,197 @@
+// network: the links between the workers and the Redis node.
+//
+// One-way latency worker<->redis; partitions cut a link (two nodes) or a
+// whole node for a while; a node that is down (restarting, failing over)
+// answers nothing. A script call whose request or reply is lost ends at the
+// client's socket timeout with an error — and may still have run on the
+// server. A paused server runs what reaches it when the pause ends, so its
+// effect lands even if the client gave up.
+//
+// The network carries a call; what the server does with it is the
+// script_server's (the Redis side of the world: the node and its monitors).
+#pragma once
+
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/error.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gate/admit_assert.hpp"
+#include "gate/asio/lease_client.hpp"
+#include "sim/kernel/scheduler.hpp"
+#include "sim/world/lease/lease_monitors.hpp"
+#include "sim/world/lease/redis_node.hpp"
+#include "sim/world/lease_world.hpp"
+
+namespace admit::world::lease {
+
+// What runs a call that reached the Redis node.
+class script_server {
+ public:
+  virtual redis::script_reply execute(std::size_t wi, redis::script_op op, const call_req& req) = 0;
+  // The mutant check_then_add: the add, one round trip after the count.
+  virtual void add_after_check(std::size_t wi, const call_req& req) = 0;
+
+ protected:
+  ~script_server() = default;
+};
+
+class network;
+
+// Carries one worker's script calls to the Redis node over the simulated network.
+struct redis_transport {
+  network* net;
+  std::size_t worker;
+  template <class Token>
+  auto async_script(redis::script_op op, const gate::script_request& req, Token&& token);
+};
+
+class network {
+ public:
+  // `key`: the gate key every call views; `split_add`: acquires are the
+  // mutant's two round trips (count, then add).
+  network(sim::scheduler& sched, const redis_node& node, script_server& server, lease_monitors& monitors,
+          std::string_view key, std::size_t workers, bool split_add);
+
+  bool link_up(std::size_t wi) const {
+    if (node_.down(sched_.now_ns())) return false;
+    if (cuts_.empty()) return true;
+    return !cut_between(worker_names_[wi], "redis");
+  }
+
+  // A partition until `until_ns`: of the link a-b, or of the whole node a (b empty).
+  void cut(std::string a, std::string b, vtime_ns until_ns) {
+    cuts_.push_back(cut_spec{std::move(a), std::move(b), until_ns});
+  }
+
+  template <class Handler>
+  void start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler);
+
+ private:
+  // One script call in flight: the client's handler, the request, the reply
+  // on its way back. Shared by the delivery, the reply and the timeout
+  // (call_ref); a world runs on one thread, so the count needs no atomics.
+  template <class Handler>
+  struct call_state {
+    std::optional<Handler> h;
+    bool done = false;
+    sim::timer_handle timeout;
+    std::uint32_t refs = 0;
+    call_req req;
+    redis::script_reply reply;
+  };
+  template <class Handler>
+  class call_ref {
+   public:
+    explicit call_ref(call_state<Handler>* s) noexcept : p_(s) { ++p_->refs; }
+    call_ref(const call_ref& o) noexcept : p_(o.p_) { ++p_->refs; }
+    call_ref(call_ref&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    call_ref& operator=(const call_ref&) = delete;
+    call_ref& operator=(call_ref&&) = delete;
+    ~call_ref() {
+      if (p_ && --p_->refs == 0) delete p_;
+    }
+    call_state<Handler>* operator->() const noexcept { return p_; }
+
+   private:
+    call_state<Handler>* p_;
+  };
+
+  struct cut_spec {
+    std::string a, b;  // node names; b empty: the whole node a
+    vtime_ns until_ns;
+  };
+
+  bool cut_between(const std::string& a, const std::string& b) const;
+
+  template <class Handler>
+  void complete_call(const call_ref<Handler>& st, boost::system::error_code ec, const redis::script_reply& reply);
+  template <class Handler>
+  void deliver(std::size_t wi, redis::script_op op, const call_ref<Handler>& st);
+
+  sim::scheduler& sched_;
+  const redis_node& node_;
+  script_server& server_;
+  lease_monitors& monitors_;
+  std::string_view key_;
+  std::vector<std::string> worker_names_;  // "worker:<index>", as partitions name them
+  std::vector<cut_spec> cuts_;
+  bool split_add_;
+};
+
+template <class Handler>
+void network::start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler) {
+  call_ref<Handler> st(new call_state<Handler>);
+  st->h.emplace(std::move(handler));
+  st->req = call_req{request.var,   key_,          request.token, request.now_ms, request.lease_ms,
+                     request.limit, request.queue_timeout_ms};
+  ++monitors_.lease().redis_calls;
+  st->timeout = sched_.schedule_after(redis_call_timeout_ns, [this, st] {
+    complete_call(st, boost::asio::error::timed_out, redis::script_reply{});
+  });
+  if (!link_up(wi)) return;  // the request is lost; the client waits for its socket timeout
+  sched_.schedule_after(redis_latency_ns, [this, wi, op, st] { deliver(wi, op, st); });
+}
+
+template <class Handler>
+void network::complete_call(const call_ref<Handler>& st, boost::system::error_code ec,
+                            const redis::script_reply& reply) {
+  if (st->done) return;  // the reply and the socket timeout race: the first one ends the call
+  ADMIT_ASSERT(st->h.has_value(), "a call's handler is called once, when the call first ends");
+  st->done = true;
+  sched_.cancel(st->timeout);
+  if (ec) ++monitors_.lease().redis_errors;
+  Handler h(std::move(*st->h));
+  st->h.reset();
+  auto ex = boost::asio::get_associated_executor(h, sched_.get_executor());
+  boost::asio::dispatch(ex, [h = std::move(h), ec, reply]() mutable { std::move(h)(ec, reply); });
+}
+
+template <class Handler>
+void network::deliver(std::size_t wi, redis::script_op op, const call_ref<Handler>& st) {
+  if (!link_up(wi)) return;
+  if (sched_.now_ns() < node_.paused_until()) {
+    // A paused server runs the script late: its effect lands even if the client gave up.
+    const vtime_ns resume = node_.paused_until();
+    sched_.schedule_at(resume, [this, wi, op, st] { deliver(wi, op, st); });
+    return;
+  }
+  const redis::script_reply reply = server_.execute(wi, op, st->req);
+  if (op == redis::script_op::acquire && split_add_ && reply.granted()) {
+    // Broken on purpose: the count came back below the limit; the add is a
+    // second round trip, and others may add in between.
+    sched_.schedule_after(2 * redis_latency_ns, [this, wi, st] {
+      if (!link_up(wi)) return;
+      server_.add_after_check(wi, st->req);
+      st->reply = redis::script_reply{};
+      st->reply.value = 1;
+      sched_.schedule_after(redis_latency_ns, [this, wi, st] {
+        if (link_up(wi)) complete_call(st, {}, st->reply);
+      });
+    });
+    return;
+  }
+  st->reply = reply;
+  sched_.schedule_after(redis_latency_ns, [this, wi, st] {
+    if (link_up(wi))
+      complete_call(st, {}, st->reply);
+    else
+      monitors_.hit(lp_lost_reply);
+  });
+}
+
+template <class Token>
+auto redis_transport::async_script(redis::script_op op, const gate::script_request& req, Token&& token) {
+  return boost::asio::async_initiate<Token, void(boost::system::error_code, redis::script_reply)>(
+      // The request outlives the initiation: a use_awaitable call initiates inside the co_await
+      // of the expression that holds it.
+      [this, op, r = &req](auto handler) { net->start_call(worker, op, *r, std::move(handler)); }, token);
+}
+
+}  // namespace admit::world::lease

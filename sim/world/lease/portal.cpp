@@ -1,0 +1,47 @@
+#include "sim/world/lease/portal.hpp"
+
+#include "gate/admit_assert.hpp"
+#include "sim/kernel/sim_timer.hpp"
+
+namespace admit::world::lease {
+
+sim::awaitable<int> portal::call(std::size_t wi, const work_item& item) {
+  const std::int64_t attempt = open_ + 1;
+  monitors_.portal_attempt(wi, attempt, cap_);
+  const auto number = static_cast<std::int64_t>(item.number);
+  if (attempt > cap_) {
+    ++monitors_.lease().portal_429;
+    monitors_.hit(lp_portal_429);
+    monitors_.trace("portal", trace_text("429 for item ").number(number), open_, wi);
+    co_return 429;
+  }
+  ++open_;
+  tl_.set_portal_open(open_);
+  monitors_.trace("portal", trace_text("open item ").number(number), open_, wi);
+  if (lane* l = tl_.lane_of(item.number)) l->work_start_ns = sched_.now_ns();
+  sched_.schedule_after(item.service_ns, [this, n = item.number, wi] { close(n, wi); });
+  // sim::sleep_for's body, without a coroutine frame of its own.
+  sim::sim_timer wait(sched_);
+  if (item.service_ns <= item.read_timeout_ns) {
+    wait.expires_after(item.service_ns);
+    co_await wait.async_wait(sim::use_awaitable);
+    co_return 200;
+  }
+  wait.expires_after(item.read_timeout_ns);
+  co_await wait.async_wait(sim::use_awaitable);
+  ++monitors_.metrics().client_timeouts;
+  monitors_.hit(lp_client_read_timeout);
+  monitors_.trace("worker", trace_text("ReadTimeout item ").number(number), open_, wi);
+  if (lane* l = tl_.lane_of(item.number)) l->gave_up_ns = sched_.now_ns();
+  co_return 0;
+}
+
+void portal::close(std::uint64_t number, std::size_t wi) {
+  ADMIT_ASSERT(open_ > 0, "a connection closes only while one is open");
+  --open_;
+  tl_.set_portal_open(open_);
+  monitors_.trace("portal", trace_text("close item ").number(static_cast<std::int64_t>(number)), open_, wi);
+  if (lane* l = tl_.lane_of(number)) l->work_end_ns = sched_.now_ns();
+}
+
+}  // namespace admit::world::lease

@@ -1,0 +1,56 @@
+// portal: the service the fleet protects, with its own true connection cap.
+//
+// A connection above the cap is answered 429 at once; every other one runs
+// for its service time, and keeps running after the client stops waiting
+// (the client's read timeout). A client-timeout burst fault shortens the
+// read timeout of the items that arrive during it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "sim/kernel/awaitable.hpp"
+#include "sim/kernel/scheduler.hpp"
+#include "sim/world/lease/lease_monitors.hpp"
+#include "sim/world/lease/lease_timeline.hpp"
+#include "sim/world/lease/work_items.hpp"
+
+namespace admit::world::lease {
+
+class portal {
+ public:
+  portal(sim::scheduler& sched, lease_monitors& monitors, lease_timeline& tl, std::int64_t cap,
+         vtime_ns read_timeout_default_ns)
+      : sched_(sched), monitors_(monitors), tl_(tl), cap_(cap), read_timeout_default_ns_(read_timeout_default_ns) {}
+
+  // One call for `item` from worker `wi`: 200, 429, or 0 when the client's read timeout came first.
+  sim::awaitable<int> call(std::size_t wi, const work_item& item);
+
+  std::int64_t open() const noexcept { return open_; }
+
+  // The read timeout of an item arriving now (`asked`: the arrival's own).
+  vtime_ns read_timeout_for(std::optional<vtime_ns> asked) const {
+    const vtime_ns t = asked.value_or(read_timeout_default_ns_);
+    return sched_.now_ns() < burst_until_ns_ ? std::min(t, burst_timeout_ns_) : t;
+  }
+  void burst(vtime_ns until_ns, vtime_ns timeout_ns) {
+    burst_until_ns_ = until_ns;
+    burst_timeout_ns_ = timeout_ns;
+  }
+
+ private:
+  void close(std::uint64_t number, std::size_t wi);
+
+  sim::scheduler& sched_;
+  lease_monitors& monitors_;
+  lease_timeline& tl_;
+  std::int64_t cap_;
+  std::int64_t open_ = 0;
+  vtime_ns read_timeout_default_ns_;
+  vtime_ns burst_until_ns_ = 0;
+  vtime_ns burst_timeout_ns_ = 0;
+};
+
+}  // namespace admit::world::lease

@@ -1,0 +1,113 @@
+#include "sim/world/lease/redis_node.hpp"
+
+#include <algorithm>
+
+namespace admit::world::lease {
+
+redis_node::redis_node(std::span<const scenario::fault_spec> faults) {
+  for (const auto& f : faults) {
+    if (f.kind == scenario::fault_kind::redis_failover) max_lag_ns_ = std::max(max_lag_ns_, f.replication_lag_ns);
+    if (f.kind == scenario::fault_kind::redis_restart && f.persist == scenario::persistence::aof_everysec)
+      keep_aof_ = true;
+  }
+}
+
+redis::script_reply redis_node::run_script(redis::replica& r, redis::script_op op, const call_req& req,
+                                           std::int64_t now_us) {
+  switch (op) {
+    case redis::script_op::acquire: {
+      redis::acquire_args a;
+      a.key = req.key;
+      a.token = req.token;
+      a.now_ms = req.now_ms;
+      a.lease_ms = req.lease_ms;
+      a.limit = req.limit;
+      a.queue_timeout_ms = req.queue_timeout_ms;
+      return redis::run_acquire(r, req.var, a, now_us);
+    }
+    case redis::script_op::release: {
+      redis::release_args a;
+      a.key = req.key;
+      a.token = req.token;
+      return redis::run_release(r, req.var, a, now_us);
+    }
+    case redis::script_op::renew: {
+      redis::renew_args a;
+      a.key = req.key;
+      a.token = req.token;
+      a.lease_ms = req.lease_ms;
+      return redis::run_renew(r, req.var, a, now_us);
+    }
+  }
+  return {};
+}
+
+void redis_node::replicate_upto(vtime_ns upto) {
+  while (!log_.empty() && log_.front().at_ns <= upto) {
+    (void)run_script(follower_, log_.front().op, log_.front().req, log_.front().server_now_us);
+    log_.pop_front();
+  }
+}
+
+void redis_node::before_script(vtime_ns now, std::int64_t now_us, redis::script_op op, const call_req& req) {
+  // AOF every second: the copy a restart would recover is the state at the
+  // last whole second of activity.
+  const vtime_ns second = now / sim::sec;
+  if (keep_aof_ && second != aof_second_) {
+    aof_copy_ = primary_;
+    aof_second_ = second;
+  }
+  if (max_lag_ns_ > 0) {
+    log_.push_back(logged_op{now, now_us, op, req});
+    replicate_upto(now - max_lag_ns_);
+  }
+}
+
+redis::script_reply redis_node::run_mutated_acquire(scenario::world_mutation mut, const call_req& req,
+                                                    std::int64_t now_us) {
+  const std::int64_t now_ms = script_now_ms(req, now_us);
+  redis::script_reply r;
+  switch (mut) {
+    case scenario::world_mutation::no_reaping:
+      // The limit check and the add, atomically, but expired permits stay forever.
+      if (primary_.zcard(req.key, now_us) < req.limit) {
+        primary_.zadd(req.key, static_cast<double>(now_ms), req.token, now_us);
+        primary_.pexpire(req.key, req.lease_ms, now_us);
+        r.value = 1;
+      }
+      return r;
+    case scenario::world_mutation::check_then_add:
+      // Stage one of two: the count. The add is a second round trip (add_after_check).
+      primary_.zremrangebyscore(req.key, redis::score_bound{0, false},
+                                redis::score_bound{static_cast<double>(now_ms - req.lease_ms), false}, now_us);
+      r.value = primary_.zcard(req.key, now_us) < req.limit ? 1 : 0;
+      return r;
+    default:
+      return run_script(primary_, redis::script_op::acquire, req, now_us);
+  }
+}
+
+std::int64_t redis_node::add_after_check(const call_req& req, std::int64_t now_us) {
+  const std::int64_t now_ms = script_now_ms(req, now_us);
+  primary_.zadd(req.key, static_cast<double>(now_ms), req.token, now_us);
+  primary_.pexpire(req.key, req.lease_ms, now_us);
+  return primary_.zcard(req.key, now_us);
+}
+
+void redis_node::restart(scenario::persistence persist, vtime_ns now, vtime_ns down_ns) {
+  primary_ = persist == scenario::persistence::aof_everysec ? aof_copy_ : redis::replica{};
+  follower_ = primary_;
+  log_.clear();
+  down_until_ns_ = now + down_ns;
+}
+
+void redis_node::failover(vtime_ns replication_lag_ns, vtime_ns now, vtime_ns down_ns) {
+  // The follower has applied every write older than the lag; newer ones are lost.
+  replicate_upto(now - replication_lag_ns);
+  log_.clear();
+  primary_ = follower_;
+  if (keep_aof_) aof_copy_ = primary_;
+  down_until_ns_ = now + down_ns;
+}
+
+}  // namespace admit::world::lease

@@ -1,0 +1,115 @@
+// redis_node: the lease world's Redis server.
+//
+// The in-memory replica runs the variant's C++ scripts atomically on the
+// server's own clock: the epoch plus virtual time plus an offset that clock
+// steps move. Persistence is none, or AOF every second: a restart keeps what
+// was written before the last whole second of activity. A failover promotes
+// an asynchronously replicated follower that has applied every write older
+// than its lag and loses the newer ones (kept in the replication log until
+// then). A pause makes the server run what reaches it late; a restart or a
+// failover takes it down for a while (the network then loses every call).
+//
+// Besides running scripts the node answers what the monitors ask of the key
+// at one instant (who is a member, which permits an acquire will reap).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "gate/redis/lease_scripts.hpp"
+#include "gate/redis/replica.hpp"
+#include "sim/kernel/vtime.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/lease_world.hpp"
+
+namespace admit::world::lease {
+
+using sim::vtime_ns;
+
+// A script call inside the world: a gate::script_request whose key views the
+// world's one gate key (every client's key), so that carrying it across the
+// network copies no key.
+struct call_req {
+  redis::variant var;
+  std::string_view key;
+  std::string token;
+  std::int64_t now_ms = 0;
+  std::int64_t lease_ms = 0;
+  std::int64_t limit = 0;
+  std::int64_t queue_timeout_ms = 0;
+};
+
+// The "now" a script scores permits by: the caller's wall clock for `seed`
+// (it passes its own), the server's clock for every other variant.
+inline std::int64_t script_now_ms(const call_req& req, std::int64_t server_now_us) {
+  return req.var == redis::variant::seed ? req.now_ms : server_now_us / 1000;
+}
+
+class redis_node {
+ public:
+  // What the fault schedule will ask of the node decides what it keeps: an
+  // AOF copy only if a restart recovers one, a replication log only if a
+  // failover reads it.
+  explicit redis_node(std::span<const scenario::fault_spec> faults);
+
+  std::int64_t server_now_us(vtime_ns now) const {
+    return (lease_world_epoch_ms * 1'000'000 + now + offset_ns_) / 1'000;
+  }
+  bool down(vtime_ns now) const noexcept { return now < down_until_ns_; }
+  vtime_ns paused_until() const noexcept { return paused_until_ns_; }
+
+  // Persistence and replication for a script that runs at `now`: the AOF
+  // copy of the last whole second, and the log the follower applies.
+  void before_script(vtime_ns now, std::int64_t now_us, redis::script_op op, const call_req& req);
+
+  redis::script_reply run(redis::script_op op, const call_req& req, std::int64_t now_us) {
+    return run_script(primary_, op, req, now_us);
+  }
+  // The broken acquires of the mutants (docs/mutants.md).
+  redis::script_reply run_mutated_acquire(scenario::world_mutation mut, const call_req& req, std::int64_t now_us);
+  // check_then_add's second round trip: the add. Returns the live members after it.
+  std::int64_t add_after_check(const call_req& req, std::int64_t now_us);
+
+  // The gate key as a read command sees it at `now_us` (an expired key is
+  // dropped first, as the next command would): valid until the next command.
+  const redis::sorted_set* set_view(std::string_view key, std::int64_t now_us) {
+    return primary_.zset_view(key, now_us);
+  }
+  std::int64_t members_at(std::string_view key, std::int64_t now_us) { return primary_.zcard(key, now_us); }
+
+  // Faults.
+  void restart(scenario::persistence persist, vtime_ns now, vtime_ns down_ns);
+  void failover(vtime_ns replication_lag_ns, vtime_ns now, vtime_ns down_ns);
+  void pause_until(vtime_ns until) noexcept { paused_until_ns_ = until; }
+  void step_clock(vtime_ns step_ns) noexcept { offset_ns_ += step_ns; }
+
+ private:
+  struct logged_op {
+    vtime_ns at_ns;
+    std::int64_t server_now_us;
+    redis::script_op op;
+    call_req req;
+  };
+
+  static redis::script_reply run_script(redis::replica& r, redis::script_op op, const call_req& req,
+                                        std::int64_t now_us);
+  // Applies to the follower every logged write at or before `upto`.
+  void replicate_upto(vtime_ns upto);
+
+  redis::replica primary_;
+  redis::replica aof_copy_;  // read only by a restart with AOF persistence (keep_aof_)
+  bool keep_aof_ = false;
+  vtime_ns aof_second_ = -1;
+  redis::replica follower_;
+  std::deque<logged_op> log_;
+  vtime_ns max_lag_ns_ = 0;
+  vtime_ns down_until_ns_ = 0;
+  vtime_ns paused_until_ns_ = 0;
+  vtime_ns offset_ns_ = 0;
+};
+
+}  // namespace admit::world::lease

@@ -1,0 +1,61 @@
+#include "sim/world/lease/server_side.hpp"
+
+#include <utility>
+
+#include "gate/admit_assert.hpp"
+
+namespace admit::world::lease {
+
+redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, const call_req& req) {
+  const vtime_ns now = sched_.now_ns();
+  const std::int64_t now_us = node_.server_now_us(now);
+  node_.before_script(now, now_us, op, req);
+  bool was_member = false;
+  if (op == redis::script_op::acquire) {
+    const redis::sorted_set* set = node_.set_view(req.key, now_us);
+    was_member = set && set->score(req.token).has_value();
+    // Which live holders would this acquire reap?
+    const double cutoff = static_cast<double>(script_now_ms(req, now_us) - req.lease_ms);
+    const auto [first, last] =
+        set ? set->score_range(redis::score_bound{-1e300, false}, redis::score_bound{cutoff, false})
+            : std::pair<std::size_t, std::size_t>{0, 0};
+    for (std::size_t i = first; i < last; ++i) {
+      const redis::sorted_set::entry& e = set->entries()[i];
+      if (const worker_state* holder = fleet_.lost_permit(e.member)) monitors_.reaped_live(e.member, holder->index);
+    }
+  }
+  const redis::script_reply reply = op == redis::script_op::acquire && mut_ != scenario::world_mutation::none
+                                        ? node_.run_mutated_acquire(mut_, req, now_us)
+                                        : node_.run(op, req, now_us);
+  const redis::sorted_set* after = node_.set_view(req.key, now_us);
+  const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
+  if (op == redis::script_op::release) {
+    // A release finds the permit of a worker that still holds it (ZREM answers 1), unless the worker
+    // was told it lost it, or the whole key is gone (it expired, or went with the node's state).
+    const worker_state& w = fleet_[wi];
+    if (w.holding && *w.holding == req.token)
+      ADMIT_ASSERT(!reply.ok() || reply.value != 0 || after == nullptr || w.lost,
+                   "a worker releasing a permit it holds has it in the set, or was told it lost it");
+  }
+  if (op == redis::script_op::acquire) {
+    // Every permit older than the lease (by the server's clock) must be gone after an acquire.
+    const double stale = static_cast<double>(now_us / 1000 - req.lease_ms);
+    const auto [first, last] =
+        after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
+              : std::pair<std::size_t, std::size_t>{0, 0};
+    monitors_.after_acquire_reaping(first == last ? nullptr : &after->entries()[first].member);
+  }
+  monitors_.members_after_script(members);
+  tl_.set_members(members);
+  monitors_.script_ran(wi, op, req.token, reply, members, was_member);
+  return reply;
+}
+
+void server_side::add_after_check(std::size_t /*wi*/, const call_req& req) {
+  const std::int64_t members = node_.add_after_check(req, node_.server_now_us(sched_.now_ns()));
+  monitors_.members_after_split_add(members);
+  tl_.set_members(members);
+  monitors_.check_split_add(members);
+}
+
+}  // namespace admit::world::lease

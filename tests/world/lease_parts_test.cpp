@@ -1,0 +1,124 @@
+// The lease world's parts on their own: the timeline sampler's skip rule, and
+// the assertions each part makes of its state, tripped by a state broken by hand.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "gate/admit_assert.hpp"
+#include "sim/kernel/scheduler.hpp"
+#include "sim/scenario/loader.hpp"
+#include "sim/world/lease/fleet.hpp"
+#include "sim/world/lease/lease_monitors.hpp"
+#include "sim/world/lease/lease_timeline.hpp"
+#include "sim/world/lease/network.hpp"
+#include "sim/world/lease/redis_node.hpp"
+#include "sim/world/lease/server_side.hpp"
+#include "sim/world/lease/work_items.hpp"
+#include "sim/world/series_sampler.hpp"
+
+using namespace admit;
+using namespace admit::world::lease;
+
+namespace {
+
+const char* const three_workers = R"({"name": "parts", "seed": 1,
+  "gate": {"kind": "lease", "variant": "server_time", "limit": 2, "lease": "15s", "acquire_timeout": "30s"},
+  "fleet": {"workers": 3},
+  "service": {"service_time": {"kind": "uniform", "min": "5ms", "max": "50ms"}},
+  "workload": {"arrivals": [{"kind": "constant", "count": 3, "every": "10ms"}]}})";
+
+// The parts of one lease world, wired as lease_world wires them, with no run.
+struct parts {
+  scenario::scenario sc = scenario::load_scenario_text(three_workers);
+  sim::scheduler sched;
+  world::run_record rec = [] {
+    world::run_record r;
+    r.lease.emplace();
+    return r;
+  }();
+  lease_monitors monitors{sched, sc, 8, rec.metrics, *rec.lease};
+  lease_timeline tl{sched, nullptr};
+  redis_node node{sc.faults.schedule};
+  server_side server{sched, node, workers, monitors, tl, scenario::world_mutation::none};
+  network net{sched, node, server, monitors, sc.gates.front().lease.key, 3, false};
+  fleet workers{sched, net, gate::lease_client_config{}, sc, 1};
+
+  call_req req(redis::script_op /*op*/, const std::string& token) const {
+    call_req r;
+    r.var = redis::variant::server_time;
+    r.key = sc.gates.front().lease.key;
+    r.token = token;
+    r.lease_ms = 15'000;
+    r.limit = 2;
+    return r;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("series_sampler leaves out only a sample that repeats the last one inside its bucket") {
+  world::timeline series;
+  world::series_sampler sampler;
+  sampler.sample(series, 0, 1, 0, 0);
+  sampler.sample(series, sim::ms / 2, 1, 0, 0);  // same levels, same bucket: left out
+  REQUIRE(series.buckets().size() == 1);
+  sampler.sample(series, sim::ms + 1, 1, 0, 0);  // same levels, next bucket: kept
+  REQUIRE(series.buckets().size() == 2);
+  CHECK(series.buckets()[1].touched);
+  sampler.sample(series, sim::ms + 2, 2, 0, 0);  // a new level
+  CHECK(series.buckets()[1].gate_max == 2);
+}
+
+TEST_CASE("the fleet's holders count and idle set must agree with its workers") {
+  parts p;
+  CHECK(p.workers.hold(0, "w0-1") == 1);
+  p.workers.audit();
+  CHECK_THROWS_AS(p.workers.hold(0, "w0-2"), assertion_failure);  // one permit at a time
+  p.workers[1].holding = "w1-1";                                    // holding, but not counted
+  CHECK_THROWS_AS(p.workers.audit(), assertion_failure);
+  p.workers[1].holding.reset();
+  p.workers.audit();
+
+  p.workers.set_idle(2, true);
+  p.workers.audit();
+  p.workers[2].idle = false;  // out of the idle set's view
+  CHECK_THROWS_AS(p.workers.set_idle(2, true), assertion_failure);
+  CHECK_THROWS_AS(p.workers.audit(), assertion_failure);
+}
+
+TEST_CASE("a worker releasing a permit it holds has it in the set, or was told it lost it") {
+  parts p;
+  // Worker 1's permit is in the set; worker 0 believes it holds one that is not.
+  (void)p.server.execute(1, redis::script_op::acquire, p.req(redis::script_op::acquire, "w1-1"));
+  (void)p.workers.hold(1, "w1-1");
+  (void)p.workers.hold(0, "w0-1");
+  CHECK_THROWS_AS(p.server.execute(0, redis::script_op::release, p.req(redis::script_op::release, "w0-1")),
+                  assertion_failure);
+  p.workers[0].lost = true;  // e.g. its lease was reaped while it worked
+  CHECK_NOTHROW(p.server.execute(0, redis::script_op::release, p.req(redis::script_op::release, "w0-1")));
+  CHECK_NOTHROW(p.server.execute(1, redis::script_op::release, p.req(redis::script_op::release, "w1-1")));
+}
+
+TEST_CASE("a reaped permit marks its worker, holding it or with the grant on its way") {
+  parts p;
+  p.workers.take(2, work_item{7, 0, 0, 0});
+  CHECK(p.workers.lost_permit("w2-7") == nullptr);  // not held yet
+  CHECK(p.workers[2].lost);
+  (void)p.workers.hold(0, "w0-1");
+  CHECK(p.workers.lost_permit("w0-1") == &p.workers[0]);
+  CHECK(p.workers[0].lost);
+  CHECK(p.workers.lost_permit("not-a-token") == nullptr);
+}
+
+TEST_CASE("work items end once each, after they arrived") {
+  sim::scheduler sched;
+  world::run_metrics metrics;
+  lease_timeline tl(sched, nullptr);
+  work_items items(tl, metrics);
+  CHECK_THROWS_AS(items.pop(), assertion_failure);
+  const work_item it{items.next_number(), 0, 0, 0};
+  items.push(it, 0);
+  CHECK(items.pop().number == 1);
+  items.end(it, "completed", 0);
+  CHECK(metrics.completed == 1);
+  CHECK_THROWS_AS(items.end(it, "completed", 0), assertion_failure);
+}
