@@ -11,10 +11,12 @@
 // each world refuses a kind it does not handle.
 //
 // A new kind is one row here (appended, so that the kinds' numbers and the
-// orders the rates keep do not move), the parse of a field it adds (the
-// loader's read_fault_field and the writer's fault_json), its draw when
-// rates can draw it (sim/world/fault_draw.cpp), its effect in the worlds it
-// names, and its line in the tables of docs/scenarios.md ("Faults").
+// orders the rates keep do not move), the parse of a field no kind had yet
+// (read_fault in loader.cpp, fault_json in sim/explore/scenario_json.cpp),
+// its draw when rates can draw it (draw_kind, sim/world/fault_draw.cpp), its
+// effect in the worlds it names, and its lines in the fault tables of
+// docs/scenarios.md and scenarios/schema.json, which
+// tests/scenario/fault_kinds_test.cpp holds to the rows.
 #pragma once
 
 #include <array>
