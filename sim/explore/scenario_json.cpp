@@ -168,36 +168,24 @@ json fault_json(const fault_spec& f) {
   } else if (f.target) {
     j["target"] = to_string(*f.target);
   }
-  switch (f.kind) {
-    case fault_kind::crash:
-    case fault_kind::pause:
-    case fault_kind::partition:
-      break;
-    case fault_kind::redis_restart:
-      j["persistence"] = f.persist == persistence::aof_everysec ? "aof_everysec" : "none";
-      break;
-    case fault_kind::redis_failover:
-      j["replication_lag"] = duration_text(f.replication_lag_ns);
-      break;
-    case fault_kind::clock_step:
-      j["step"] = signed_duration_text(f.step_ns);
-      break;
-    case fault_kind::client_timeout_burst:
-      j["client_timeout"] = duration_text(f.client_timeout_ns);
-      break;
-  }
-  if (f.duration_ns && f.kind != fault_kind::clock_step) j["duration"] = duration_text(*f.duration_ns);
+  // The fields its row takes, then its duration when it has one.
+  const fault_kind_info& row = fault_row(f.kind);
+  if (row.params & param_persistence) j["persistence"] = f.persist == persistence::aof_everysec ? "aof_everysec" : "none";
+  if (row.params & param_replication_lag) j["replication_lag"] = duration_text(f.replication_lag_ns);
+  if (row.params & param_step) j["step"] = signed_duration_text(f.step_ns);
+  if (row.params & param_client_timeout) j["client_timeout"] = duration_text(f.client_timeout_ns);
+  if (f.duration_ns && row.duration != fault_duration::none) j["duration"] = duration_text(*f.duration_ns);
   return j;
 }
 
 json rates_json(const fault_rates& r) {
   json j;
-  j["crash_per_hour"] = r.crash_per_hour;
-  j["partition_per_hour"] = r.partition_per_hour;
-  j["pause_per_hour"] = r.pause_per_hour;
-  j["clock_step_per_hour"] = r.clock_step_per_hour;
-  if (r.redis_restart_per_hour > 0) j["redis_restart_per_hour"] = r.redis_restart_per_hour;
-  if (r.redis_failover_per_hour > 0) j["redis_failover_per_hour"] = r.redis_failover_per_hour;
+  // Every rate in file order, the first four always and the later ones
+  // (the Redis kinds first) when above 0: a FIFO scenario written back names no Redis.
+  for (std::size_t i = 0; i < fault_rate_count; ++i) {
+    const fault_kind k = fault_rates_file_order[i];
+    if (i < 4 || r.per_hour_of(k) > 0) j[fault_row(k).rate.key] = r.per_hour_of(k);
+  }
   j["max_step"] = duration_text(r.max_step_ns);
   j["mean_duration"] = duration_text(r.mean_duration_ns);
   if (r.max_replication_lag_ns != 1 * sim::sec) j["max_replication_lag"] = duration_text(r.max_replication_lag_ns);

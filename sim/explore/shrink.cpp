@@ -12,7 +12,6 @@
 
 namespace admit::explore {
 
-using scenario::fault_kind;
 using scenario::fault_spec;
 using scenario::request_spec;
 using sc_t = scenario::scenario;
@@ -340,13 +339,16 @@ bool shrink_caps(shrinker& s, sc_t& cur) {
 bool shorten_faults(shrinker& s, sc_t& cur) {
   bool changed = false;
   for (std::size_t i = 0; i < cur.faults.schedule.size(); ++i) {
-    const fault_kind k = cur.faults.schedule[i].kind;
-    const bool zero_ok = k == fault_kind::redis_restart || k == fault_kind::redis_failover;
+    // A kind that lasts shrinks its duration (down to 0 where its row allows a
+    // downtime of 0, else 1ns); an instant one with a step halves the step.
+    const scenario::fault_kind_info& row = scenario::fault_row(cur.faults.schedule[i].kind);
+    const bool zero_ok = row.duration == scenario::fault_duration::downtime;
+    const bool halve_step = row.duration == scenario::fault_duration::none && (row.params & scenario::param_step) != 0;
     for (int step = 0; step < 64; ++step) {
       const fault_spec& f = cur.faults.schedule[i];
       sc_t c = cur;
       fault_spec& g = c.faults.schedule[i];
-      if (f.kind == fault_kind::clock_step) {
+      if (halve_step) {
         if (f.step_ns == 1 || f.step_ns == -1) break;
         g.step_ns = f.step_ns / 2;
       } else {

@@ -31,16 +31,20 @@ swarm_config derive_swarm(const scenario::scenario& base, std::uint64_t seed) {
   const scenario::fault_rates& b = *base.faults.rates;
   sim::prng rng = sim::substream(seed, "explore/swarm");
   s.bounded = true;
-  s.rates.crash_per_hour = swarm_rate(rng, b.crash_per_hour);
-  s.rates.partition_per_hour = swarm_rate(rng, b.partition_per_hour);
-  s.rates.pause_per_hour = swarm_rate(rng, b.pause_per_hour);
-  s.rates.clock_step_per_hour = swarm_rate(rng, b.clock_step_per_hour);
-  s.rates.mean_duration_ns = swarm_length(rng, b.mean_duration_ns);
-  s.rates.max_step_ns = swarm_length(rng, b.max_step_ns);
-  // Drawn after the others, so that adding these kinds moved no earlier draw.
-  s.rates.redis_restart_per_hour = swarm_rate(rng, b.redis_restart_per_hour);
-  s.rates.redis_failover_per_hour = swarm_rate(rng, b.redis_failover_per_hour);
-  s.rates.max_replication_lag_ns = swarm_length(rng, b.max_replication_lag_ns);
+  // The rates in file order. The shared lengths are drawn where they were
+  // drawn when the kinds that read them came: mean_duration and max_step
+  // after the first four rates, max_replication_lag after the sixth. A seed
+  // keeps its swarm, and a new kind's rate is drawn after all of these.
+  static_assert(scenario::fault_rate_count >= 6, "the draws below follow the first six rates");
+  for (std::size_t i = 0; i < scenario::fault_rate_count; ++i) {
+    const scenario::fault_kind k = scenario::fault_rates_file_order[i];
+    s.rates.per_hour_of(k) = swarm_rate(rng, b.per_hour_of(k));
+    if (i == 3) {
+      s.rates.mean_duration_ns = swarm_length(rng, b.mean_duration_ns);
+      s.rates.max_step_ns = swarm_length(rng, b.max_step_ns);
+    }
+    if (i == 5) s.rates.max_replication_lag_ns = swarm_length(rng, b.max_replication_lag_ns);
+  }
   s.rates.until_ns = b.until_ns;
   return s;
 }
@@ -64,12 +68,8 @@ nlohmann::ordered_json swarm_json(const explored_scenario& e) {
   nlohmann::ordered_json j;
   const swarm_config& s = e.swarm;
   j["bounded"] = s.bounded;
-  j["crash_per_hour"] = s.rates.crash_per_hour;
-  j["partition_per_hour"] = s.rates.partition_per_hour;
-  j["pause_per_hour"] = s.rates.pause_per_hour;
-  j["clock_step_per_hour"] = s.rates.clock_step_per_hour;
-  j["redis_restart_per_hour"] = s.rates.redis_restart_per_hour;
-  j["redis_failover_per_hour"] = s.rates.redis_failover_per_hour;
+  for (const scenario::fault_kind k : scenario::fault_rates_file_order)
+    j[scenario::fault_row(k).rate.key] = s.rates.per_hour_of(k);
   j["mean_duration_ns"] = s.bounded ? s.rates.mean_duration_ns : 0;
   j["max_step_ns"] = s.bounded ? s.rates.max_step_ns : 0;
   j["max_replication_lag_ns"] = s.bounded ? s.rates.max_replication_lag_ns : 0;
@@ -92,14 +92,22 @@ std::string swarm_summary(const swarm_config& s) {
     }
     return s;
   };
-  std::string out = kind("crash", s.rates.crash_per_hour) + ", " + kind("partition", s.rates.partition_per_hour) +
-                    ", " + kind("pause", s.rates.pause_per_hour) + ", " +
-                    kind("clock_step", s.rates.clock_step_per_hour);
-  if (s.rates.clock_step_per_hour > 0) out += " (max step " + duration_text(s.rates.max_step_ns) + ")";
-  if (s.rates.redis_restart_per_hour > 0 || s.rates.redis_failover_per_hour > 0) {
-    out += ", " + kind("redis_restart", s.rates.redis_restart_per_hour) + ", " +
-           kind("redis_failover", s.rates.redis_failover_per_hour);
-    if (s.rates.redis_failover_per_hour > 0) out += " (max lag " + duration_text(s.rates.max_replication_lag_ns) + ")";
+  // The first four rates always (the line explore reports have always had);
+  // the later ones, the Redis kinds first, together when any of them is on,
+  // so that a FIFO scenario's line names no Redis. Each with the bound it draws from.
+  using scenario::fault_kind;
+  bool later_on = false;
+  for (std::size_t i = 4; i < scenario::fault_rate_count; ++i)
+    later_on |= s.rates.per_hour_of(scenario::fault_rates_file_order[i]) > 0;
+  std::string out;
+  for (std::size_t i = 0; i < scenario::fault_rate_count; ++i) {
+    if (i >= 4 && !later_on) break;
+    const fault_kind k = scenario::fault_rates_file_order[i];
+    const std::int64_t rate = s.rates.per_hour_of(k);
+    out += (i == 0 ? "" : ", ") + kind(scenario::fault_row(k).name, rate);
+    if (rate > 0 && k == fault_kind::clock_step) out += " (max step " + duration_text(s.rates.max_step_ns) + ")";
+    if (rate > 0 && k == fault_kind::redis_failover)
+      out += " (max lag " + duration_text(s.rates.max_replication_lag_ns) + ")";
   }
   out += ", mean duration " + duration_text(s.rates.mean_duration_ns) + ", until " + duration_text(s.rates.until_ns);
   return out;

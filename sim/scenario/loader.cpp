@@ -1,9 +1,11 @@
 #include "sim/scenario/loader.hpp"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <string>
 
+#include "gate/admit_assert.hpp"
 #include "sim/scenario/duration.hpp"
 #include "sim/scenario/json_parse.hpp"
 #include "sim/scenario/memory_estimate.hpp"
@@ -181,15 +183,25 @@ vtime_ns read_signed_duration(const json& v, const std::string& path, vtime_ns m
   return *d;
 }
 
-template <class E, std::size_t N>
-E read_enum(const json& v, const std::string& path, const std::pair<const char*, E> (&options)[N]) {
+template <class E>
+E read_enum(const json& v, const std::string& path, const std::pair<const char*, E>* options, std::size_t n) {
   std::string expected = "one of";
-  for (std::size_t i = 0; i < N; ++i) expected += std::string(i ? ", " : " ") + "\"" + options[i].first + "\"";
+  for (std::size_t i = 0; i < n; ++i) expected += std::string(i ? ", " : " ") + "\"" + options[i].first + "\"";
   if (!v.is_string()) fail(path, expected, v);
   const std::string s = v.get<std::string>();
-  for (const auto& [name, value] : options)
-    if (s == name) return value;
+  for (std::size_t i = 0; i < n; ++i)
+    if (s == options[i].first) return options[i].second;
   fail(path, expected, v);
+}
+
+template <class E, std::size_t N>
+E read_enum(const json& v, const std::string& path, const std::pair<const char*, E> (&options)[N]) {
+  return read_enum(v, path, options, N);
+}
+
+template <class E, std::size_t N>
+E read_enum(const json& v, const std::string& path, const std::array<std::pair<const char*, E>, N>& options) {
+  return read_enum(v, path, options.data(), N);
 }
 
 
@@ -548,8 +560,6 @@ request_spec read_request(const json& v, const std::string& p, std::size_t i, co
 
 // --- faults -------------------------------------------------------------------
 
-enum node_mask : unsigned { node_worker = 1, node_redis = 2, node_portal = 4 };
-
 struct node_context {
   std::int64_t workers = 1;
   bool has_redis = false;  // a lease gate exists
@@ -569,10 +579,10 @@ std::string node_expectation(unsigned mask, const node_context& ctx) {
   return s;
 }
 
-node_ref read_node(const json& v, const std::string& path, unsigned mask, const node_context& ctx) {
+// The node `v` names among `mask`'s (Redis only when the scenario has it), or nullopt.
+std::optional<node_ref> parse_node(const json& v, unsigned mask, const node_context& ctx) {
   if (!ctx.has_redis) mask &= ~static_cast<unsigned>(node_redis);
-  const std::string expected = node_expectation(mask, ctx);
-  if (!v.is_string()) fail(path, expected, v);
+  if (!v.is_string()) return std::nullopt;
   const std::string& s = v.get_ref<const std::string&>();
   node_ref n;
   if (s == "redis" && (mask & node_redis)) {
@@ -599,172 +609,167 @@ node_ref read_node(const json& v, const std::string& path, unsigned mask, const 
       return n;
     }
   }
-  fail(path, expected, v);
+  return std::nullopt;
+}
+
+node_ref read_node(const json& v, const std::string& path, unsigned mask, const node_context& ctx) {
+  if (const auto n = parse_node(v, mask, ctx)) return *n;
+  fail(path, node_expectation(ctx.has_redis ? mask : mask & ~static_cast<unsigned>(node_redis), ctx), v);
+}
+
+unsigned node_bit(const node_ref& n) {
+  switch (n.k) {
+    case node_ref::kind::worker: return node_worker;
+    case node_ref::kind::redis: return node_redis;
+    case node_ref::kind::portal: return node_portal;
+  }
+  ADMIT_ASSERT(false, "a node is a worker, redis or the portal");
+  return 0;
+}
+
+// The kinds `world` honours, as a message lists them: "a", "b" or "c".
+std::string kinds_honoured(unsigned world) {
+  std::vector<std::string> names;
+  for (const auto& row : fault_kind_table)
+    if (applies(row, world)) names.push_back("\"" + std::string(row.name) + "\"");
+  ADMIT_ASSERT(!names.empty(), "every world honours some fault kind");
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return s;
+}
+
+// "target" and "between" of a fault, as its row allows them in `world`.
+void read_fault_target(object_reader& r, fault_spec& f, const fault_targets& t, const node_context& ctx) {
+  const std::string& p = r.path();
+  ADMIT_ASSERT(t.rule != target_rule::none, "a kind the world refuses was refused before its target is read");
+  // With a refusal text every value not allowed gets it; without, the list of the allowed nodes.
+  auto target = [&](const json& x) {
+    const std::string tp = child(p, "target");
+    if (t.refused == nullptr) return read_node(x, tp, t.target, ctx);
+    const auto n = parse_node(x, t.target, ctx);
+    if (!n) fail(tp, t.refused, x);
+    return *n;
+  };
+  if (t.rule != target_rule::target_or_link) {
+    if (const json* x = r.get("target")) f.target = target(*x);
+    else if (t.rule == target_rule::required)
+      fail_msg(p, "missing required key \"target\" (" + node_expectation(t.target, ctx) + ")");
+    else f.target = node_ref{t.target == node_redis ? node_ref::kind::redis : node_ref::kind::portal, 0};
+    return;
+  }
+  const json* between = r.get("between");
+  const json* one = r.get("target");
+  if ((one != nullptr) == (between != nullptr))
+    fail_msg(p, "expected exactly one of \"target\" (cut one node off) or \"between\" (cut one link)");
+  if (one != nullptr) {
+    f.target = target(*one);
+    return;
+  }
+  const std::string bp = child(p, "between");
+  if (!between->is_array() || between->size() != 2) fail(bp, t.refused, *between);
+  const unsigned ends = t.link_end_a | t.link_end_b;
+  const auto a = parse_node((*between)[0], ends, ctx);
+  const auto b = parse_node((*between)[1], ends, ctx);
+  if (!a || !b) fail(bp, t.refused, *between);
+  if (*a == *b) fail(child(bp, 1), "a node other than the first", (*between)[1]);
+  const bool a_first = (node_bit(*a) & t.link_end_a) && (node_bit(*b) & t.link_end_b);
+  const bool b_first = (node_bit(*b) & t.link_end_a) && (node_bit(*a) & t.link_end_b);
+  if (!a_first && !b_first) fail(bp, t.refused, *between);
+  f.between = std::make_pair(*a, *b);
 }
 
 fault_spec read_fault(const json& v, const std::string& p, const node_context& ctx) {
   object_reader r(v, p, "a fault object such as {\"at\": \"10s\", \"kind\": \"crash\", \"target\": \"worker:0\"}");
-  static const std::pair<const char*, fault_kind> kinds[] = {
-      {"crash", fault_kind::crash},
-      {"pause", fault_kind::pause},
-      {"partition", fault_kind::partition},
-      {"redis_restart", fault_kind::redis_restart},
-      {"redis_failover", fault_kind::redis_failover},
-      {"clock_step", fault_kind::clock_step},
-      {"client_timeout_burst", fault_kind::client_timeout_burst}};
-  static_assert(std::size(kinds) == std::size(fault_kind_names));
+  static const auto kinds = [] {
+    std::array<std::pair<const char*, fault_kind>, fault_kind_count> out{};
+    for (std::size_t i = 0; i < fault_kind_count; ++i) out[i] = {fault_kind_table[i].name, fault_kind_table[i].kind};
+    return out;
+  }();
   fault_spec f;
   f.at_ns = read_duration(r.require("at", "when the fault strikes"), child(p, "at"));
   const json& kind = r.require("kind", "what happens");
   f.kind = read_enum(kind, child(p, "kind"), kinds);
-  const bool redis_kind = f.kind == fault_kind::redis_restart || f.kind == fault_kind::redis_failover;
-  if (redis_kind && !ctx.has_redis)
-    fail(child(p, "kind"), "a fault of a node this scenario has (Redis faults need a lease gate)", kind);
+  const fault_kind_info& row = fault_row(f.kind);
+  ADMIT_ASSERT(row.kind == f.kind, "a kind's row is at its place in the table");
   // A FIFO scenario is one server process ("worker:0") holding its gates in
-  // memory: the FIFO world honours what can strike such a process, and
-  // refuses the rest rather than ignore it.
-  const bool fifo = !ctx.has_redis;
-  if (fifo && f.kind == fault_kind::clock_step)
+  // memory: its world honours what can strike such a process, and the
+  // loader refuses the rest rather than let it be ignored.
+  const unsigned world = ctx.has_redis ? check::world_lease : check::world_fifo;
+  if (!applies(row, world))
     fail(child(p, "kind"),
-         "a fault kind a FIFO scenario honours (\"crash\", \"pause\", \"partition\" or \"client_timeout_burst\"; "
-         "\"clock_step\" is refused: the FIFO gate reads no wall clock)",
+         std::string("a fault kind a ") + check::world_name(world) + " scenario honours (" + kinds_honoured(world) +
+             "; \"" + row.name + "\" is refused: " + row.refused_why + ")",
          kind);
+  read_fault_target(r, f, targets_in(row, world), ctx);
 
-  auto target = [&](unsigned mask, bool required) {
-    if (const json* x = r.get("target")) {
-      f.target = read_node(*x, child(p, "target"), mask, ctx);
-    } else if (required) {
-      fail_msg(p, "missing required key \"target\" (" + node_expectation(mask, ctx) + ")");
+  if (row.params & param_persistence)
+    if (const json* x = r.get("persistence")) {
+      static const std::pair<const char*, persistence> ps[] = {{"none", persistence::none},
+                                                               {"aof_everysec", persistence::aof_everysec}};
+      f.persist = read_enum(*x, child(p, "persistence"), ps);
     }
-  };
-  auto duration = [&](bool required, vtime_ns lo) {
-    if (const json* x = r.get("duration")) f.duration_ns = read_duration(*x, child(p, "duration"), lo, day_ns);
-    else if (required) fail_msg(p, "missing required key \"duration\" (how long the fault lasts)");
-  };
-  switch (f.kind) {
-    case fault_kind::crash:
-      if (fifo)
-        if (const json* t = r.get("target"))
-          if (!t->is_string() || t->get<std::string>() != "worker:0")
-            fail(child(p, "target"), "for a FIFO scenario, \"worker:0\" (the server process holding the gates)", *t);
-      target(node_worker, true);
-      duration(false, 1);
+  if (row.params & param_replication_lag)
+    if (const json* x = r.get("replication_lag"))
+      f.replication_lag_ns = read_duration(*x, child(p, "replication_lag"), 0, day_ns);
+  switch (row.duration) {
+    case fault_duration::none:
       break;
-    case fault_kind::pause:
-      if (fifo) {
-        // The portal is outside the process: a stall of it is not modelled.
-        if (const json* t = r.get("target"))
-          if (!t->is_string() || t->get<std::string>() != "worker:0")
-            fail(child(p, "target"), "for a FIFO scenario, \"worker:0\" (the server process; a pause is its event-loop stall)",
-                 *t);
-      }
-      target(node_worker | node_redis, true);
-      duration(true, 1);
+    case fault_duration::required:
+      f.duration_ns = read_duration(r.require("duration", "how long the fault lasts"), child(p, "duration"), 1, day_ns);
       break;
-    case fault_kind::partition: {
-      constexpr unsigned any = node_worker | node_redis | node_portal;
-      const json* between = r.get("between");
-      if (r.has("target") == (between != nullptr))
-        fail_msg(p, "expected exactly one of \"target\" (cut one node off) or \"between\" (cut one link)");
-      if (fifo) {
-        // Only the link from the process to the portal can be cut: a process
-        // cut off from its clients is a crash or a stall, which have kinds of their own.
-        const std::string fifo_expected =
-            "for a FIFO scenario, \"portal\" (as \"target\") or [\"worker:0\", \"portal\"] (as \"between\"): "
-            "the process's link to the portal";
-        if (const json* t = r.get("target")) {
-          const node_ref n = read_node(*t, child(p, "target"), any, ctx);
-          if (n.k != node_ref::kind::portal) fail(child(p, "target"), fifo_expected, *t);
-          f.target = n;
-        }
-        if (between != nullptr) {
-          const std::string bp = child(p, "between");
-          if (!between->is_array() || between->size() != 2) fail(bp, fifo_expected, *between);
-          const node_ref a = read_node((*between)[0], child(bp, 0), any, ctx);
-          const node_ref b = read_node((*between)[1], child(bp, 1), any, ctx);
-          const bool ok = (a.k == node_ref::kind::worker && b.k == node_ref::kind::portal) ||
-                          (a.k == node_ref::kind::portal && b.k == node_ref::kind::worker);
-          if (!ok) fail(bp, fifo_expected, *between);
-          f.between = std::make_pair(a, b);
-        }
-        duration(true, 1);
-        break;
-      }
-      // The lease world's network is the links between the workers and Redis: a cut of the
-      // portal, or of a link between two workers, would change nothing, so it is refused.
-      const std::string lease_expected =
-          "for a lease scenario, a worker or \"redis\" (as \"target\"), or a worker and \"redis\" (as "
-          "\"between\"): the lease world's network is the links between the workers and Redis";
-      if (const json* t = r.get("target")) {
-        const node_ref n = read_node(*t, child(p, "target"), any, ctx);
-        if (n.k == node_ref::kind::portal) fail(child(p, "target"), lease_expected, *t);
-        f.target = n;
-      }
-      if (between != nullptr) {
-        const std::string bp = child(p, "between");
-        if (!between->is_array() || between->size() != 2)
-          fail(bp, "a list of two node names such as [\"worker:0\", \"redis\"]", *between);
-        const node_ref a = read_node((*between)[0], child(bp, 0), any, ctx);
-        const node_ref b = read_node((*between)[1], child(bp, 1), any, ctx);
-        if (a == b) fail(child(bp, 1), "a node other than the first", (*between)[1]);
-        const bool worker_redis = (a.k == node_ref::kind::worker && b.k == node_ref::kind::redis) ||
-                                  (a.k == node_ref::kind::redis && b.k == node_ref::kind::worker);
-        if (!worker_redis) fail(bp, lease_expected, *between);
-        f.between = std::make_pair(a, b);
-      }
-      duration(true, 1);
+    case fault_duration::restart_after:
+      if (const json* x = r.get("duration")) f.duration_ns = read_duration(*x, child(p, "duration"), 1, day_ns);
       break;
-    }
-    case fault_kind::redis_restart:
-      target(node_redis, false);
-      if (const json* x = r.get("persistence")) {
-        static const std::pair<const char*, persistence> ps[] = {{"none", persistence::none},
-                                                                 {"aof_everysec", persistence::aof_everysec}};
-        f.persist = read_enum(*x, child(p, "persistence"), ps);
-      }
-      duration(false, 0);
-      if (!f.duration_ns) f.duration_ns = 0;
-      if (!f.target) f.target = node_ref{node_ref::kind::redis, 0};
-      break;
-    case fault_kind::redis_failover:
-      target(node_redis, false);
-      if (const json* x = r.get("replication_lag"))
-        f.replication_lag_ns = read_duration(*x, child(p, "replication_lag"), 0, day_ns);
-      duration(false, 0);
-      if (!f.duration_ns) f.duration_ns = 0;
-      if (!f.target) f.target = node_ref{node_ref::kind::redis, 0};
-      break;
-    case fault_kind::clock_step: {
-      target(node_worker | node_redis, true);
-      const json& step = r.require("step", "how far the clock jumps, such as \"-2s\"");
-      f.step_ns = read_signed_duration(step, child(p, "step"), day_ns);
-      if (f.step_ns == 0) fail(child(p, "step"), "a non-zero signed duration such as \"-2s\"", step);
-      break;
-    }
-    case fault_kind::client_timeout_burst:
-      target(node_portal, false);
-      if (!f.target) f.target = node_ref{node_ref::kind::portal, 0};
-      duration(true, 1);
-      f.client_timeout_ns = read_duration(r.require("client_timeout", "the clients' read timeout in the burst"),
-                                          child(p, "client_timeout"), 1, day_ns);
+    case fault_duration::downtime:
+      f.duration_ns = 0;
+      if (const json* x = r.get("duration")) f.duration_ns = read_duration(*x, child(p, "duration"), 0, day_ns);
       break;
   }
+  if (row.params & param_client_timeout)
+    f.client_timeout_ns = read_duration(r.require("client_timeout", "the clients' read timeout in the burst"),
+                                        child(p, "client_timeout"), 1, day_ns);
+  if (row.params & param_step) {
+    const json& step = r.require("step", "how far the clock jumps, such as \"-2s\"");
+    f.step_ns = read_signed_duration(step, child(p, "step"), day_ns);
+    if (f.step_ns == 0) fail(child(p, "step"), "a non-zero signed duration such as \"-2s\"", step);
+  }
   r.finish();
+
+  // The fault holds exactly what its row allows (positive and negative space).
+  const fault_targets& t = targets_in(row, world);
+  ADMIT_ASSERT(f.target.has_value() != f.between.has_value(), "a fault names a target or a link, not both");
+  if (f.target) {
+    ADMIT_ASSERT((node_bit(*f.target) & t.target) != 0, "a fault's target is one its row allows");
+  }
+  if (f.between) {
+    ADMIT_ASSERT(t.rule == target_rule::target_or_link, "only a kind that cuts links has one");
+    ADMIT_ASSERT(!(f.between->first == f.between->second), "a link joins two distinct nodes");
+  }
+  ADMIT_ASSERT(f.duration_ns.has_value() == (row.duration == fault_duration::required ||
+                                             row.duration == fault_duration::downtime || r.has("duration")),
+               "a fault has a duration exactly when its row gives it one");
+  if (f.duration_ns) {
+    ADMIT_ASSERT(*f.duration_ns >= (row.duration == fault_duration::downtime ? 0 : 1), "a duration within its row's range");
+    ADMIT_ASSERT(*f.duration_ns <= day_ns, "a duration is at most 24h");
+  }
+  if (!(row.params & param_step)) ADMIT_ASSERT(f.step_ns == 0, "only a kind with a step has one");
+  if (row.params & param_step) ADMIT_ASSERT(f.step_ns != 0, "a step is never zero");
+  if (!(row.params & param_persistence)) ADMIT_ASSERT(f.persist == persistence::none, "only a restart keeps data");
+  if (!(row.params & param_replication_lag)) ADMIT_ASSERT(f.replication_lag_ns == 0, "only a failover has a lag");
+  if (!(row.params & param_client_timeout)) ADMIT_ASSERT(f.client_timeout_ns == 0, "only a burst has a timeout");
+  if (row.params & param_client_timeout) ADMIT_ASSERT(f.client_timeout_ns >= 1, "a burst's timeout is positive");
   return f;
 }
 
 fault_rates read_rates(const json& v) {
   object_reader r(v, "/faults/rates", "a rates object such as {\"crash_per_hour\": 2, \"until\": \"1h\"}");
   fault_rates fr;
-  auto rate = [&](const char* key, std::int64_t& out) {
-    if (const json* x = r.get(key)) out = read_int(*x, child("/faults/rates", key), 0, fault_rate_per_hour_max);
-  };
-  rate("crash_per_hour", fr.crash_per_hour);
-  rate("partition_per_hour", fr.partition_per_hour);
-  rate("pause_per_hour", fr.pause_per_hour);
-  rate("clock_step_per_hour", fr.clock_step_per_hour);
-  rate("redis_restart_per_hour", fr.redis_restart_per_hour);
-  rate("redis_failover_per_hour", fr.redis_failover_per_hour);
+  for (const fault_kind k : fault_rates_file_order) {
+    const char* key = fault_row(k).rate.key;
+    if (const json* x = r.get(key))
+      fr.per_hour_of(k) = read_int(*x, child("/faults/rates", key), 0, fault_rate_per_hour_max);
+  }
   if (const json* x = r.get("max_step")) fr.max_step_ns = read_duration(*x, "/faults/rates/max_step", 1, day_ns);
   if (const json* x = r.get("max_replication_lag"))
     fr.max_replication_lag_ns = read_duration(*x, "/faults/rates/max_replication_lag", 1, day_ns);
@@ -774,6 +779,8 @@ fault_rates read_rates(const json& v) {
   else if (fr.any())
     fail_msg("/faults/rates", "missing required key \"until\" (when drawing faults stops; needed once a rate is set)");
   r.finish();
+  for (const auto& row : fault_kind_table)
+    if (!drawable(row)) ADMIT_ASSERT(fr.per_hour_of(row.kind) == 0, "no rate for a kind rates cannot draw");
   return fr;
 }
 
@@ -787,15 +794,10 @@ faults_spec read_faults(const json& v, const node_context& ctx) {
   }
   if (const json* x = r.get("rates")) {
     fs.rates = read_rates(*x);
-    if (!ctx.has_redis) {
-      if (fs.rates->redis_restart_per_hour > 0)
-        fail_msg("/faults/rates/redis_restart_per_hour", "Redis faults need a lease gate; expected 0 or no key");
-      if (fs.rates->redis_failover_per_hour > 0)
-        fail_msg("/faults/rates/redis_failover_per_hour", "Redis faults need a lease gate; expected 0 or no key");
-      if (fs.rates->clock_step_per_hour > 0)
-        fail_msg("/faults/rates/clock_step_per_hour",
-                 "a FIFO scenario has no clock to step (the FIFO gate reads no wall clock); expected 0 or no key");
-    }
+    const unsigned world = ctx.has_redis ? check::world_lease : check::world_fifo;
+    for (const auto& row : fault_kind_table)
+      if (drawable(row) && !applies(row, world) && fs.rates->per_hour_of(row.kind) > 0)
+        fail_msg(child("/faults/rates", row.rate.key), std::string(row.rate_refused_why) + "; expected 0 or no key");
   }
   r.finish();
   return fs;

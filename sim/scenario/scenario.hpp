@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <compare>
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "sim/check/verdict.hpp"
 #include "sim/kernel/distribution.hpp"
 #include "sim/kernel/vtime.hpp"
+#include "sim/scenario/fault_kinds.hpp"
 
 namespace admit::scenario {
 
@@ -201,17 +203,8 @@ struct service_spec {
   over_cap_policy over_cap = over_cap_policy::reject_429;
 };
 
-enum class fault_kind : std::uint8_t {
-  crash,                 // a worker dies (its leases are never released); restarts after duration, if given
-  pause,                 // a worker or redis stops for duration (a GC pause, SIGSTOP)
-  partition,             // a link (between) or a node (target) is cut off for duration
-  redis_restart,         // redis restarts, keeping what its persistence kept; down for duration
-  redis_failover,        // a replica that lags by replication_lag takes over; down for duration
-  clock_step,            // a worker's or redis's clock jumps by step
-  client_timeout_burst,  // requests arriving in [at, at + duration) get client_timeout
-};
-inline constexpr const char* fault_kind_names[] = {"crash",          "pause",      "partition",           "redis_restart",
-                                                   "redis_failover", "clock_step", "client_timeout_burst"};
+// fault_kind, its names and what each kind takes: the table in
+// sim/scenario/fault_kinds.hpp.
 
 enum class persistence : std::uint8_t {
   none,          // a restart forgets every key
@@ -239,21 +232,21 @@ inline constexpr std::int64_t fault_rate_per_hour_max = 3'600;
 // rate until until_ns, pause and partition durations with mean
 // mean_duration_ns, clock steps of at most max_step_ns either way.
 struct fault_rates {
-  std::int64_t crash_per_hour = 0;
-  std::int64_t partition_per_hour = 0;
-  std::int64_t pause_per_hour = 0;
-  std::int64_t clock_step_per_hour = 0;
-  std::int64_t redis_restart_per_hour = 0;   // lease gate only
-  std::int64_t redis_failover_per_hour = 0;  // lease gate only
+  // Per kind, by fault_kind: 0 .. fault_rate_per_hour_max, and always 0 for a
+  // kind the rates cannot draw (fault_kind_table, `rate`). Redis kinds: lease gate only.
+  std::array<std::int64_t, fault_kind_count> per_hour{};
   vtime_ns max_step_ns = 1 * sim::sec;
   vtime_ns mean_duration_ns = 5 * sim::sec;
   vtime_ns max_replication_lag_ns = 1 * sim::sec;  // drawn failovers lose up to this much
   vtime_ns until_ns = 0;  // no fault is drawn at or after it; required when a rate is set
 
+  std::int64_t& per_hour_of(fault_kind k) { return per_hour[static_cast<std::size_t>(k)]; }
+  std::int64_t per_hour_of(fault_kind k) const { return per_hour[static_cast<std::size_t>(k)]; }
+
   bool any() const {
-    return crash_per_hour + partition_per_hour + pause_per_hour + clock_step_per_hour + redis_restart_per_hour +
-               redis_failover_per_hour >
-           0;
+    std::int64_t sum = 0;
+    for (const std::int64_t r : per_hour) sum += r;
+    return sum > 0;
   }
 };
 

@@ -41,7 +41,9 @@ bool draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rat
                std::uint64_t seed, std::vector<fault_spec>& out) {
   if (per_hour <= 0) return true;
   ADMIT_ASSERT(nodes.workers >= 1, "a fleet has at least one worker");
-  const std::string_view name = scenario::fault_kind_names[static_cast<std::size_t>(kind)];
+  const scenario::fault_kind_info& row = scenario::fault_row(kind);
+  ADMIT_ASSERT(scenario::drawable(row), "only a kind with a rate is drawn");
+  const std::string_view name = row.name;
   sim::prng rng = sim::substream(seed, "faults/" + std::string(name));
   const auto gap = sim::duration_dist::exponential(hour_ns / per_hour);
   const auto workers = static_cast<std::uint64_t>(nodes.workers);
@@ -54,20 +56,14 @@ bool draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rat
     fault_spec f;
     f.at_ns = t;
     f.kind = kind;
+    // What a strike of this kind strikes and its fields, from the kind's stream before its length.
     switch (kind) {
-      case fault_kind::crash: {
+      case fault_kind::crash:
         f.target = worker_node(static_cast<std::int64_t>(rng.uniform_u64(workers)));
-        const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
-        if (!len) continue;
-        f.duration_ns = *len;
         break;
-      }
       case fault_kind::pause: {
         const std::uint64_t pick = rng.uniform_u64(workers + (nodes.has_redis ? 1 : 0));
         f.target = pick < workers ? worker_node(static_cast<std::int64_t>(pick)) : redis_node();
-        const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
-        if (!len) continue;
-        f.duration_ns = *len;
         break;
       }
       case fault_kind::partition: {
@@ -78,9 +74,6 @@ bool draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rat
           f.between = std::make_pair(worker_node(static_cast<std::int64_t>(pick)), redis_node());
         else
           f.target = redis_node();
-        const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
-        if (!len) continue;
-        f.duration_ns = *len;
         break;
       }
       case fault_kind::clock_step: {
@@ -89,24 +82,22 @@ bool draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rat
         f.step_ns = rng.uniform_u64(2) == 0 ? magnitude : -magnitude;
         break;
       }
-      case fault_kind::redis_restart: {
+      case fault_kind::redis_restart:
         f.target = redis_node();
         f.persist = rng.uniform_u64(2) == 0 ? scenario::persistence::none : scenario::persistence::aof_everysec;
-        const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
-        if (!len) continue;
-        f.duration_ns = *len;
         break;
-      }
-      case fault_kind::redis_failover: {
+      case fault_kind::redis_failover:
         f.target = redis_node();
         f.replication_lag_ns = rng.uniform_i64(1, std::max<vtime_ns>(rates.max_replication_lag_ns, 1));
-        const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
-        if (!len) continue;
-        f.duration_ns = *len;
         break;
-      }
       default:
-        ADMIT_ASSERT(false, "rates draw only crash, pause, partition, clock_step, redis_restart and redis_failover");
+        ADMIT_ASSERT(false, "a kind with a rate in fault_kind_table has its draw here");
+    }
+    // Every kind that lasts draws its length last: mean_duration (a drawn crash always restarts).
+    if (row.duration != scenario::fault_duration::none) {
+      const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
+      if (!len) continue;
+      f.duration_ns = *len;
     }
     out.push_back(f);
     ++drawn;
@@ -128,18 +119,14 @@ std::vector<fault_spec> draw_faults(const scenario::fault_rates& rates, const fa
                                     std::vector<fault_kind>* limited) {
   std::vector<fault_spec> out;
   if (!rates.any()) return out;
-  auto kind = [&](fault_kind k, std::int64_t per_hour) {
-    if (!draw_kind(k, per_hour, rates, nodes, seed, out) && limited != nullptr) limited->push_back(k);
-  };
-  kind(fault_kind::crash, rates.crash_per_hour);
-  kind(fault_kind::pause, rates.pause_per_hour);
-  kind(fault_kind::partition, rates.partition_per_hour);
-  kind(fault_kind::clock_step, rates.clock_step_per_hour);
-  if (nodes.has_redis) {
-    kind(fault_kind::redis_restart, rates.redis_restart_per_hour);
-    kind(fault_kind::redis_failover, rates.redis_failover_per_hour);
+  const unsigned world = nodes.has_redis ? check::world_lease : check::world_fifo;
+  // Each kind the scenario's world honours, in the table's draw order (the
+  // loader refuses a rate above 0 for the others).
+  for (const fault_kind k : scenario::fault_rates_draw_order) {
+    if (!scenario::applies(scenario::fault_row(k), world)) continue;
+    if (!draw_kind(k, rates.per_hour_of(k), rates, nodes, seed, out) && limited != nullptr) limited->push_back(k);
   }
-  // Time order; at one instant, kinds in the order above (stable).
+  // Time order; at one instant, kinds in draw order (stable).
   std::stable_sort(out.begin(), out.end(), [](const fault_spec& a, const fault_spec& b) { return a.at_ns < b.at_ns; });
   return out;
 }

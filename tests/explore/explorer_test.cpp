@@ -79,14 +79,14 @@ TEST_CASE("the swarm stays inside the bounds and varies with the seed", "[explor
   for (std::uint64_t seed = 0; seed < 200; ++seed) {
     const auto s = explore::derive_swarm(sc, seed);
     REQUIRE(s.bounded);
-    CHECK(s.rates.crash_per_hour == 0);
-    CHECK(s.rates.pause_per_hour == 0);
-    CHECK(s.rates.partition_per_hour == 0);
-    CHECK(s.rates.clock_step_per_hour <= b.clock_step_per_hour);
+    CHECK(s.rates.per_hour_of(admit::scenario::fault_kind::crash) == 0);
+    CHECK(s.rates.per_hour_of(admit::scenario::fault_kind::pause) == 0);
+    CHECK(s.rates.per_hour_of(admit::scenario::fault_kind::partition) == 0);
+    CHECK(s.rates.per_hour_of(admit::scenario::fault_kind::clock_step) <= b.per_hour_of(admit::scenario::fault_kind::clock_step));
     CHECK(s.rates.max_step_ns >= b.max_step_ns / 10);
     CHECK(s.rates.max_step_ns <= b.max_step_ns);
     CHECK(s.rates.until_ns == b.until_ns);
-    (s.rates.clock_step_per_hour > 0 ? on : off) += 1;
+    (s.rates.per_hour_of(admit::scenario::fault_kind::clock_step) > 0 ? on : off) += 1;
     // The explored scenario is the seed's run with the rates written out.
     const auto e = explore::explore_seed(sc, seed);
     CHECK_FALSE(e.sc.faults.rates.has_value());

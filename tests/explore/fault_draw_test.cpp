@@ -14,10 +14,10 @@ constexpr sim::vtime_ns sec = sim::sec;
 
 scenario::fault_rates rates_of(std::int64_t crash, std::int64_t partition, std::int64_t pause, std::int64_t step) {
   scenario::fault_rates r;
-  r.crash_per_hour = crash;
-  r.partition_per_hour = partition;
-  r.pause_per_hour = pause;
-  r.clock_step_per_hour = step;
+  r.per_hour_of(admit::scenario::fault_kind::crash) = crash;
+  r.per_hour_of(admit::scenario::fault_kind::partition) = partition;
+  r.per_hour_of(admit::scenario::fault_kind::pause) = pause;
+  r.per_hour_of(admit::scenario::fault_kind::clock_step) = step;
   r.max_step_ns = 2 * sec;
   r.mean_duration_ns = 3 * sec;
   r.until_ns = 3600 * sec;
@@ -106,8 +106,8 @@ TEST_CASE("Redis restarts and failovers are drawn only where there is a Redis", 
   nodes.has_redis = true;
   auto r = rates_of(10, 0, 10, 0);
   const auto before = world::draw_faults(r, nodes, 11);
-  r.redis_restart_per_hour = 120;
-  r.redis_failover_per_hour = 60;
+  r.per_hour_of(admit::scenario::fault_kind::redis_restart) = 120;
+  r.per_hour_of(admit::scenario::fault_kind::redis_failover) = 60;
   r.max_replication_lag_ns = 2 * sec;
   const auto faults = world::draw_faults(r, nodes, 11);
   std::map<fault_kind, int> per_kind;

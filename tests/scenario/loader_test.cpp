@@ -294,8 +294,8 @@ TEST_CASE("faults: every kind with its targets and fields") {
   CHECK(f[7].target == node_ref{node_ref::kind::portal, 0});
   CHECK(f[7].client_timeout_ns == 1 * sec);
   REQUIRE(sc.faults.rates.has_value());
-  CHECK(sc.faults.rates->crash_per_hour == 2);
-  CHECK(sc.faults.rates->clock_step_per_hour == 1);
+  CHECK(sc.faults.rates->per_hour_of(admit::scenario::fault_kind::crash) == 2);
+  CHECK(sc.faults.rates->per_hour_of(admit::scenario::fault_kind::clock_step) == 1);
   CHECK(sc.faults.rates->max_step_ns == 5 * sec);
   CHECK(sc.faults.rates->mean_duration_ns == 5 * sec);
   CHECK(sc.faults.rates->until_ns == 60 * minute);
@@ -359,7 +359,8 @@ TEST_CASE("a FIFO scenario accepts the faults its world honours and refuses the 
   CHECK(rejection(fault(R"({"at": "1s", "kind": "partition", "target": "worker:0", "duration": "1s"})")) ==
         "/faults/schedule/0/target: " + cut_expected + ", got \"worker:0\"");
   CHECK(rejection(fault(R"({"at": "1s", "kind": "redis_restart"})")) ==
-        "/faults/schedule/0/kind: expected a fault of a node this scenario has (Redis faults need a lease gate), got "
+        "/faults/schedule/0/kind: expected a fault kind a FIFO scenario honours (\"crash\", \"pause\", \"partition\" "
+        "or \"client_timeout_burst\"; \"redis_restart\" is refused: Redis faults need a lease gate), got "
         "\"redis_restart\"");
   CHECK(rejection(doc(fifo_gate, one_request, R"("faults": {"rates": {"clock_step_per_hour": 1, "until": "1h"}})")) ==
         "/faults/rates/clock_step_per_hour: a FIFO scenario has no clock to step (the FIFO gate reads no wall clock); "

@@ -109,8 +109,8 @@ TEST_CASE("fault draws are limited per kind, and a cut draw is inconclusive", "[
   // 3,600/h for 30h (about 108,000, above the per-kind limit) beside clock steps at 60/h: the steps are all
   // drawn, crash is reported as limited, and a run of the scenario is inconclusive with reason fault_draw_limit.
   admit::scenario::fault_rates rates;
-  rates.crash_per_hour = 3'600;
-  rates.clock_step_per_hour = 60;
+  rates.per_hour_of(admit::scenario::fault_kind::crash) = 3'600;
+  rates.per_hour_of(admit::scenario::fault_kind::clock_step) = 60;
   rates.until_ns = 30LL * 3600 * admit::sim::sec;
   admit::world::fault_nodes nodes;
   nodes.workers = 2;
