@@ -20,7 +20,7 @@ namespace admit::check {
 // The worlds a scenario can run in: one bit each, so a row can name several.
 enum world_bits : unsigned {
   world_fifo = 1,   // FIFO gates in one process (sim/world/fifo/)
-  world_lease = 2,  // one Redis lease gate over a fleet (sim/world/lease_world.cpp)
+  world_lease = 2,  // one Redis lease gate over a fleet (sim/world/lease_world.cpp, sim/world/lease/)
 };
 
 struct invariant_info {

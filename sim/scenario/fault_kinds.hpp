@@ -6,8 +6,9 @@
 // rates can draw it. The loader reads a fault by its row and refuses a kind,
 // a target or a field that the row does not allow in the scenario's world;
 // the rate drawing, the explorer's writer and shrinker read the same row.
-// What a fault does is not here: it is the world's (the apply_fault switch of
-// sim/world/world.cpp for FIFO, sim/world/lease_world.cpp for lease), and
+// What a fault does is not here: it is the part's it strikes (the apply
+// switch of sim/world/fifo/process_faults.cpp for FIFO, of
+// sim/world/lease/fault_injector.cpp for lease, which hand it on), and
 // each world refuses a kind it does not handle.
 //
 // A new kind is one row here (appended, so that the kinds' numbers and the
