@@ -3,6 +3,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/check/monitor.hpp"
@@ -59,17 +60,49 @@ TEST_CASE("trace_ring of capacity 0 keeps nothing and counts everything") {
   CHECK(kept(ring).empty());
 }
 
+// The rows of the invariant table that apply to `world`, in table order: the list a world may report.
+template <unsigned World>
+constexpr auto rows_of() {
+  constexpr std::size_t n = [] {
+    std::size_t k = 0;
+    for (const auto& row : check::invariant_table) k += (row.worlds & World) != 0;
+    return k;
+  }();
+  std::array<const char*, n> out{};
+  std::size_t k = 0;
+  for (const auto& row : check::invariant_table)
+    if ((row.worlds & World) != 0) out[k++] = row.name;
+  return out;
+}
+
 TEST_CASE("a world's invariant list must be exactly the table's rows for it") {
-  constexpr std::array<const char*, 5> lease = {"gate_inflight_le_cap", "portal_inflight_le_cap",
-                                                "token_granted_once", "expired_leases_reaped", "liveness"};
+  constexpr auto lease = rows_of<check::world_lease>();
+  constexpr auto fifo = rows_of<check::world_fifo>();
   STATIC_REQUIRE(check::are_world_rows(lease, check::world_lease));
-  constexpr std::array<const char*, 4> short_list = {"gate_inflight_le_cap", "portal_inflight_le_cap",
-                                                     "token_granted_once", "liveness"};
+  STATIC_REQUIRE(check::are_world_rows(fifo, check::world_fifo));
+  // In another order too: a world reports in its own order.
+  constexpr auto reversed = [] {
+    auto r = rows_of<check::world_lease>();
+    for (std::size_t i = 0; i < r.size() / 2; ++i) std::swap(r[i], r[r.size() - 1 - i]);
+    return r;
+  }();
+  STATIC_REQUIRE(check::are_world_rows(reversed, check::world_lease));
+  // One short, one twice, or another world's list: refused.
+  constexpr auto short_list = [] {
+    constexpr auto all = rows_of<check::world_lease>();
+    std::array<const char*, all.size() - 1> r{};
+    for (std::size_t i = 0; i + 1 < all.size(); ++i) r[i] = all[i];
+    return r;
+  }();
   STATIC_REQUIRE_FALSE(check::are_world_rows(short_list, check::world_lease));
-  constexpr std::array<const char*, 5> twice = {"gate_inflight_le_cap", "portal_inflight_le_cap",
-                                                "token_granted_once", "liveness", "liveness"};
+  constexpr auto twice = [] {
+    auto r = rows_of<check::world_lease>();
+    r[1] = r[0];
+    return r;
+  }();
   STATIC_REQUIRE_FALSE(check::are_world_rows(twice, check::world_lease));
   STATIC_REQUIRE_FALSE(check::are_world_rows(lease, check::world_fifo));
+  STATIC_REQUIRE_FALSE(check::are_world_rows(fifo, check::world_lease));
 }
 
 TEST_CASE("the monitor records the first violation, freezes the trace and stops the scheduler") {

@@ -1,10 +1,14 @@
 // Tests that docs/scenarios.md matches the code: every ```json block in it is
 // a complete scenario that the loader and the schema accept, and every error
-// line it quotes is the message the malformed table pins for that file.
+// line it quotes is the message the malformed table pins for that file; and
+// the invariant tables of docs/report.md and docs/scenarios.md list exactly
+// the rows of sim/check/invariants.hpp.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
+#include "sim/check/invariants.hpp"
 #include "sim/scenario/loader.hpp"
 #include "tests/scenario/json_schema_subset.hpp"
 #include "tests/scenario/scenario_test_support.hpp"
@@ -70,4 +74,57 @@ TEST_CASE("every error line quoted in docs/scenarios.md is the table's message f
     }
   }
   CHECK(lines >= 10);
+}
+
+namespace {
+
+// The first cell of every table row under `heading` (up to the next heading) whose cell is a `name`.
+std::vector<std::string> named_rows(const std::string& text, const std::string& heading) {
+  std::vector<std::string> out;
+  std::size_t at = text.find("\n" + heading + "\n");
+  REQUIRE(at != std::string::npos);
+  const std::size_t end = text.find("\n#", at + heading.size() + 2);
+  while ((at = text.find("\n| `", at)) != std::string::npos && at < end) {
+    const std::size_t name = at + 4;
+    out.push_back(text.substr(name, text.find('`', name) - name));
+    at = name;
+  }
+  return out;
+}
+
+// The table's names, in its order.
+std::vector<std::string> table_names() {
+  std::vector<std::string> out;
+  for (const auto& row : admit::check::invariant_table) out.emplace_back(row.name);
+  return out;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("the invariant tables of the docs list exactly the rows of sim/check/invariants.hpp") {
+  const std::string report = read_bytes(source_path("docs/report.md"));
+  CHECK(sorted(named_rows(report, "## Invariants")) == sorted(table_names()));
+  // The table of which world checks what: one row per invariant, with the worlds the row names.
+  const std::string scenarios = read_bytes(source_path("docs/scenarios.md"));
+  const std::size_t at = scenarios.find("\n| invariant | FIFO scenarios | lease scenarios |");
+  REQUIRE(at != std::string::npos);
+  std::size_t rows = 0;
+  for (const auto& row : admit::check::invariant_table) {
+    const std::string fifo = (row.worlds & admit::check::world_fifo) != 0 ? "yes" : "refused";
+    const std::string lease = (row.worlds & admit::check::world_lease) != 0 ? "yes" : "refused";
+    INFO(row.name);
+    CHECK(scenarios.find("\n| `" + std::string(row.name) + "` | " + fifo + " | " + lease + " |", at) !=
+          std::string::npos);
+    ++rows;
+  }
+  const std::size_t end = scenarios.find("\n\n", at + 1);
+  std::size_t listed = 0;
+  for (std::size_t p = scenarios.find("\n| `", at); p != std::string::npos && p < end; p = scenarios.find("\n| `", p + 1))
+    ++listed;
+  CHECK(listed == rows);
 }
