@@ -65,7 +65,7 @@ run_record empty_record(std::uint64_t seed, scenario::lease_variant v) {
   return rec;
 }
 
-// The orchestrator: arrivals fill the item queue, each worker's loop takes
+// The orchestrator: arrivals (from the pump) fill the item queue, each worker's loop takes
 // items and processes them (acquire, portal call, release); the parts do the
 // rest (sim/world/lease/).
 class lease_world {
@@ -82,12 +82,12 @@ class lease_world {
         portal_(sched_, monitors_, timeline_, sc.service.portal_cap.value_or(gate().lease.limit),
                 sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns)),
         faults_(sched_, fleet_, items_, node_, net_, portal_, monitors_, timeline_), src_(sc, seed),
-        service_rng_(sim::substream(seed, "service")) {}
+        pump_(sched_, src_, *this), service_rng_(sim::substream(seed, "service")) {}
 
   ~lease_world() { tear_down(); }
 
   run_record run() {
-    schedule_next_arrival();
+    pump_.start();
     if (src_.total() == 0) items_.close_arrivals();
     faults_.schedule(sc_.faults.schedule);
     fleet_.start([this](std::size_t wi, std::uint64_t gen) { return worker_loop(wi, gen); });
@@ -109,6 +109,19 @@ class lease_world {
     return std::move(rec_);
   }
 
+  // From the pump, at the arrival's time (it has scheduled the next one first).
+  void on_arrival(const arrival& a) {
+    work_item it;
+    it.number = items_.next_number();
+    it.arrived_ns = sched_.now_ns();
+    it.service_ns = a.service_ns ? *a.service_ns : sc_.service.service_time.sample(service_rng_);
+    it.read_timeout_ns = portal_.read_timeout_for(a.client_timeout_ns);
+    items_.push(it, it.arrived_ns);
+    if (!pump_.pending()) items_.close_arrivals();
+    fleet_.wake_one();
+    if (items_.arrivals_done()) fleet_.wake_all_idle();
+  }
+
  private:
   const scenario::gate_spec& gate() const { return sc_.gates.front(); }
 
@@ -116,30 +129,6 @@ class lease_world {
     monitors_.tear_down();
     fleet_.tear_down();
     sched_.shutdown();
-  }
-
-  // --- arrivals -------------------------------------------------------------
-
-  void schedule_next_arrival() {
-    std::optional<arrival> next = src_.next();
-    if (!next) {
-      items_.set_arrival_pending(false);
-      return;
-    }
-    items_.set_arrival_pending(true);
-    const vtime_ns at = next->at_ns;
-    sched_.schedule_at(at, [this, a = std::move(*next)] {
-      schedule_next_arrival();  // one arrival ahead; clears the pending arrival after the last
-      work_item it;
-      it.number = items_.next_number();
-      it.arrived_ns = sched_.now_ns();
-      it.service_ns = a.service_ns ? *a.service_ns : sc_.service.service_time.sample(service_rng_);
-      it.read_timeout_ns = portal_.read_timeout_for(a.client_timeout_ns);
-      items_.push(it, it.arrived_ns);
-      if (!items_.arrival_pending()) items_.close_arrivals();
-      fleet_.wake_one();
-      if (items_.arrivals_done()) fleet_.wake_all_idle();
-    });
   }
 
   // --- workers --------------------------------------------------------------
@@ -253,7 +242,7 @@ class lease_world {
       rec_.inconclusive = guard_.reason(rec_.status, sched_.now_ns(), sc_.checks.horizon_ns, pending, total);
     if (!monitors_.stopped() && !rec_.inconclusive) {
       std::string why;
-      if (items_.unended() != 0 || items_.arrival_pending())
+      if (items_.unended() != 0 || pump_.pending())
         why = std::to_string(items_.unended()) + " work items never ended";
       if (why.empty()) {
         // One lease after the end, every permit must be released or expired.
@@ -279,6 +268,7 @@ class lease_world {
   portal portal_;
   fault_injector faults_;
   arrival_source src_;
+  arrival_pump pump_;  // the arrivals, one ahead, to on_arrival
   sim::prng service_rng_;
 };
 
