@@ -160,7 +160,7 @@ class lease_world {
     worker_state& w = fleet_[wi];
     const std::string token = fleet::token_of(wi, item.number);
     monitors_.trace("worker", trace_text("acquire ").word(token), fleet_.holders(), wi);
-    gate::acquire_outcome got = co_await w.client->acquire(token);
+    gate::acquire_outcome got = co_await w.link.client->acquire(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     if (got.ec == gate::gate_errc::unreachable && gate().world_mut == scenario::world_mutation::fail_open) {
       // Broken on purpose: no confirmed permit, and the request goes out anyway.
@@ -188,7 +188,7 @@ class lease_world {
     rec_.lease->holders_max = std::max(rec_.lease->holders_max, holders);
     monitors_.trace("worker", trace_text("holds ").word(token), holders, wi);
     std::shared_ptr<bool> renewing;
-    if (fleet_[wi].client->cfg().var == redis::variant::renewal) {
+    if (fleet_[wi].link.client->cfg().var == redis::variant::renewal) {
       renewing = std::make_shared<bool>(true);
       // The renewer stops by itself at its next tick once the work is over or
       // the worker crashed (a signal has one slot, owned by the worker loop).
@@ -200,7 +200,7 @@ class lease_world {
     rec_.metrics.service_ns.add(sched_.now_ns() - started);
     if (renewing) *renewing = false;
     // The "finally": release whatever happened at the portal.
-    const error_code rel = co_await w.client->release(token);
+    const error_code rel = co_await w.link.client->release(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     if (rel) {
       ++rec_.lease->failed_releases;
@@ -217,7 +217,7 @@ class lease_world {
       co_await sim::sleep_for(every);
       if (!*on || w.generation != gen) co_return;
       if (sched_.now_ns() < w.paused_until) continue;  // a paused process renews nothing
-      const bool kept = co_await w.client->renew(token);
+      const bool kept = co_await w.link.client->renew(token);
       if (!*on || w.generation != gen) co_return;
       if (!kept) {
         w.lost = true;
