@@ -172,21 +172,15 @@ class lease_world {
     }
     if (got.ec) {
       const bool unreachable = got.ec == gate::gate_errc::unreachable;
-      monitors_.hit(unreachable ? lp_deferred_unreachable : lp_deferred);
-      ++rec_.lease->deferred;
-      monitors_.trace("worker", trace_text().word("deferred " + token + " (" + got.ec.message() + ")"), fleet_.holders(), wi);
+      monitors_.deferred(wi, token, unreachable, got.ec.message(), fleet_.holders());
       items_.end(item, unreachable ? "deferred_unreachable" : "deferred", sched_.now_ns());
       co_return;
     }
-    rec_.metrics.wait_ns.add(sched_.now_ns() - item.arrived_ns);
-    if (got.attempts > 1) monitors_.hit(lp_granted_after_backoff);
     if (lane* l = timeline_.lane_of(item.number)) {
       l->granted_ns = sched_.now_ns();
       l->worker = static_cast<std::int64_t>(wi);
     }
-    const std::int64_t holders = fleet_.hold(wi, token);
-    rec_.lease->holders_max = std::max(rec_.lease->holders_max, holders);
-    monitors_.trace("worker", trace_text("holds ").word(token), holders, wi);
+    monitors_.granted(wi, token, sched_.now_ns() - item.arrived_ns, got.attempts, fleet_.hold(wi, token));
     std::shared_ptr<bool> renewing;
     if (fleet_[wi].link.client->cfg().var == redis::variant::renewal) {
       renewing = std::make_shared<bool>(true);
@@ -197,15 +191,12 @@ class lease_world {
     const vtime_ns started = sched_.now_ns();
     const int status = co_await portal_.call(wi, item);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    rec_.metrics.service_ns.add(sched_.now_ns() - started);
+    monitors_.served(sched_.now_ns() - started);
     if (renewing) *renewing = false;
     // The "finally": release whatever happened at the portal.
     const error_code rel = co_await w.link.client->release(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    if (rel) {
-      ++rec_.lease->failed_releases;
-      monitors_.hit(lp_failed_release);
-    }
+    if (rel) monitors_.release_failed();
     fleet_.drop_holding(wi);
     items_.end(item, outcome_of(status), sched_.now_ns());
   }
@@ -221,9 +212,7 @@ class lease_world {
       if (!*on || w.generation != gen) co_return;
       if (!kept) {
         w.lost = true;
-        ++rec_.lease->renewals_lost;
-        monitors_.hit(lp_renewal_lost);
-        monitors_.trace("worker", trace_text("renewal lost ").word(token), fleet_.holders(), wi);
+        monitors_.renewal_lost(wi, token, fleet_.holders());
         co_return;
       }
     }
