@@ -162,16 +162,13 @@ class fleet {
 };
 
 // An idle worker waits for work as it would on a timer that never expires
-// and is cancelled to wake it: the wait takes one sequence number when it
-// starts and the wake-up is posted (one event), so the run's order and
-// event count are those of such a timer. The wait's own timer entry is
-// cancelled at once, so it leaves the heap at its next pop instead of
-// staying in it, never due, after the wake-up.
+// and is cancelled to wake it: the wake-up is posted (one event), so the
+// run's order and event count are those of such a timer. The wait schedules
+// nothing itself (no timer entry, no sequence number).
 template <class Token>
 auto fleet::async_idle_wait(std::size_t wi, Token&& token) {
   return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
       [this, &w = *workers_[wi]](auto handler) {
-        sched_.cancel(sched_.schedule_at(sched_.now_ns(), [] {}));
         w.resume = [this, h = std::move(handler)]() mutable {
           auto ex = boost::asio::get_associated_executor(h, sched_.get_executor());
           boost::asio::dispatch(ex, [h = std::move(h)]() mutable {
