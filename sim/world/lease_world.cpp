@@ -65,7 +65,7 @@ run_record empty_record(std::uint64_t seed, scenario::lease_variant v) {
   return rec;
 }
 
-// The orchestrator: arrivals fill the item queue, each worker's loop takes
+// The orchestrator: arrivals (from the pump) fill the item queue, each worker's loop takes
 // items and processes them (acquire, portal call, release); the parts do the
 // rest (sim/world/lease/).
 class lease_world {
@@ -82,12 +82,12 @@ class lease_world {
         portal_(sched_, monitors_, timeline_, sc.service.portal_cap.value_or(gate().lease.limit),
                 sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns)),
         faults_(sched_, fleet_, items_, node_, net_, portal_, monitors_, timeline_), src_(sc, seed),
-        service_rng_(sim::substream(seed, "service")) {}
+        pump_(sched_, src_, *this), service_rng_(sim::substream(seed, "service")) {}
 
   ~lease_world() { tear_down(); }
 
   run_record run() {
-    schedule_next_arrival();
+    pump_.start();
     if (src_.total() == 0) items_.close_arrivals();
     faults_.schedule(sc_.faults.schedule);
     fleet_.start([this](std::size_t wi, std::uint64_t gen) { return worker_loop(wi, gen); });
@@ -109,6 +109,19 @@ class lease_world {
     return std::move(rec_);
   }
 
+  // From the pump, at the arrival's time (it has scheduled the next one first).
+  void on_arrival(const arrival& a) {
+    work_item it;
+    it.number = items_.next_number();
+    it.arrived_ns = sched_.now_ns();
+    it.service_ns = a.service_ns ? *a.service_ns : sc_.service.service_time.sample(service_rng_);
+    it.read_timeout_ns = portal_.read_timeout_for(a.client_timeout_ns);
+    items_.push(it, it.arrived_ns);
+    if (!pump_.pending()) items_.close_arrivals();
+    fleet_.wake_one();
+    if (items_.arrivals_done()) fleet_.wake_all_idle();
+  }
+
  private:
   const scenario::gate_spec& gate() const { return sc_.gates.front(); }
 
@@ -116,30 +129,6 @@ class lease_world {
     monitors_.tear_down();
     fleet_.tear_down();
     sched_.shutdown();
-  }
-
-  // --- arrivals -------------------------------------------------------------
-
-  void schedule_next_arrival() {
-    std::optional<arrival> next = src_.next();
-    if (!next) {
-      items_.set_arrival_pending(false);
-      return;
-    }
-    items_.set_arrival_pending(true);
-    const vtime_ns at = next->at_ns;
-    sched_.schedule_at(at, [this, a = std::move(*next)] {
-      schedule_next_arrival();  // one arrival ahead; clears the pending arrival after the last
-      work_item it;
-      it.number = items_.next_number();
-      it.arrived_ns = sched_.now_ns();
-      it.service_ns = a.service_ns ? *a.service_ns : sc_.service.service_time.sample(service_rng_);
-      it.read_timeout_ns = portal_.read_timeout_for(a.client_timeout_ns);
-      items_.push(it, it.arrived_ns);
-      if (!items_.arrival_pending()) items_.close_arrivals();
-      fleet_.wake_one();
-      if (items_.arrivals_done()) fleet_.wake_all_idle();
-    });
   }
 
   // --- workers --------------------------------------------------------------
@@ -171,7 +160,7 @@ class lease_world {
     worker_state& w = fleet_[wi];
     const std::string token = fleet::token_of(wi, item.number);
     monitors_.trace("worker", trace_text("acquire ").word(token), fleet_.holders(), wi);
-    gate::acquire_outcome got = co_await w.client->acquire(token);
+    gate::acquire_outcome got = co_await w.link.client->acquire(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     if (got.ec == gate::gate_errc::unreachable && gate().world_mut == scenario::world_mutation::fail_open) {
       // Broken on purpose: no confirmed permit, and the request goes out anyway.
@@ -183,23 +172,17 @@ class lease_world {
     }
     if (got.ec) {
       const bool unreachable = got.ec == gate::gate_errc::unreachable;
-      monitors_.hit(unreachable ? lp_deferred_unreachable : lp_deferred);
-      ++rec_.lease->deferred;
-      monitors_.trace("worker", trace_text().word("deferred " + token + " (" + got.ec.message() + ")"), fleet_.holders(), wi);
+      monitors_.deferred(wi, token, unreachable, got.ec.message(), fleet_.holders());
       items_.end(item, unreachable ? "deferred_unreachable" : "deferred", sched_.now_ns());
       co_return;
     }
-    rec_.metrics.wait_ns.add(sched_.now_ns() - item.arrived_ns);
-    if (got.attempts > 1) monitors_.hit(lp_granted_after_backoff);
     if (lane* l = timeline_.lane_of(item.number)) {
       l->granted_ns = sched_.now_ns();
       l->worker = static_cast<std::int64_t>(wi);
     }
-    const std::int64_t holders = fleet_.hold(wi, token);
-    rec_.lease->holders_max = std::max(rec_.lease->holders_max, holders);
-    monitors_.trace("worker", trace_text("holds ").word(token), holders, wi);
+    monitors_.granted(wi, token, sched_.now_ns() - item.arrived_ns, got.attempts, fleet_.hold(wi, token));
     std::shared_ptr<bool> renewing;
-    if (fleet_[wi].client->cfg().var == redis::variant::renewal) {
+    if (fleet_[wi].link.client->cfg().var == redis::variant::renewal) {
       renewing = std::make_shared<bool>(true);
       // The renewer stops by itself at its next tick once the work is over or
       // the worker crashed (a signal has one slot, owned by the worker loop).
@@ -208,15 +191,12 @@ class lease_world {
     const vtime_ns started = sched_.now_ns();
     const int status = co_await portal_.call(wi, item);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    rec_.metrics.service_ns.add(sched_.now_ns() - started);
+    monitors_.served(sched_.now_ns() - started);
     if (renewing) *renewing = false;
     // The "finally": release whatever happened at the portal.
-    const error_code rel = co_await w.client->release(token);
+    const error_code rel = co_await w.link.client->release(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    if (rel) {
-      ++rec_.lease->failed_releases;
-      monitors_.hit(lp_failed_release);
-    }
+    if (rel) monitors_.release_failed();
     fleet_.drop_holding(wi);
     items_.end(item, outcome_of(status), sched_.now_ns());
   }
@@ -228,13 +208,11 @@ class lease_world {
       co_await sim::sleep_for(every);
       if (!*on || w.generation != gen) co_return;
       if (sched_.now_ns() < w.paused_until) continue;  // a paused process renews nothing
-      const bool kept = co_await w.client->renew(token);
+      const bool kept = co_await w.link.client->renew(token);
       if (!*on || w.generation != gen) co_return;
       if (!kept) {
         w.lost = true;
-        ++rec_.lease->renewals_lost;
-        monitors_.hit(lp_renewal_lost);
-        monitors_.trace("worker", trace_text("renewal lost ").word(token), fleet_.holders(), wi);
+        monitors_.renewal_lost(wi, token, fleet_.holders());
         co_return;
       }
     }
@@ -253,7 +231,7 @@ class lease_world {
       rec_.inconclusive = guard_.reason(rec_.status, sched_.now_ns(), sc_.checks.horizon_ns, pending, total);
     if (!monitors_.stopped() && !rec_.inconclusive) {
       std::string why;
-      if (items_.unended() != 0 || items_.arrival_pending())
+      if (items_.unended() != 0 || pump_.pending())
         why = std::to_string(items_.unended()) + " work items never ended";
       if (why.empty()) {
         // One lease after the end, every permit must be released or expired.
@@ -279,6 +257,7 @@ class lease_world {
   portal portal_;
   fault_injector faults_;
   arrival_source src_;
+  arrival_pump pump_;  // the arrivals, one ahead, to on_arrival
   sim::prng service_rng_;
 };
 

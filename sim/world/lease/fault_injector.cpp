@@ -53,7 +53,7 @@ void fault_injector::apply(const scenario::fault_spec& f) {
       break;
     case fk::clock_step:
       if (on_worker)
-        fleet_[static_cast<std::size_t>(f.target->worker)].step_ns += f.step_ns;
+        fleet_[static_cast<std::size_t>(f.target->worker)].clock.step_ns += f.step_ns;
       else if (on_redis)
         node_.step_clock(f.step_ns);
       break;

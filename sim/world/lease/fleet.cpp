@@ -17,27 +17,27 @@ fleet::fleet(sim::scheduler& sched, network& net, const gate::lease_client_confi
   for (std::int64_t i = 0; i < sc.fleet.workers; ++i) {
     auto w = std::make_unique<worker_state>();
     w->index = static_cast<std::size_t>(i);
-    w->clock = sc.fleet.clock_of(i);
-    w->jitter = sim::substream(seed, "jitter/" + std::to_string(i));
-    w->transport = std::make_unique<redis_transport>(redis_transport{&net, w->index});
+    w->clock.spec = sc.fleet.clock_of(i);
+    worker_link& link = w->link;
+    link.transport = redis_transport{&net, w->index};
+    link.jitter = sim::substream(seed, "jitter/" + std::to_string(i));
     worker_state* raw = w.get();
-    w->client = std::make_unique<client_t>(
-        sched_.get_executor(), *w->transport, cfg, [this, raw] { return wall_ms(raw->index); },
+    link.client.emplace(
+        sched_.get_executor(), link.transport, cfg, [this, raw] { return raw->clock.wall_ms(sched_.now_ns()); },
         [raw](std::int64_t ceiling) {
-          return ceiling <= 0 ? 0
-                              : static_cast<std::int64_t>(raw->jitter.uniform_u64(static_cast<std::uint64_t>(ceiling) + 1));
+          return ceiling <= 0
+                     ? 0
+                     : static_cast<std::int64_t>(raw->link.jitter.uniform_u64(static_cast<std::uint64_t>(ceiling) + 1));
         });
     workers_.push_back(std::move(w));
   }
   idle_ = idle_set(workers_.size());
 }
 
-std::int64_t fleet::wall_ms(std::size_t wi) const {
-  const worker_state& w = *workers_[wi];
-  const vtime_ns t = sched_.now_ns();
-  // t * drift_ppm / 1e6 without overflow: split t into whole and partial millions.
-  const std::int64_t drift = (t / 1'000'000) * w.clock.drift_ppm + (t % 1'000'000) * w.clock.drift_ppm / 1'000'000;
-  return (lease_world_epoch_ms * 1'000'000 + t + w.clock.offset_ns + drift + w.step_ns) / 1'000'000;
+std::int64_t worker_clock::wall_ms(vtime_ns now) const {
+  // now * drift_ppm / 1e6 without overflow: split now into whole and partial millions.
+  const std::int64_t drift = (now / 1'000'000) * spec.drift_ppm + (now % 1'000'000) * spec.drift_ppm / 1'000'000;
+  return (lease_world_epoch_ms * 1'000'000 + now + spec.offset_ns + drift + step_ns) / 1'000'000;
 }
 
 void fleet::start(loop_fn loop) {

@@ -48,6 +48,27 @@ using client_t = gate::lease_client<sim::sim_env, redis_transport>;
 // Thrown at a checkpoint of a generation that crashed.
 struct worker_crashed {};
 
+// A worker's wall clock: virtual time plus the scenario's offset and drift,
+// plus the steps injected as faults.
+struct worker_clock {
+  scenario::clock_spec spec;
+  vtime_ns step_ns = 0;
+
+  // In ms since the Unix epoch, at virtual time `now`.
+  std::int64_t wall_ms(vtime_ns now) const;
+};
+
+// A worker's side of the gate: its transport to the Redis node, its lease
+// client and the client's backoff jitter. They live in the worker itself
+// (one allocation per worker, and the client beside the state it reads);
+// the client keeps references to the transport and the jitter, so the
+// worker never moves (the fleet holds it by pointer).
+struct worker_link {
+  redis_transport transport;
+  sim::prng jitter{0};
+  std::optional<client_t> client;  // always engaged once the fleet is built
+};
+
 struct worker_state {
   std::size_t index = 0;
   std::uint64_t generation = 0;
@@ -55,10 +76,10 @@ struct worker_state {
   bool started = false;  // this generation's worker loop has run its first step
   bool idle = false;     // waiting for work (then in the fleet's idle set)
   vtime_ns paused_until = 0;
-  scenario::clock_spec clock;
-  vtime_ns step_ns = 0;
-  std::unique_ptr<redis_transport> transport;
-  std::unique_ptr<client_t> client;
+  worker_clock clock;
+  worker_link link;
+  // Cancels the generation's loop at a crash; each generation gets its own
+  // (a crashed loop may still hold a slot of the one before).
   std::unique_ptr<boost::asio::cancellation_signal> kill;
   // The idle worker loop's wait for work: its completion handler, run with
   // operation_aborted by wake().
@@ -66,7 +87,6 @@ struct worker_state {
   std::optional<std::string> holding;  // token of the permit it believes it holds
   bool lost = false;                   // told it lost the permit of its current item
   std::optional<work_item> current;    // the item it works on
-  sim::prng jitter{0};
 };
 
 // The checkpoint a worker's coroutine passes after every wait: nothing
@@ -88,8 +108,6 @@ class fleet {
   worker_state& operator[](std::size_t wi) { return *workers_[wi]; }
   const worker_state& operator[](std::size_t wi) const { return *workers_[wi]; }
 
-  // The worker's wall clock, in ms since the Unix epoch.
-  std::int64_t wall_ms(std::size_t wi) const;
 
   // --- lives ----------------------------------------------------------------
   // Spawns every worker's loop; a restart spawns the worker's next generation.
@@ -144,16 +162,13 @@ class fleet {
 };
 
 // An idle worker waits for work as it would on a timer that never expires
-// and is cancelled to wake it: the wait takes one sequence number when it
-// starts and the wake-up is posted (one event), so the run's order and
-// event count are those of such a timer. The wait's own timer entry is
-// cancelled at once, so it leaves the heap at its next pop instead of
-// staying in it, never due, after the wake-up.
+// and is cancelled to wake it: the wake-up is posted (one event), so the
+// run's order and event count are those of such a timer. The wait schedules
+// nothing itself (no timer entry, no sequence number).
 template <class Token>
 auto fleet::async_idle_wait(std::size_t wi, Token&& token) {
   return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
       [this, &w = *workers_[wi]](auto handler) {
-        sched_.cancel(sched_.schedule_at(sched_.now_ns(), [] {}));
         w.resume = [this, h = std::move(handler)]() mutable {
           auto ex = boost::asio::get_associated_executor(h, sched_.get_executor());
           boost::asio::dispatch(ex, [h = std::move(h)]() mutable {

@@ -82,6 +82,32 @@ void lease_monitors::members_after_split_add(std::int64_t members) {
 
 void lease_monitors::check_split_add(std::int64_t members) { check_gate(members, " (a non-atomic check-then-add)"); }
 
+void lease_monitors::deferred(std::size_t wi, const std::string& token, bool unreachable, const std::string& why,
+                              std::int64_t holders) {
+  hit(unreachable ? lp_deferred_unreachable : lp_deferred);
+  ++lease_.deferred;
+  trace("worker", trace_text().word("deferred " + token + " (" + why + ")"), holders, wi);
+}
+
+void lease_monitors::granted(std::size_t wi, const std::string& token, vtime_ns waited_ns, std::int64_t attempts,
+                             std::int64_t holders) {
+  metrics_.wait_ns.add(waited_ns);
+  if (attempts > 1) hit(lp_granted_after_backoff);
+  lease_.holders_max = std::max(lease_.holders_max, holders);
+  trace("worker", trace_text("holds ").word(token), holders, wi);
+}
+
+void lease_monitors::release_failed() {
+  ++lease_.failed_releases;
+  hit(lp_failed_release);
+}
+
+void lease_monitors::renewal_lost(std::size_t wi, const std::string& token, std::int64_t holders) {
+  ++lease_.renewals_lost;
+  hit(lp_renewal_lost);
+  trace("worker", trace_text("renewal lost ").word(token), holders, wi);
+}
+
 void lease_monitors::portal_attempt(std::size_t wi, std::int64_t attempt, std::int64_t cap) {
   metrics_.portal_inflight_max = std::max(metrics_.portal_inflight_max, attempt);
   mon_.check(l_portal_inflight, attempt <= cap, [&] {

@@ -119,6 +119,20 @@ class lease_monitors {
   void members_after_split_add(std::int64_t members);
   void check_split_add(std::int64_t members);
 
+  // --- what a worker reports -----------------------------------------------
+  // Its item could not have a permit in time (`why`: the acquire's error).
+  void deferred(std::size_t wi, const std::string& token, bool unreachable, const std::string& why,
+                std::int64_t holders);
+  // It holds the permit `token`, `waited_ns` after its item arrived, after `attempts` acquires.
+  void granted(std::size_t wi, const std::string& token, vtime_ns waited_ns, std::int64_t attempts,
+               std::int64_t holders);
+  // Its portal call under a permit took `service_ns`.
+  void served(vtime_ns service_ns) { metrics_.service_ns.add(service_ns); }
+  // Its release got no confirmation (the lease's expiry is the backstop).
+  void release_failed();
+  // Its renewal found the permit `token` gone.
+  void renewal_lost(std::size_t wi, const std::string& token, std::int64_t holders);
+
   // --- the portal -----------------------------------------------------------
   void portal_attempt(std::size_t wi, std::int64_t attempt, std::int64_t cap);
 

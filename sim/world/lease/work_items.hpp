@@ -36,9 +36,7 @@ class work_items {
   std::uint64_t ended() const noexcept { return ended_; }
   std::uint64_t unended() const noexcept { return arrived_ - ended_; }
 
-  // Whether an arrival is scheduled, and whether every arrival has come.
-  bool arrival_pending() const noexcept { return arrival_pending_; }
-  void set_arrival_pending(bool pending) noexcept { arrival_pending_ = pending; }
+  // Whether every arrival has come.
   bool arrivals_done() const noexcept { return arrivals_done_; }
   void close_arrivals() noexcept { arrivals_done_ = true; }
 
@@ -79,7 +77,6 @@ class work_items {
   std::deque<work_item> queue_;
   std::uint64_t arrived_ = 0;
   std::uint64_t ended_ = 0;
-  bool arrival_pending_ = false;
   bool arrivals_done_ = false;
 };
 
