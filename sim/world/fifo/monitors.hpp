@@ -101,7 +101,6 @@ class fifo_monitors {
   // After every call into a gate: a release the core refused as unbalanced
   // means some lease was counted out twice.
   void on_gate_change(gate_slot& g, const fifo::fifo_gate& core) {
-    if (mon_.torn_down()) return;
     mon_.check(inv_released_once, core.totals().unbalanced_release == 0 && core.active() >= 0, [&] {
       return g.name + ": a holder released its lease after the gate had already counted it out (" +
              std::to_string(core.totals().unbalanced_release) + " unbalanced release)";
