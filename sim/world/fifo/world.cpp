@@ -160,7 +160,7 @@ class world final {
   clients clients_;
   request_handler handler_;
   process_faults faults_;
-  arrival_pump pump_;
+  arrival_pump<world> pump_;
   gate_set gates_;  // last: see above
 };
 
