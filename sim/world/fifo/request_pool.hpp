@@ -26,20 +26,20 @@ class request_pool {
       return req_ptr(grow());
     request_state* p = free_.back();
     free_.pop_back();
-    ADMIT_ASSERT(p->pooled, "a state on the free list is marked pooled");
+    ADMIT_ASSERT(p->pool.pooled, "a state on the free list is marked pooled");
     ADMIT_ASSERT(p->refs.count() == 0, "no reference to a pooled state is left");
     ADMIT_ASSERT(!p->accepted, "a reused state was cleared (not accepted)");
     ADMIT_ASSERT(!p->out.responded, "a reused state was cleared (not responded)");
     ADMIT_ASSERT(!p->arena.in_use(), "a reused state's arena holds no operation");
     ADMIT_ASSERT(!p->cancel.has_handler(), "a reused state has no cancellation handler");
-    p->pooled = false;
+    p->pool.pooled = false;
     return req_ptr(p);
   }
 
   // The last reference to `p` went.
   void put_back(request_state* p) noexcept {
     p->clear();
-    p->pooled = true;
+    p->pool.pooled = true;
     free_.push_back(p);  // never allocates: see take()
   }
 
@@ -55,8 +55,8 @@ class request_pool {
   void check_accounts() const {
     std::size_t pooled = 0;
     for (const auto& p : all_) {
-      ADMIT_ASSERT(p->pooled == (p->refs.count() == 0), "a state is pooled exactly when nothing refers to it");
-      pooled += p->pooled;
+      ADMIT_ASSERT(p->pool.pooled == (p->refs.count() == 0), "a state is pooled exactly when nothing refers to it");
+      pooled += p->pool.pooled;
     }
     ADMIT_ASSERT(pooled == free_.size(), "every pooled state is on the free list once");
     ADMIT_ASSERT(free_.capacity() >= all_.size(), "recycling never allocates");
@@ -70,7 +70,7 @@ class request_pool {
     // for every state is kept so that it never allocates.
     if (free_.capacity() < all_.size()) free_.reserve(2 * all_.size());
     request_state* p = all_.back().get();
-    p->owner = this;
+    p->pool.owner = this;
     return p;
   }
 

@@ -23,7 +23,7 @@
 
 namespace admit::world::fifo_world {
 
-void recycle(request_state* r) noexcept { r->owner->put_back(r); }
+void recycle(request_state* r) noexcept { r->pool.owner->put_back(r); }
 
 namespace {
 
