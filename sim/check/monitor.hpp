@@ -53,11 +53,13 @@ class monitor {
   monitor(sim::scheduler& sched, std::span<const char* const> invariants, const std::vector<std::string>& enabled,
           std::span<const char* const> probes, std::size_t trace_capacity)
       : sched_(sched), trace_(trace_capacity) {
+    ADMIT_ASSERT(invariants.size() <= max_invariants, "a world's invariants fit the monitor's mask");
     results_.reserve(invariants.size());
     for (const char* name : invariants) {
       invariant_result r;
       r.name = name;
       r.enabled = enabled.empty() || std::find(enabled.begin(), enabled.end(), r.name) != enabled.end();
+      if (r.enabled) checking_ |= std::uint64_t{1} << results_.size();
       results_.push_back(std::move(r));
     }
     probe_names_ = probes;
@@ -66,12 +68,16 @@ class monitor {
 
   // One check of invariant `which` (its index in the world's order).
   // `describe()` is called only for the first violation.
+  // One test of the mask on the hot path: it stands for "an invariant of
+  // this world, enabled, and the run not torn down". A clear bit, which an
+  // index outside the world's invariants always has, is judged out of line.
   template <class Describe>
   void check(std::size_t which, bool ok, Describe&& describe) {
-    if (torn_down_) return;
-    ADMIT_ASSERT(which < results_.size(), "an invariant of this world");
+    if (which >= max_invariants || (checking_ >> which & 1) == 0) [[unlikely]] {
+      not_checked(which);
+      return;
+    }
     invariant_result& inv = results_[which];
-    if (!inv.enabled) return;
     ++inv.checked;
     if (ok || !inv.holds) [[likely]] return;
     first_violation(inv, describe);
@@ -92,7 +98,10 @@ class monitor {
   // Whether a violation stopped the run.
   bool stopped() const noexcept { return stopped_; }
   bool torn_down() const noexcept { return torn_down_; }
-  void tear_down() noexcept { torn_down_ = true; }
+  void tear_down() noexcept {
+    torn_down_ = true;
+    checking_ = 0;
+  }
 
   // The results, for the run's record: the invariants and the probes.
   std::vector<invariant_result> take_invariants() { return std::move(results_); }
@@ -113,6 +122,12 @@ class monitor {
     on_violation();
   }
 
+  // A check skipped: its invariant is disabled, or the run is torn down; but
+  // never an index outside the world's invariants.
+  [[gnu::noinline, gnu::cold]] void not_checked(std::size_t which) const {
+    ADMIT_ASSERT(which < results_.size(), "an invariant of this world");
+  }
+
   void on_violation() {
     if (stopped_) return;
     stopped_ = true;
@@ -120,8 +135,13 @@ class monitor {
     sched_.stop();
   }
 
+  // Invariants a world may have: one bit each in checking_.
+  static constexpr std::size_t max_invariants = 64;
+  static_assert(invariant_count <= max_invariants, "every row of the invariant table fits the mask");
+
   sim::scheduler& sched_;
   std::vector<invariant_result> results_;
+  std::uint64_t checking_ = 0;  // bit i: invariant i is enabled and the run is not torn down
   std::span<const char* const> probe_names_;
   std::vector<std::uint64_t> probes_;
   trace_ring<TraceEntry> trace_;

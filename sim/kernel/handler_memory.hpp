@@ -209,10 +209,11 @@ class intrusive_ptr {
     std::swap(p_, o.p_);
     return *this;
   }
-  // A count below zero here means a reference was dropped twice: drop()'s
-  // assertion then ends the process (a destructor cannot throw).
+  // Most pointers a handler chain destroys were moved from: only their test
+  // is inline, the drop itself is not (inlined whole, the destructor is too
+  // big for the compiler to inline at its many call sites).
   ~intrusive_ptr() {
-    if (p_ != nullptr && p_->refs.drop()) Recycle(p_);
+    if (p_ != nullptr) drop(p_);
   }
   T* operator->() const noexcept { return p_; }
   T* get() const noexcept { return p_; }
@@ -220,6 +221,12 @@ class intrusive_ptr {
   explicit operator bool() const noexcept { return p_ != nullptr; }
 
  private:
+  // A count below zero here means a reference was dropped twice: drop()'s
+  // assertion then ends the process (a destructor cannot throw).
+  [[gnu::noinline]] static void drop(T* p) noexcept {
+    if (p->refs.drop()) Recycle(p);
+  }
+
   T* p_ = nullptr;
 };
 

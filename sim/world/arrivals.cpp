@@ -133,9 +133,4 @@ std::optional<arrival> arrival_source::next() {
   return out;
 }
 
-void arrival_pump::start() {
-  ADMIT_ASSERT(!pending_ && src_.emitted() == 0, "a pump starts once, before any arrival");
-  schedule_next();
-}
-
 }  // namespace admit::world

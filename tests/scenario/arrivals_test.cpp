@@ -46,12 +46,17 @@ void* operator new[](std::size_t n) {
 }
 void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_malloc(n); }
+// GCC pairs an inlined `operator new` with the `free` here and warns of a
+// mismatch; these replacements allocate with malloc, so the pair is right.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace {
 
@@ -251,7 +256,7 @@ namespace {
 struct recording_sink {
   explicit recording_sink(sim::scheduler& s) : sched(&s) {}
   sim::scheduler* sched;
-  const world::arrival_pump* pump = nullptr;
+  const world::arrival_pump<recording_sink>* pump = nullptr;
   std::vector<sim::vtime_ns> at;
   std::vector<std::uint64_t> numbers;
   std::vector<bool> next_pending;

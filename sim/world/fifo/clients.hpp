@@ -20,6 +20,7 @@
 #include "sim/world/fifo/observations.hpp"
 #include "sim/world/fifo/request.hpp"
 #include "sim/world/fifo/responses.hpp"
+#include "sim/world/fifo/run_context.hpp"
 #include "sim/world/fifo_process.hpp"
 #include "sim/world/run_record.hpp"
 
@@ -27,44 +28,40 @@ namespace admit::world::fifo_world {
 
 class clients {
  public:
-  clients(sim::scheduler& sched, const scenario::scenario& sc, std::uint64_t seed, fifo_process& proc,
-          gate_set& gates, const observations& obs, responses& resp, fifo_monitors& m, run_record& rec)
-      : sched_(sched),
-        sc_(sc),
-        proc_(proc),
+  clients(run_context& ctx, gate_set& gates, const observations& obs, responses& resp, fifo_monitors& m)
+      : ctx_(ctx),
         gates_(gates),
         obs_(obs),
         responses_(resp),
         monitors_(m),
-        rec_(rec),
-        service_rng_(sim::substream(seed, "service")) {}
+        service_rng_(sim::substream(ctx.seed, "service")) {}
 
   // The request `r` (its arrival set) arrives now; the caller then hands it to the server.
   void arrive(const req_ptr& r) {
     ADMIT_ASSERT(r->a.gate_index < gates_.size(), "a request goes to a gate of the scenario");
     r->number = ++request_count_;
     r->gate = &gates_[r->a.gate_index];
-    r->service_ns = r->a.service_ns ? *r->a.service_ns : sc_.service.service_time.sample(service_rng_);
-    r->out.arrived_ns = sched_.now_ns();
+    r->service_ns = r->a.service_ns ? *r->a.service_ns : ctx_.sc.service.service_time.sample(service_rng_);
+    r->out.arrived_ns = ctx_.sched.now_ns();
     r->keep = obs_.keeps([&] { return r->a.id(); });
     if (r->keep) r->out.id = r->a.id();
     responses_.arrived(*r);
     monitors_.trace(nullptr, "arrive", 0, 0, r->number);
-    if (lane* l = rec_.series.lane_for(r->number)) {
-      l->arrived_ns = sched_.now_ns();
+    if (lane* l = ctx_.rec.series.lane_for(r->number)) {
+      l->arrived_ns = ctx_.sched.now_ns();
       if (r->a.spec != nullptr) l->id = r->a.spec->id;
     }
 
     std::optional<vtime_ns> read_timeout =
-        r->a.client_timeout_ns ? r->a.client_timeout_ns : sc_.service.client_timeout_ns;
-    if (sched_.now_ns() < burst_until_) read_timeout = burst_timeout_ns_;  // a client_timeout_burst
+        r->a.client_timeout_ns ? r->a.client_timeout_ns : ctx_.sc.service.client_timeout_ns;
+    if (ctx_.sched.now_ns() < burst_until_) read_timeout = burst_timeout_ns_;  // a client_timeout_burst
     if (read_timeout) {
-      sched_.schedule_after(*read_timeout, [this, r] {
+      ctx_.sched.schedule_after(*read_timeout, [this, r] {
         if (r->out.responded) return;
         responses_.client_gave_up(*r);
       });
     }
-    if (r->a.cancel_at_ns && *r->a.cancel_at_ns <= sched_.now_ns()) {
+    if (r->a.cancel_at_ns && *r->a.cancel_at_ns <= ctx_.sched.now_ns()) {
       // Cancelled at (or before) its arrival: the handler sees the flag at its
       // first step and acquires nothing. Scheduled instead, the cancellation
       // would land after the handler's acquire at the same instant, so the
@@ -72,7 +69,7 @@ class clients {
       monitors_.trace(nullptr, "cancel", 0, 0, r->number);
       r->cancel_requested = true;
     } else if (r->a.cancel_at_ns) {
-      sched_.schedule_at(*r->a.cancel_at_ns, [this, r] {
+      ctx_.sched.schedule_at(*r->a.cancel_at_ns, [this, r] {
         if (r->out.responded) return;
         monitors_.trace(nullptr, "cancel", 0, 0, r->number);
         r->cancel_requested = true;
@@ -80,7 +77,7 @@ class clients {
         // flag when it starts. The disconnect reaches the handler through the
         // process (late after a stall; never once the process died).
         if (r->started)
-          proc_.deliver(r->gen, [r] { r->cancel.emit(boost::asio::cancellation_type::terminal); });
+          ctx_.proc.deliver(r->gen, [r] { r->cancel.emit(boost::asio::cancellation_type::terminal); });
       });
     }
   }
@@ -92,14 +89,11 @@ class clients {
   }
 
  private:
-  sim::scheduler& sched_;
-  const scenario::scenario& sc_;
-  fifo_process& proc_;
+  run_context& ctx_;
   gate_set& gates_;
   const observations& obs_;
   responses& responses_;
   fifo_monitors& monitors_;
-  run_record& rec_;
   sim::prng service_rng_;
   std::uint64_t request_count_ = 0;
   vtime_ns burst_until_ = 0;  // client_timeout_burst: arrivals before this read with burst_timeout_ns_

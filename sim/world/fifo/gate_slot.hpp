@@ -4,7 +4,7 @@
 // every transition to the slot (fifo::event_sink) and the adapter every call
 // into it (fifo_observer); the slot hands both to the FIFO monitors
 // (monitors.hpp), which keep per gate: leases granted and released, and the
-// tickets still queued, in the order they queued.
+// tickets still queued, in the order they queued (queue_order.hpp).
 //
 // gate_set: every gate slot, and the gates of ended process lifetimes that
 // work of theirs still refers to.
@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +20,7 @@
 
 #include "gate/admit_assert.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/world/fifo/queue_order.hpp"
 #include "sim/world/fifo/request.hpp"
 
 namespace admit::world::fifo_world {
@@ -29,14 +29,6 @@ class fifo_monitors;
 
 class gate_slot final : public fifo::event_sink, public gate::fifo_observer {
  public:
-  // Tickets in the order they queued (which is increasing ticket order), each
-  // marked once it left the queue by timeout or cancellation; the front is
-  // dropped while marked.
-  struct queued_ticket {
-    fifo::ticket_id ticket;
-    bool left;
-  };
-
   gate_slot(fifo_monitors& m, const scenario::gate_spec& spec, process_executor ex)
       : name(spec.name), monitors_(m), cfg_(spec.fifo), gate_(std::make_unique<sim_gate>(ex, spec.fifo)) {
     attach();
@@ -49,6 +41,8 @@ class gate_slot final : public fifo::event_sink, public gate::fifo_observer {
 
   sim_gate& gate() noexcept { return *gate_; }
   const sim_gate& gate() const noexcept { return *gate_; }
+  // The tickets queued at this gate, in order (queue_order.hpp).
+  queue_order& order() noexcept { return order_; }
 
   // The process crashed: the gate it held is gone. What of it still drains
   // (leases of work still running at the portal, posted claims) reaches a
@@ -61,29 +55,9 @@ class gate_slot final : public fifo::event_sink, public gate::fifo_observer {
     attach();
     granted = 0;
     released = 0;
-    queue_order_.clear();
+    order_.clear();
     return dead;
   }
-
-  // A ticket joined the queue: tickets only grow, so the order stays sorted.
-  void queued(fifo::ticket_id t) {
-    ADMIT_ASSERT(queue_order_.empty() || queue_order_.back().ticket < t, "tickets queue in increasing order");
-    queue_order_.push_back(queued_ticket{t, false});
-  }
-  // The entry of a ticket still queued, or nullptr.
-  queued_ticket* still_queued(fifo::ticket_id t) {
-    auto it = std::lower_bound(queue_order_.begin(), queue_order_.end(), t,
-                               [](const queued_ticket& q, fifo::ticket_id v) { return q.ticket < v; });
-    return it != queue_order_.end() && it->ticket == t && !it->left ? &*it : nullptr;
-  }
-  // The ticket that has waited longest, or nullptr when none waits.
-  const queued_ticket* oldest() {
-    while (!queue_order_.empty() && queue_order_.front().left) queue_order_.pop_front();
-    return queue_order_.empty() ? nullptr : &queue_order_.front();
-  }
-  void pop_oldest() noexcept { queue_order_.pop_front(); }
-  // Whether any queued ticket is still recorded, left or not.
-  bool any_recorded() const noexcept { return !queue_order_.empty(); }
 
   const std::string name;
   std::uint64_t granted = 0;
@@ -98,7 +72,7 @@ class gate_slot final : public fifo::event_sink, public gate::fifo_observer {
   fifo_monitors& monitors_;
   fifo::config cfg_;
   std::unique_ptr<sim_gate> gate_;
-  std::deque<queued_ticket> queue_order_;
+  queue_order order_;
 };
 
 class gate_set {

@@ -7,14 +7,11 @@
 
 namespace admit::world::fifo_world {
 
-fifo_monitors::fifo_monitors(sim::scheduler& sched, const scenario::scenario& sc, run_record& rec,
-                             const gate_set& gates, const portal& p)
-    : mon_(sched, invariant_names, sc.checks.invariants, probe_names,
-           static_cast<std::size_t>(sc.checks.trace_capacity)),
-      sched_(sched),
-      rec_(rec),
-      gates_(gates),
-      portal_(p) {}
+fifo_monitors::fifo_monitors(run_context& ctx, const gate_set& gates)
+    : mon_(ctx.sched, invariant_names, ctx.sc.checks.invariants, probe_names,
+           static_cast<std::size_t>(ctx.sc.checks.trace_capacity)),
+      ctx_(ctx),
+      gates_(gates) {}
 
 void fifo_monitors::check_idle(vtime_ns lh_ns, std::int64_t outstanding) {
   std::string why;
@@ -55,17 +52,17 @@ void fifo_monitors::record_results() {
   const auto is_fault_text = [](const char* what) {
     return std::find(std::begin(fault_texts), std::end(fault_texts), what) != std::end(fault_texts);
   };
-  rec_.trace.clear();
+  ctx_.rec.trace.clear();
   mon_.trace_entries().for_each([&](const live_entry& e) {
-    rec_.trace.push_back(trace_entry{e.at_ns,
+    ctx_.rec.trace.push_back(trace_entry{e.at_ns,
                                      e.source != nullptr     ? e.source->name
                                      : is_fault_text(e.what) ? std::string("fault")
                                                              : std::string("request"),
                                      e.what, e.active, e.waiting, e.ref});
   });
-  rec_.trace_dropped = mon_.trace_entries().dropped();
-  rec_.invariants = mon_.take_invariants();
-  rec_.probes = mon_.probes();
+  ctx_.rec.trace_dropped = mon_.trace_entries().dropped();
+  ctx_.rec.invariants = mon_.take_invariants();
+  ctx_.rec.probes = mon_.probes();
 }
 
 }  // namespace admit::world::fifo_world

@@ -28,6 +28,7 @@
 #include "sim/world/fifo/gate_slot.hpp"
 #include "sim/world/fifo/portal.hpp"
 #include "sim/world/fifo/request.hpp"
+#include "sim/world/fifo/run_context.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world::fifo_world {
@@ -94,14 +95,12 @@ class fifo_monitors {
   static constexpr const char* fault_texts[] = {"crash worker:0", "restart worker:0", "stall worker:0",
                                                 "partition portal", "client_timeout_burst"};
 
-  fifo_monitors(sim::scheduler& sched, const scenario::scenario& sc, run_record& rec, const gate_set& gates,
-                const portal& p);
+  fifo_monitors(run_context& ctx, const gate_set& gates);
 
   void on_gate_event(gate_slot& g, const fifo::event& e);
   // After every call into a gate: a release the core refused as unbalanced
   // means some lease was counted out twice.
   void on_gate_change(gate_slot& g, const fifo::fifo_gate& core) {
-    if (mon_.torn_down()) return;
     mon_.check(inv_released_once, core.totals().unbalanced_release == 0 && core.active() >= 0, [&] {
       return g.name + ": a holder released its lease after the gate had already counted it out (" +
              std::to_string(core.totals().unbalanced_release) + " unbalanced release)";
@@ -110,9 +109,9 @@ class fifo_monitors {
   // Work of `r` began or ended at the portal (its count already moved).
   void on_portal_begin(const request_state& r);
   void on_portal_end(const request_state& r) {
-    trace(nullptr, "portal end", portal_.in_flight(), 0, r.number);
+    trace(nullptr, "portal end", ctx_.service.in_flight(), 0, r.number);
     sample_series();
-    if (lane* l = rec_.series.lane_for(r.number)) l->work_end_ns = sched_.now_ns();
+    if (lane* l = ctx_.rec.series.lane_for(r.number)) l->work_end_ns = ctx_.sched.now_ns();
   }
   // At checks.liveness_horizon `lh_ns`, and at the end (`arrivals_done`:
   // the source gave every arrival): every request ended, every gate is idle.
@@ -121,7 +120,7 @@ class fifo_monitors {
 
   void trace(const gate_slot* source, const char* what, std::int64_t active, std::int64_t waiting,
              std::uint64_t ref) {
-    if (live_entry* e = mon_.trace()) *e = live_entry{sched_.now_ns(), source, what, active, waiting, ref};
+    if (live_entry* e = mon_.trace()) *e = live_entry{ctx_.sched.now_ns(), source, what, active, waiting, ref};
   }
   void hit(probe p) { mon_.hit(p); }
   // Totals over every gate, sampled into the run's timeline.
@@ -131,7 +130,7 @@ class fifo_monitors {
       active += g->gate().core().active();
       waiting += g->gate().core().waiting();
     }
-    rec_.series.sample(sched_.now_ns(), active, portal_.in_flight(), waiting);
+    ctx_.rec.series.sample(ctx_.sched.now_ns(), active, ctx_.service.in_flight(), waiting);
   }
 
   bool stopped() const noexcept { return mon_.stopped(); }
@@ -142,10 +141,8 @@ class fifo_monitors {
 
  private:
   check::monitor<live_entry> mon_;
-  sim::scheduler& sched_;
-  run_record& rec_;
+  run_context& ctx_;
   const gate_set& gates_;
-  const portal& portal_;
 };
 
 inline void gate_slot::on_event(const fifo::event& e) { monitors_.on_gate_event(*this, e); }
@@ -154,9 +151,9 @@ inline void gate_slot::on_gate_change(const fifo::fifo_gate& core) { monitors_.o
 inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
   if (mon_.torn_down()) return;
   trace(&g, fifo::to_string(e.st).data(), e.active, e.waiting, e.ticket);
-  rec_.metrics.gate_inflight_max = std::max(rec_.metrics.gate_inflight_max, e.active);
+  ctx_.rec.metrics.gate_inflight_max = std::max(ctx_.rec.metrics.gate_inflight_max, e.active);
   sample_series();
-  rec_.metrics.waiting_max = std::max(rec_.metrics.waiting_max, e.waiting);
+  ctx_.rec.metrics.waiting_max = std::max(ctx_.rec.metrics.waiting_max, e.waiting);
   const fifo::config& cfg = g.gate().core().cfg();
   switch (e.st) {
     case fifo::status::admitted:
@@ -169,18 +166,19 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
       });
       if (e.st == fifo::status::promoted) {
         hit(p_promoted);
-        const gate_slot::queued_ticket* oldest = g.oldest();
+        queue_order& order = g.order();
+        const queue_order::queued_ticket* oldest = order.oldest();
         const bool in_order = oldest != nullptr && oldest->ticket == e.ticket;
         mon_.check(inv_fifo_order, in_order, [&] {
           return g.name + ": promoted ticket " + std::to_string(e.ticket) + " while ticket " +
                  (oldest == nullptr ? std::string("(none)") : std::to_string(oldest->ticket)) +
                  " had waited longer";
         });
-        if (in_order) g.pop_oldest();
-        else if (gate_slot::queued_ticket* q = g.still_queued(e.ticket)) q->left = true;
-      } else if (g.any_recorded()) {
+        if (in_order) order.pop_oldest();
+        else if (queue_order::queued_ticket* q = order.still_queued(e.ticket)) q->left = true;
+      } else if (g.order().any_recorded()) {
         // Admitted straight away while others wait: a newcomer overtook the queue.
-        const gate_slot::queued_ticket* oldest = g.oldest();
+        const queue_order::queued_ticket* oldest = g.order().oldest();
         mon_.check(inv_fifo_order, oldest == nullptr, [&] {
           return g.name + ": admitted newcomer ticket " + std::to_string(e.ticket) + " while ticket " +
                  std::to_string(oldest->ticket) + " was waiting";
@@ -189,7 +187,7 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
       break;
     case fifo::status::queued:
       hit(p_queued);
-      g.queued(e.ticket);
+      g.order().queued(e.ticket);
       mon_.check(inv_waiting, e.waiting <= cfg.max_waiting, [&] {
         return g.name + ": " + std::to_string(e.waiting) + " tickets waiting, above max_waiting " +
                std::to_string(cfg.max_waiting);
@@ -204,7 +202,7 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
       break;
     case fifo::status::wait_timeout:
     case fifo::status::wait_cancelled: {
-      gate_slot::queued_ticket* q = g.still_queued(e.ticket);
+      queue_order::queued_ticket* q = g.order().still_queued(e.ticket);
       const bool was_waiting = q != nullptr;
       if (q != nullptr) q->left = true;
       if (e.st == fifo::status::wait_timeout) hit(was_waiting ? p_wait_timeout : p_promotion_beat_deadline);
@@ -218,13 +216,13 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
 }
 
 inline void fifo_monitors::on_portal_begin(const request_state& r) {
-  rec_.metrics.portal_inflight_max = std::max(rec_.metrics.portal_inflight_max, portal_.in_flight());
-  trace(nullptr, "portal begin", portal_.in_flight(), 0, r.number);
+  ctx_.rec.metrics.portal_inflight_max = std::max(ctx_.rec.metrics.portal_inflight_max, ctx_.service.in_flight());
+  trace(nullptr, "portal begin", ctx_.service.in_flight(), 0, r.number);
   sample_series();
-  if (lane* l = rec_.series.lane_for(r.number)) l->work_start_ns = sched_.now_ns();
-  mon_.check(inv_portal_inflight, portal_.in_flight() <= portal_.cap(), [&] {
-    return "portal: request " + r.a.id() + " made " + std::to_string(portal_.in_flight()) +
-           " requests in flight, above the portal's cap " + std::to_string(portal_.cap());
+  if (lane* l = ctx_.rec.series.lane_for(r.number)) l->work_start_ns = ctx_.sched.now_ns();
+  mon_.check(inv_portal_inflight, ctx_.service.in_flight() <= ctx_.service.cap(), [&] {
+    return "portal: request " + r.a.id() + " made " + std::to_string(ctx_.service.in_flight()) +
+           " requests in flight, above the portal's cap " + std::to_string(ctx_.service.cap());
   });
 }
 

@@ -7,17 +7,17 @@
 
 namespace admit::world::fifo_world {
 
-void process_faults::schedule(const scenario::scenario& sc) {
-  for (const auto& f : sc.faults.schedule) {
+void process_faults::schedule() {
+  for (const auto& f : ctx_.sc.faults.schedule) {
     const scenario::fault_spec* fp = &f;
-    sched_.schedule_at(f.at_ns, [this, fp] { apply(*fp); });
+    ctx_.sched.schedule_at(f.at_ns, [this, fp] { apply(*fp); });
   }
 }
 
 void process_faults::apply(const scenario::fault_spec& f) {
   using fk = scenario::fault_kind;
   const auto& texts = fifo_monitors::fault_texts;
-  const vtime_ns now = sched_.now_ns();
+  const vtime_ns now = ctx_.sched.now_ns();
   const vtime_ns dur = f.duration_ns.value_or(0);
   fault_window fw;
   fw.kind = scenario::fault_kind_names[static_cast<std::size_t>(f.kind)];
@@ -26,20 +26,20 @@ void process_faults::apply(const scenario::fault_spec& f) {
                           : std::string();
   fw.start_ns = now;
   fw.end_ns = now + (f.kind == fk::crash && !f.duration_ns ? 0 : dur);
-  rec_.series.add_window(std::move(fw));
+  ctx_.rec.series.add_window(std::move(fw));
   switch (f.kind) {
     case fk::crash:
       monitors_.trace(nullptr, texts[0], 0, 0, 0);
       crash();
-      if (f.duration_ns) sched_.schedule_after(dur, [this] { restart(); });
+      if (f.duration_ns) ctx_.sched.schedule_after(dur, [this] { restart(); });
       break;
     case fk::pause:
       monitors_.trace(nullptr, texts[2], 0, 0, 0);
-      proc_.stall(now + dur);
+      ctx_.proc.stall(now + dur);
       break;
     case fk::partition:
       monitors_.trace(nullptr, texts[3], 0, 0, 0);
-      portal_.cut_until(now + dur);
+      ctx_.service.cut_until(now + dur);
       break;
     case fk::client_timeout_burst:
       monitors_.trace(nullptr, texts[4], 0, 0, 0);
@@ -55,7 +55,7 @@ void process_faults::apply(const scenario::fault_spec& f) {
 // Work the process started at the portal runs on there to its end (the
 // portal then sees it beside whatever the next lifetime admits).
 void process_faults::crash() {
-  if (!proc_.alive()) return;
+  if (!ctx_.proc.alive()) return;
   // Held by reference first: the crash drops the work a stall was holding,
   // and with it the last reference to a request not yet handled.
   std::vector<req_ptr> held;
@@ -63,17 +63,17 @@ void process_faults::crash() {
     if (p.accepted && !p.out.responded) held.emplace_back(&p);
   });
   std::sort(held.begin(), held.end(), [](const req_ptr& a, const req_ptr& b) { return a->number < b->number; });
-  proc_.crash();
+  ctx_.proc.crash();
   for (const req_ptr& p : held) responses_.respond(*p, 0, "connection_reset");
-  gates_.sweep_dead(sched_.now_ns());
-  gates_.rebuild_all(process_executor(sched_.get_executor(), proc_));
+  gates_.sweep_dead(ctx_.sched.now_ns());
+  gates_.rebuild_all(process_executor(ctx_.sched.get_executor(), ctx_.proc));
   monitors_.sample_series();
 }
 
 void process_faults::restart() {
   monitors_.trace(nullptr, fifo_monitors::fault_texts[1], 0, 0, 0);
-  proc_.restart();
-  gates_.sweep_dead(sched_.now_ns());
+  ctx_.proc.restart();
+  gates_.sweep_dead(ctx_.sched.now_ns());
 }
 
 }  // namespace admit::world::fifo_world

@@ -20,6 +20,7 @@
 #include "sim/world/fifo/portal.hpp"
 #include "sim/world/fifo/request_pool.hpp"
 #include "sim/world/fifo/responses.hpp"
+#include "sim/world/fifo/run_context.hpp"
 #include "sim/world/fifo_process.hpp"
 #include "sim/world/run_record.hpp"
 
@@ -27,35 +28,24 @@ namespace admit::world::fifo_world {
 
 class process_faults {
  public:
-  process_faults(sim::scheduler& sched, fifo_process& proc, gate_set& gates, const request_pool& pool,
-                 responses& resp, portal& p, clients& c, fifo_monitors& m, run_record& rec)
-      : sched_(sched),
-        proc_(proc),
-        gates_(gates),
-        pool_(pool),
-        responses_(resp),
-        portal_(p),
-        clients_(c),
-        monitors_(m),
-        rec_(rec) {}
+  process_faults(run_context& ctx, gate_set& gates, const request_pool& pool, responses& resp, clients& c,
+                 fifo_monitors& m)
+      : ctx_(ctx), gates_(gates), pool_(pool), responses_(resp), clients_(c), monitors_(m) {}
 
   // Schedules every fault of the scenario's schedule, in file order.
-  void schedule(const scenario::scenario& sc);
+  void schedule();
 
  private:
   void apply(const scenario::fault_spec& f);
   void crash();
   void restart();
 
-  sim::scheduler& sched_;
-  fifo_process& proc_;
+  run_context& ctx_;
   gate_set& gates_;
   const request_pool& pool_;
   responses& responses_;
-  portal& portal_;
   clients& clients_;
   fifo_monitors& monitors_;
-  run_record& rec_;
 };
 
 }  // namespace admit::world::fifo_world

@@ -51,10 +51,13 @@ struct request_state {
   bool cancel_requested = false;  // it was cancelled (whether or not the handler had started)
   bool keep = false;              // a case refers to it: keep its outcome
   bool accepted = false;          // the server process took its connection
-  bool pooled = false;            // in the pool's free list
   std::uint64_t gen = 0;          // the process lifetime that took it
   sim::ref_count refs;
-  request_pool* owner = nullptr;
+  // The pool's bookkeeping (request_pool.hpp): whose state it is, and whether it is in the free list.
+  struct pool_hook {
+    request_pool* owner = nullptr;
+    bool pooled = false;
+  } pool;
   arena_type arena;
 
   // Back to the state of a new request, keeping its strings' storage for the

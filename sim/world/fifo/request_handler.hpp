@@ -25,6 +25,7 @@
 #include "sim/world/fifo/portal.hpp"
 #include "sim/world/fifo/request.hpp"
 #include "sim/world/fifo/responses.hpp"
+#include "sim/world/fifo/run_context.hpp"
 #include "sim/world/fifo_process.hpp"
 #include "sim/world/run_record.hpp"
 
@@ -34,25 +35,23 @@ class request_handler {
  public:
   using error_code = boost::system::error_code;
 
-  request_handler(sim::scheduler& sched, const scenario::scenario& sc, fifo_process& proc, portal& p,
-                  responses& resp, fifo_monitors& m, run_record& rec)
-      : sched_(sched), sc_(sc), proc_(proc), portal_(p), responses_(resp), monitors_(m), rec_(rec) {}
+  request_handler(run_context& ctx, responses& resp, fifo_monitors& m) : ctx_(ctx), responses_(resp), monitors_(m) {}
 
   // The server process takes the connection: refused while it is down; held
   // until a stall ends (accepted then in arrival order).
   void accept(req_ptr r) {
-    if (!proc_.alive()) {
+    if (!ctx_.proc.alive()) {
       responses_.respond(*r, 0, "connection_refused");
       return;
     }
     r->accepted = true;
-    r->gen = proc_.generation();
-    if (!proc_.stalled()) [[likely]] {
+    r->gen = ctx_.proc.generation();
+    if (!ctx_.proc.stalled()) [[likely]] {
       handle(std::move(r));
       return;
     }
     const std::uint64_t gen = r->gen;
-    proc_.deliver(gen, [this, r = std::move(r)]() mutable { handle(std::move(r)); });
+    ctx_.proc.deliver(gen, [this, r = std::move(r)]() mutable { handle(std::move(r)); });
   }
 
  private:
@@ -87,7 +86,7 @@ class request_handler {
     // could not reach the caller. Dispatched inside a running scheduler, the
     // sim executor runs it inline all the same.
     using executor_type = sim::sim_executor;
-    executor_type get_executor() const noexcept { return h->sched_.get_executor(); }
+    executor_type get_executor() const noexcept { return h->ctx_.sched.get_executor(); }
     void operator()(error_code ec) { h->on_finished(std::move(r), ec); }
   };
   // The work at the portal: it cannot be cancelled, so it needs no timer,
@@ -98,7 +97,7 @@ class request_handler {
     template <class Done>
     void operator()(Done&& done) {
       const vtime_ns service_ns = r->service_ns;
-      h->sched_.schedule_after(service_ns, [h = h, r = std::move(r), done = std::forward<Done>(done)]() mutable {
+      h->ctx_.sched.schedule_after(service_ns, [h = h, r = std::move(r), done = std::forward<Done>(done)]() mutable {
         h->work_ends(*r);
         std::move(done)(error_code{});
       });
@@ -107,19 +106,19 @@ class request_handler {
 
   void work_begins(const request_state& r) {
     if (monitors_.torn_down()) return;
-    portal_.begin();
+    ctx_.service.begin();
     monitors_.on_portal_begin(r);
   }
   void work_ends(const request_state& r) {
     if (monitors_.torn_down()) return;
-    portal_.end();
+    ctx_.service.end();
     monitors_.on_portal_end(r);
   }
 
   void on_acquired(req_ptr r, error_code ec, sim_gate::lease lease) {
     // The lifetime that held it ended: the handler is gone (its client got a
     // reset at the crash) and its lease goes back to the dead gate.
-    if (r->gen != proc_.generation() || proc_.stalled()) [[unlikely]] {
+    if (r->gen != ctx_.proc.generation() || ctx_.proc.stalled()) [[unlikely]] {
       hold_acquired(std::move(r), ec, std::move(lease));
       return;
     }
@@ -135,23 +134,23 @@ class request_handler {
       responses_.respond(*r, 499, "cancelled");
       return;
     }
-    const vtime_ns granted_at = sched_.now_ns();
+    const vtime_ns granted_at = ctx_.sched.now_ns();
     r->granted_ns = granted_at;
-    if (lane* l = rec_.series.lane_for(r->number)) l->granted_ns = granted_at;
-    rec_.metrics.wait_ns.add(granted_at - r->out.arrived_ns);
+    if (lane* l = ctx_.rec.series.lane_for(r->number)) l->granted_ns = granted_at;
+    ctx_.rec.metrics.wait_ns.add(granted_at - r->out.arrived_ns);
     if (r->a.fail == scenario::failure::constructor) {
       monitors_.hit(fifo_monitors::p_worker_failed_starting);
       lease.reset();
       responses_.respond(*r, 500, "internal_error");
       return;
     }
-    if (!portal_.reachable(sched_.now_ns())) {  // a partition: the work cannot reach the portal
+    if (!ctx_.service.reachable(ctx_.sched.now_ns())) {  // a partition: the work cannot reach the portal
       lease.reset();
       responses_.respond(*r, 502, "portal_unreachable");
       return;
     }
     work_begins(*r);
-    if (sc_.gates[r->a.gate_index].world_mut == scenario::world_mutation::release_before_work_ends)
+    if (ctx_.sc.gates[r->a.gate_index].world_mut == scenario::world_mutation::release_before_work_ends)
       lease.reset();  // broken on purpose: the slot frees while the work still runs
     r->lease = std::move(lease);
     request_slot slot(&r->cancel);
@@ -163,23 +162,23 @@ class request_handler {
   // of a stall, or dropped with a dead lifetime (deliver decides).
   [[gnu::noinline]] void hold_acquired(req_ptr r, error_code ec, sim_gate::lease lease) {
     const std::uint64_t gen = r->gen;
-    proc_.deliver(gen, [this, r = std::move(r), ec, lease = std::move(lease)]() mutable {
+    ctx_.proc.deliver(gen, [this, r = std::move(r), ec, lease = std::move(lease)]() mutable {
       on_acquired(std::move(r), ec, std::move(lease));
     });
   }
   [[gnu::noinline]] void hold_finished(req_ptr r, error_code wec) {
     const std::uint64_t gen = r->gen;
-    proc_.deliver(gen, [this, r = std::move(r), wec]() mutable { on_finished(std::move(r), wec); });
+    ctx_.proc.deliver(gen, [this, r = std::move(r), wec]() mutable { on_finished(std::move(r), wec); });
   }
 
   void on_finished(req_ptr r, error_code wec) {
     // The work ended at the portal (work_ends ran); the handler that waited
     // for it belongs to the process: gone after a crash, late after a stall.
-    if (r->gen != proc_.generation() || proc_.stalled()) [[unlikely]] {
+    if (r->gen != ctx_.proc.generation() || ctx_.proc.stalled()) [[unlikely]] {
       hold_finished(std::move(r), wec);
       return;
     }
-    rec_.metrics.service_ns.add(sched_.now_ns() - r->granted_ns);
+    ctx_.rec.metrics.service_ns.add(ctx_.sched.now_ns() - r->granted_ns);
     r->lease.reset();  // only now has the work really ended
     if (wec) {
       monitors_.hit(fifo_monitors::p_cancelled_working);
@@ -189,13 +188,9 @@ class request_handler {
     }
   }
 
-  sim::scheduler& sched_;
-  const scenario::scenario& sc_;
-  fifo_process& proc_;
-  portal& portal_;
+  run_context& ctx_;
   responses& responses_;
   fifo_monitors& monitors_;
-  run_record& rec_;
 };
 
 }  // namespace admit::world::fifo_world

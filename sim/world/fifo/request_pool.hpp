@@ -22,31 +22,24 @@ class request_pool {
 
   // A state as new, with one reference.
   req_ptr take() {
-    request_state* p;
-    if (free_.empty()) {
-      all_.push_back(std::make_unique<request_state>());
-      // recycle() runs in destructors, also while a bad_alloc unwinds: room
-      // for every state is kept so that it never allocates.
-      if (free_.capacity() < all_.size()) free_.reserve(2 * all_.size());
-      p = all_.back().get();
-      p->owner = this;
-    } else {
-      p = free_.back();
-      free_.pop_back();
-      ADMIT_ASSERT(p->pooled, "a state on the free list is marked pooled");
-      ADMIT_ASSERT(p->refs.count() == 0, "no reference to a pooled state is left");
-      ADMIT_ASSERT(!p->accepted && !p->out.responded, "a reused state was cleared");
-      ADMIT_ASSERT(!p->arena.in_use(), "a reused state's arena holds no operation");
-      ADMIT_ASSERT(!p->cancel.has_handler(), "a reused state has no cancellation handler");
-      p->pooled = false;
-    }
+    if (free_.empty()) [[unlikely]]
+      return req_ptr(grow());
+    request_state* p = free_.back();
+    free_.pop_back();
+    ADMIT_ASSERT(p->pool.pooled, "a state on the free list is marked pooled");
+    ADMIT_ASSERT(p->refs.count() == 0, "no reference to a pooled state is left");
+    ADMIT_ASSERT(!p->accepted, "a reused state was cleared (not accepted)");
+    ADMIT_ASSERT(!p->out.responded, "a reused state was cleared (not responded)");
+    ADMIT_ASSERT(!p->arena.in_use(), "a reused state's arena holds no operation");
+    ADMIT_ASSERT(!p->cancel.has_handler(), "a reused state has no cancellation handler");
+    p->pool.pooled = false;
     return req_ptr(p);
   }
 
   // The last reference to `p` went.
   void put_back(request_state* p) noexcept {
     p->clear();
-    p->pooled = true;
+    p->pool.pooled = true;
     free_.push_back(p);  // never allocates: see take()
   }
 
@@ -62,14 +55,25 @@ class request_pool {
   void check_accounts() const {
     std::size_t pooled = 0;
     for (const auto& p : all_) {
-      ADMIT_ASSERT(p->pooled == (p->refs.count() == 0), "a state is pooled exactly when nothing refers to it");
-      pooled += p->pooled;
+      ADMIT_ASSERT(p->pool.pooled == (p->refs.count() == 0), "a state is pooled exactly when nothing refers to it");
+      pooled += p->pool.pooled;
     }
     ADMIT_ASSERT(pooled == free_.size(), "every pooled state is on the free list once");
     ADMIT_ASSERT(free_.capacity() >= all_.size(), "recycling never allocates");
   }
 
  private:
+  // Out of line: a run allocates only as many states as are ever in flight.
+  [[gnu::noinline]] request_state* grow() {
+    all_.push_back(std::make_unique<request_state>());
+    // recycle() runs in destructors, also while a bad_alloc unwinds: room
+    // for every state is kept so that it never allocates.
+    if (free_.capacity() < all_.size()) free_.reserve(2 * all_.size());
+    request_state* p = all_.back().get();
+    p->pool.owner = this;
+    return p;
+  }
+
   std::vector<std::unique_ptr<request_state>> all_;
   std::vector<request_state*> free_;
 };

@@ -13,17 +13,18 @@
 #include "sim/kernel/scheduler.hpp"
 #include "sim/world/fifo/monitors.hpp"
 #include "sim/world/fifo/request.hpp"
+#include "sim/world/fifo/run_context.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world::fifo_world {
 
 class responses {
  public:
-  responses(sim::scheduler& sched, run_record& rec, fifo_monitors& m) : sched_(sched), rec_(rec), monitors_(m) {}
+  responses(run_context& ctx, fifo_monitors& m) : ctx_(ctx), monitors_(m) {}
 
   void arrived(const request_state& r) {
     ADMIT_ASSERT(!r.out.responded, "a request arrives unanswered");
-    ++rec_.metrics.requests;
+    ++ctx_.rec.metrics.requests;
     ++outstanding_;
   }
 
@@ -37,37 +38,36 @@ class responses {
     r.out.responded = true;
     r.out.http_status = http_status;
     r.out.status = status;
-    r.out.responded_ns = sched_.now_ns();
+    r.out.responded_ns = ctx_.sched.now_ns();
     --outstanding_;
     if (http_status == 200)
-      ++rec_.metrics.completed;
+      ++ctx_.rec.metrics.completed;
     else
-      ++rec_.metrics.refused[status];
+      ++ctx_.rec.metrics.refused[status];
     monitors_.trace(nullptr, status, http_status, 0, r.number);
-    if (lane* l = rec_.series.lane_for(r.number)) {
-      l->ended_ns = sched_.now_ns();
+    if (lane* l = ctx_.rec.series.lane_for(r.number)) {
+      l->ended_ns = ctx_.sched.now_ns();
       l->outcome = status;
     }
-    if (r.keep) rec_.outcomes[r.out.id] = r.out;
+    if (r.keep) ctx_.rec.outcomes[r.out.id] = r.out;
   }
 
   // The client's read timeout came before the answer.
   void client_gave_up(request_state& r) {
     ADMIT_ASSERT(!r.out.responded, "a client gives up only on a request not yet answered");
     r.out.client_timed_out = true;
-    ++rec_.metrics.client_timeouts;
+    ++ctx_.rec.metrics.client_timeouts;
     monitors_.hit(fifo_monitors::p_client_gave_up_first);
     monitors_.trace(nullptr, "client ReadTimeout", 0, 0, r.number);
-    if (lane* l = rec_.series.lane_for(r.number)) l->gave_up_ns = sched_.now_ns();
-    if (r.keep) rec_.outcomes[r.out.id] = r.out;
+    if (lane* l = ctx_.rec.series.lane_for(r.number)) l->gave_up_ns = ctx_.sched.now_ns();
+    if (r.keep) ctx_.rec.outcomes[r.out.id] = r.out;
   }
 
   // Requests that arrived and have not ended: never negative.
   std::int64_t outstanding() const noexcept { return outstanding_; }
 
  private:
-  sim::scheduler& sched_;
-  run_record& rec_;
+  run_context& ctx_;
   fifo_monitors& monitors_;
   std::int64_t outstanding_ = 0;
 };

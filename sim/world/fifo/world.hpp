@@ -1,9 +1,11 @@
 // fifo_world::world: one run of a scenario with FIFO gates (sim/world/world.hpp
 // describes the simulated system), put together from its parts:
-//  * gate_set / gate_slot (gate_slot.hpp): the gates, in one server process
-//    (sim/world/fifo_process.hpp);
+//  * run_context (run_context.hpp): the scenario, the scheduler, the server
+//    process (sim/world/fifo_process.hpp), the run's record and the portal
+//    (portal.hpp, the service behind the gates), which the other parts share;
+//  * gate_set / gate_slot (gate_slot.hpp): the gates, in the server process,
+//    each with the order of its queued tickets (queue_order.hpp);
 //  * fifo_monitors (monitors.hpp): the invariants, probes and trace, on check::monitor;
-//  * portal (portal.hpp): the service behind the gates;
 //  * request_pool (request_pool.hpp): the request states, reused;
 //  * clients (clients.hpp) and request_handler (request_handler.hpp): the two
 //    sides of each request; responses (responses.hpp): how each one ended;
