@@ -257,7 +257,7 @@ class lease_world {
   portal portal_;
   fault_injector faults_;
   arrival_source src_;
-  arrival_pump pump_;  // the arrivals, one ahead, to on_arrival
+  arrival_pump<lease_world> pump_;  // the arrivals, one ahead, to on_arrival
   sim::prng service_rng_;
 };
 
