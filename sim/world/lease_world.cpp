@@ -157,7 +157,8 @@ class lease_world {
     monitors_.trace("worker", trace_text("acquire ").word(token), fleet_.holders(), wi);
     gate::acquire_outcome got = co_await w.link.client->acquire(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    if (got.ec == gate::gate_errc::unreachable && gate().world_mut == scenario::world_mutation::fail_open) {
+    // The rare branches marked so, that GCC moves them out of the hot path of the coroutine's body.
+    if (got.ec == gate::gate_errc::unreachable && gate().world_mut == scenario::world_mutation::fail_open) [[unlikely]] {
       // Broken on purpose: no confirmed permit, and the request goes out anyway.
       monitors_.trace("worker", trace_text("fail-open ").word(token), fleet_.holders(), wi);
       const int st = co_await portal_.call(wi, item);
@@ -165,7 +166,7 @@ class lease_world {
       items_.end(item, outcome_of(st), sched_.now_ns());
       co_return;
     }
-    if (got.ec) {
+    if (got.ec) [[unlikely]] {
       const bool unreachable = got.ec == gate::gate_errc::unreachable;
       monitors_.deferred(wi, token, unreachable, got.ec.message(), fleet_.holders());
       items_.end(item, unreachable ? "deferred_unreachable" : "deferred", sched_.now_ns());
@@ -191,7 +192,8 @@ class lease_world {
     // The "finally": release whatever happened at the portal.
     const error_code rel = co_await w.link.client->release(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    if (rel) monitors_.release_failed();
+    if (rel) [[unlikely]]
+      monitors_.release_failed();
     fleet_.drop_holding(wi);
     items_.end(item, outcome_of(status), sched_.now_ns());
   }
