@@ -8,7 +8,6 @@
 #include "gate/admit_assert.hpp"
 #include "gate/asio/lease_client.hpp"
 #include "sim/kernel/awaitable.hpp"
-#include "sim/kernel/prng.hpp"
 #include "sim/world/arrivals.hpp"
 #include "sim/world/lease/fault_injector.hpp"
 #include "sim/world/lease/fleet.hpp"
@@ -74,7 +73,8 @@ class lease_world {
       : sc_(sc), guard_(sc.checks.max_events, sc.checks.max_wall_ns), rec_(empty_record(seed, v)),
         monitors_(sched_, sc, opts.trace ? static_cast<std::size_t>(sc.checks.trace_capacity) : 0, rec_.metrics,
                   *rec_.lease),
-        timeline_(sched_, opts.timeline ? &rec_.series : nullptr), items_(timeline_, rec_.metrics),
+        timeline_(sched_, opts.timeline ? &rec_.series : nullptr),
+        items_(timeline_, rec_.metrics, sc.service.service_time, seed),
         node_(sc.faults.schedule), server_(sched_, node_, fleet_, monitors_, timeline_, gate().world_mut),
         net_(sched_, node_, server_, monitors_, gate().lease.key, static_cast<std::size_t>(sc.fleet.workers),
              gate().world_mut == scenario::world_mutation::check_then_add),
@@ -82,7 +82,7 @@ class lease_world {
         portal_(sched_, monitors_, timeline_, sc.service.portal_cap.value_or(gate().lease.limit),
                 sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns)),
         faults_(sched_, fleet_, items_, node_, net_, portal_, monitors_, timeline_), src_(sc, seed),
-        pump_(sched_, src_, *this), service_rng_(sim::substream(seed, "service")) {}
+        pump_(sched_, src_, *this) {}
 
   ~lease_world() { tear_down(); }
 
@@ -111,12 +111,7 @@ class lease_world {
 
   // From the pump, at the arrival's time (it has scheduled the next one first).
   void on_arrival(const arrival& a) {
-    work_item it;
-    it.number = items_.next_number();
-    it.arrived_ns = sched_.now_ns();
-    it.service_ns = a.service_ns ? *a.service_ns : sc_.service.service_time.sample(service_rng_);
-    it.read_timeout_ns = portal_.read_timeout_for(a.client_timeout_ns);
-    items_.push(it, it.arrived_ns);
+    items_.arrive(a, sched_.now_ns(), portal_.read_timeout_for(a.client_timeout_ns));
     if (!pump_.pending()) items_.close_arrivals();
     fleet_.wake_one();
     if (items_.arrivals_done()) fleet_.wake_all_idle();
@@ -162,7 +157,8 @@ class lease_world {
     monitors_.trace("worker", trace_text("acquire ").word(token), fleet_.holders(), wi);
     gate::acquire_outcome got = co_await w.link.client->acquire(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    if (got.ec == gate::gate_errc::unreachable && gate().world_mut == scenario::world_mutation::fail_open) {
+    // The rare branches marked so, that GCC moves them out of the hot path of the coroutine's body.
+    if (got.ec == gate::gate_errc::unreachable && gate().world_mut == scenario::world_mutation::fail_open) [[unlikely]] {
       // Broken on purpose: no confirmed permit, and the request goes out anyway.
       monitors_.trace("worker", trace_text("fail-open ").word(token), fleet_.holders(), wi);
       const int st = co_await portal_.call(wi, item);
@@ -170,7 +166,7 @@ class lease_world {
       items_.end(item, outcome_of(st), sched_.now_ns());
       co_return;
     }
-    if (got.ec) {
+    if (got.ec) [[unlikely]] {
       const bool unreachable = got.ec == gate::gate_errc::unreachable;
       monitors_.deferred(wi, token, unreachable, got.ec.message(), fleet_.holders());
       items_.end(item, unreachable ? "deferred_unreachable" : "deferred", sched_.now_ns());
@@ -196,7 +192,8 @@ class lease_world {
     // The "finally": release whatever happened at the portal.
     const error_code rel = co_await w.link.client->release(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    if (rel) monitors_.release_failed();
+    if (rel) [[unlikely]]
+      monitors_.release_failed();
     fleet_.drop_holding(wi);
     items_.end(item, outcome_of(status), sched_.now_ns());
   }
@@ -258,7 +255,6 @@ class lease_world {
   fault_injector faults_;
   arrival_source src_;
   arrival_pump<lease_world> pump_;  // the arrivals, one ahead, to on_arrival
-  sim::prng service_rng_;
 };
 
 }  // namespace

@@ -67,17 +67,17 @@ class clients {
       // would land after the handler's acquire at the same instant, so the
       // request would hold a slot it never should have had.
       monitors_.trace(nullptr, "cancel", 0, 0, r->number);
-      r->cancel_requested = true;
+      r->handler.cancel_requested = true;
     } else if (r->a.cancel_at_ns) {
       ctx_.sched.schedule_at(*r->a.cancel_at_ns, [this, r] {
         if (r->out.responded) return;
         monitors_.trace(nullptr, "cancel", 0, 0, r->number);
-        r->cancel_requested = true;
+        r->handler.cancel_requested = true;
         // Before its first step a handler has nothing to cancel: it sees the
         // flag when it starts. The disconnect reaches the handler through the
         // process (late after a stall; never once the process died).
-        if (r->started)
-          ctx_.proc.deliver(r->gen, [r] { r->cancel.emit(boost::asio::cancellation_type::terminal); });
+        if (r->handler.started)
+          ctx_.proc.deliver(r->handler.gen, [r] { r->cancel.emit(boost::asio::cancellation_type::terminal); });
       });
     }
   }

@@ -60,7 +60,7 @@ void process_faults::crash() {
   // and with it the last reference to a request not yet handled.
   std::vector<req_ptr> held;
   pool_.for_each_live([&](request_state& p) {
-    if (p.accepted && !p.out.responded) held.emplace_back(&p);
+    if (p.handler.accepted && !p.out.responded) held.emplace_back(&p);
   });
   std::sort(held.begin(), held.end(), [](const req_ptr& a, const req_ptr& b) { return a->number < b->number; });
   ctx_.proc.crash();

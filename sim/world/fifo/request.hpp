@@ -46,12 +46,19 @@ struct request_state {
   vtime_ns granted_ns = 0;
   request_outcome out;
   sim::cancellation_storage<cancel_bytes> cancel;
-  sim_gate::lease lease;          // held from the grant until the work has really ended
-  bool started = false;           // its handler has run its first step
-  bool cancel_requested = false;  // it was cancelled (whether or not the handler had started)
-  bool keep = false;              // a case refers to it: keep its outcome
-  bool accepted = false;          // the server process took its connection
-  std::uint64_t gen = 0;          // the process lifetime that took it
+  sim_gate::lease lease;  // held from the grant until the work has really ended
+  // How far the server side got with it. The lifetime first and the group
+  // [[no_unique_address]], so that `keep` takes the group's tail padding: the
+  // four flags stay one word that clear() resets with one store, as they were
+  // before they were grouped (the FIFO world resets a state per request).
+  struct handler_flags {
+    std::uint64_t gen = 0;          // the process lifetime that took it
+    bool accepted = false;          // the server process took its connection
+    bool started = false;           // its handler has run its first step
+    bool cancel_requested = false;  // it was cancelled (whether or not the handler had started)
+  };
+  [[no_unique_address]] handler_flags handler;
+  bool keep = false;  // a case refers to it: keep its outcome
   sim::ref_count refs;
   // The pool's bookkeeping (request_pool.hpp): whose state it is, and whether it is in the free list.
   struct pool_hook {
@@ -78,11 +85,8 @@ struct request_state {
     out.status.clear();
     out.responded_ns = -1;
     out.client_timed_out = false;
-    started = false;
-    cancel_requested = false;
+    handler = handler_flags{};
     keep = false;
-    accepted = false;
-    gen = 0;
   }
 };
 

@@ -44,23 +44,23 @@ class request_handler {
       responses_.respond(*r, 0, "connection_refused");
       return;
     }
-    r->accepted = true;
-    r->gen = ctx_.proc.generation();
+    r->handler.accepted = true;
+    r->handler.gen = ctx_.proc.generation();
     if (!ctx_.proc.stalled()) [[likely]] {
       handle(std::move(r));
       return;
     }
-    const std::uint64_t gen = r->gen;
+    const std::uint64_t gen = r->handler.gen;
     ctx_.proc.deliver(gen, [this, r = std::move(r)]() mutable { handle(std::move(r)); });
   }
 
  private:
   // The handler's first step.
   void handle(req_ptr r) {
-    ADMIT_ASSERT(!r->started, "a request's handler starts once");
-    ADMIT_ASSERT(r->accepted, "a handler runs only for a request the process took");
-    r->started = true;
-    if (r->cancel_requested) {  // cancelled before the handler ran: nothing was acquired
+    ADMIT_ASSERT(!r->handler.started, "a request's handler starts once");
+    ADMIT_ASSERT(r->handler.accepted, "a handler runs only for a request the process took");
+    r->handler.started = true;
+    if (r->handler.cancel_requested) {  // cancelled before the handler ran: nothing was acquired
       responses_.respond(*r, 499, "cancelled");
       return;
     }
@@ -118,7 +118,7 @@ class request_handler {
   void on_acquired(req_ptr r, error_code ec, sim_gate::lease lease) {
     // The lifetime that held it ended: the handler is gone (its client got a
     // reset at the crash) and its lease goes back to the dead gate.
-    if (r->gen != ctx_.proc.generation() || ctx_.proc.stalled()) [[unlikely]] {
+    if (r->handler.gen != ctx_.proc.generation() || ctx_.proc.stalled()) [[unlikely]] {
       hold_acquired(std::move(r), ec, std::move(lease));
       return;
     }
@@ -129,7 +129,7 @@ class request_handler {
       else responses_.respond(*r, 499, "cancelled");
       return;
     }
-    if (r->cancel_requested) {  // granted, then cancelled before the handler resumed: no work starts
+    if (r->handler.cancel_requested) {  // granted, then cancelled before the handler resumed: no work starts
       lease.reset();
       responses_.respond(*r, 499, "cancelled");
       return;
@@ -161,20 +161,20 @@ class request_handler {
   // Out of line, off the path of a process without faults: held to the end
   // of a stall, or dropped with a dead lifetime (deliver decides).
   [[gnu::noinline]] void hold_acquired(req_ptr r, error_code ec, sim_gate::lease lease) {
-    const std::uint64_t gen = r->gen;
+    const std::uint64_t gen = r->handler.gen;
     ctx_.proc.deliver(gen, [this, r = std::move(r), ec, lease = std::move(lease)]() mutable {
       on_acquired(std::move(r), ec, std::move(lease));
     });
   }
   [[gnu::noinline]] void hold_finished(req_ptr r, error_code wec) {
-    const std::uint64_t gen = r->gen;
+    const std::uint64_t gen = r->handler.gen;
     ctx_.proc.deliver(gen, [this, r = std::move(r), wec]() mutable { on_finished(std::move(r), wec); });
   }
 
   void on_finished(req_ptr r, error_code wec) {
     // The work ended at the portal (work_ends ran); the handler that waited
     // for it belongs to the process: gone after a crash, late after a stall.
-    if (r->gen != ctx_.proc.generation() || ctx_.proc.stalled()) [[unlikely]] {
+    if (r->handler.gen != ctx_.proc.generation() || ctx_.proc.stalled()) [[unlikely]] {
       hold_finished(std::move(r), wec);
       return;
     }

@@ -28,7 +28,7 @@ class request_pool {
     free_.pop_back();
     ADMIT_ASSERT(p->pool.pooled, "a state on the free list is marked pooled");
     ADMIT_ASSERT(p->refs.count() == 0, "no reference to a pooled state is left");
-    ADMIT_ASSERT(!p->accepted, "a reused state was cleared (not accepted)");
+    ADMIT_ASSERT(!p->handler.accepted, "a reused state was cleared (not accepted)");
     ADMIT_ASSERT(!p->out.responded, "a reused state was cleared (not responded)");
     ADMIT_ASSERT(!p->arena.in_use(), "a reused state's arena holds no operation");
     ADMIT_ASSERT(!p->cancel.has_handler(), "a reused state has no cancellation handler");

@@ -33,7 +33,7 @@ class responses {
   void respond(request_state& r, int http_status, const char* status) {
     if (monitors_.torn_down()) return;
     ADMIT_ASSERT(!r.out.responded, "a request is answered at most once");
-    ADMIT_ASSERT(r.accepted || http_status == 0, "only a request the process took gets an HTTP answer");
+    ADMIT_ASSERT(r.handler.accepted || http_status == 0, "only a request the process took gets an HTTP answer");
     ADMIT_ASSERT(outstanding_ > 0, "a request ends only after it arrived");
     r.out.responded = true;
     r.out.http_status = http_status;

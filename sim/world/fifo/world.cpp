@@ -135,7 +135,7 @@ class world final {
     pool_.check_accounts();
     std::int64_t unanswered = 0;
     pool_.for_each_live([&](const request_state& r) {
-      ADMIT_ASSERT(r.accepted || r.out.responded, "a live request was taken by the process or refused");
+      ADMIT_ASSERT(r.handler.accepted || r.out.responded, "a live request was taken by the process or refused");
       unanswered += !r.out.responded;
     });
     ADMIT_ASSERT(responses_.outstanding() >= 0, "outstanding requests are never negative");

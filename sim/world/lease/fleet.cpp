@@ -34,12 +34,6 @@ fleet::fleet(sim::scheduler& sched, network& net, const gate::lease_client_confi
   idle_ = idle_set(workers_.size());
 }
 
-std::int64_t worker_clock::wall_ms(vtime_ns now) const {
-  // now * drift_ppm / 1e6 without overflow: split now into whole and partial millions.
-  const std::int64_t drift = (now / 1'000'000) * spec.drift_ppm + (now % 1'000'000) * spec.drift_ppm / 1'000'000;
-  return (lease_world_epoch_ms * 1'000'000 + now + spec.offset_ns + drift + step_ns) / 1'000'000;
-}
-
 void fleet::start(loop_fn loop) {
   loop_ = std::move(loop);
   for (auto& w : workers_) spawn(*w);
@@ -103,36 +97,6 @@ void fleet::tear_down() {
   for (auto& w : workers_) w->resume = {};
 }
 
-void fleet::wake(worker_state& w) {
-  if (w.resume) sched_.post(std::move(w.resume));
-  w.resume = {};
-}
-
-// Idle workers are also kept in idle_ by index, so that the next one to wake
-// is found without scanning the fleet; the order is the scan's: least index
-// first.
-void fleet::set_idle(std::size_t wi, bool idle) {
-  worker_state& w = *workers_[wi];
-  ADMIT_ASSERT(idle_.contains(wi) == w.idle, "a worker is in the idle set exactly while it is idle");
-  if (w.idle == idle) return;
-  w.idle = idle;
-  if (idle)
-    idle_.insert(wi);
-  else
-    idle_.erase(wi);
-}
-
-void fleet::wake_one() {
-  for (std::size_t i = idle_.next(); i != idle_set::npos; i = idle_.next(i + 1)) {
-    worker_state& w = *workers_[i];
-    ADMIT_ASSERT(w.idle, "the idle set holds only idle workers");
-    if (!w.alive) continue;  // not expected (a crash clears idle), but the scan skipped such a worker
-    set_idle(i, false);
-    wake(w);
-    return;
-  }
-}
-
 void fleet::wake_all_idle() {
   for (std::size_t i = idle_.next(); i != idle_set::npos; i = idle_.next(i + 1)) {
     set_idle(i, false);
@@ -147,28 +111,6 @@ std::string fleet::token_of(std::size_t wi, std::uint64_t number) {
   t.push_back('-');
   t.append(digits, std::to_chars(digits, digits + sizeof digits, number).ptr);
   return t;
-}
-
-void fleet::take(std::size_t wi, const work_item& item) {
-  worker_state& w = *workers_[wi];
-  ADMIT_ASSERT(!w.holding, "a worker starts an item holding no permit");
-  w.current = item;
-  w.lost = false;
-}
-
-std::int64_t fleet::hold(std::size_t wi, const std::string& token) {
-  worker_state& w = *workers_[wi];
-  ADMIT_ASSERT(!w.holding, "a worker holds one permit at a time");
-  w.holding = token;
-  return ++holders_;
-}
-
-void fleet::drop_holding(std::size_t wi) {
-  worker_state& w = *workers_[wi];
-  if (!w.holding) return;
-  ADMIT_ASSERT(holders_ > 0, "the holders count every worker holding a permit");
-  w.holding.reset();
-  --holders_;
 }
 
 const worker_state* fleet::holder_of(std::string_view token) const {

@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gate/admit_assert.hpp"
@@ -40,6 +41,7 @@
 #include "sim/world/idle_set.hpp"
 #include "sim/world/lease/network.hpp"
 #include "sim/world/lease/work_items.hpp"
+#include "sim/world/lease_world.hpp"
 
 namespace admit::world::lease {
 
@@ -55,7 +57,11 @@ struct worker_clock {
   vtime_ns step_ns = 0;
 
   // In ms since the Unix epoch, at virtual time `now`.
-  std::int64_t wall_ms(vtime_ns now) const;
+  std::int64_t wall_ms(vtime_ns now) const {
+    // now * drift_ppm / 1e6 without overflow: split now into whole and partial millions.
+    const std::int64_t drift = (now / 1'000'000) * spec.drift_ppm + (now % 1'000'000) * spec.drift_ppm / 1'000'000;
+    return (lease_world_epoch_ms * 1'000'000 + now + spec.offset_ns + drift + step_ns) / 1'000'000;
+  }
 };
 
 // A worker's side of the gate: its transport to the Redis node, its lease
@@ -113,7 +119,7 @@ class fleet {
   // Spawns every worker's loop; a restart spawns the worker's next generation.
   void start(loop_fn loop);
   void restart(std::size_t wi);
-  bool clear_to_run(std::size_t wi, std::uint64_t gen) const {
+  [[gnu::always_inline]] bool clear_to_run(std::size_t wi, std::uint64_t gen) const {
     const worker_state& w = *workers_[wi];
     return w.generation == gen && w.alive && sched_.now_ns() >= w.paused_until;
   }
@@ -127,16 +133,57 @@ class fleet {
   // --- idle waits -----------------------------------------------------------
   template <class Token>
   auto async_idle_wait(std::size_t wi, Token&& token);
-  void set_idle(std::size_t wi, bool idle);
-  void wake_one();
+  // Idle workers are also kept in idle_ by index, so that the next one to
+  // wake is found without scanning the fleet; the order is the scan's: least
+  // index first. Always inline, as are the permit counts below: the worker
+  // loops and the arrivals call them on every item, and GCC otherwise keeps
+  // them out of line from the large coroutine bodies.
+  [[gnu::always_inline]] void set_idle(std::size_t wi, bool idle) {
+    worker_state& w = *workers_[wi];
+    ADMIT_ASSERT(idle_.contains(wi) == w.idle, "a worker is in the idle set exactly while it is idle");
+    if (w.idle == idle) return;
+    w.idle = idle;
+    if (idle)
+      idle_.insert(wi);
+    else
+      idle_.erase(wi);
+  }
+  [[gnu::always_inline]] void wake_one() {
+    for (std::size_t i = idle_.next(); i != idle_set::npos; i = idle_.next(i + 1)) {
+      worker_state& w = *workers_[i];
+      ADMIT_ASSERT(w.idle, "the idle set holds only idle workers");
+      if (!w.alive) continue;  // not expected (a crash clears idle), but the scan skipped such a worker
+      set_idle(i, false);
+      wake(w);
+      return;
+    }
+  }
   void wake_all_idle();
 
   // --- permits --------------------------------------------------------------
   // "w<worker>-<item>": the token of a worker's permit for an item.
   static std::string token_of(std::size_t wi, std::uint64_t number);
-  void take(std::size_t wi, const work_item& item);  // the worker starts on an item
-  std::int64_t hold(std::size_t wi, const std::string& token);  // returns the holders
-  void drop_holding(std::size_t wi);
+  // The worker starts on an item.
+  [[gnu::always_inline]] void take(std::size_t wi, const work_item& item) {
+    worker_state& w = *workers_[wi];
+    ADMIT_ASSERT(!w.holding, "a worker starts an item holding no permit");
+    w.current = item;
+    w.lost = false;
+  }
+  // Returns the holders.
+  [[gnu::always_inline]] std::int64_t hold(std::size_t wi, const std::string& token) {
+    worker_state& w = *workers_[wi];
+    ADMIT_ASSERT(!w.holding, "a worker holds one permit at a time");
+    w.holding = token;
+    return ++holders_;
+  }
+  [[gnu::always_inline]] void drop_holding(std::size_t wi) {
+    worker_state& w = *workers_[wi];
+    if (!w.holding) return;
+    ADMIT_ASSERT(holders_ > 0, "the holders count every worker holding a permit");
+    w.holding.reset();
+    --holders_;
+  }
   std::int64_t holders() const noexcept { return holders_; }
   // The worker that believes it holds the permit `token` (tokens are unique per acquisition).
   const worker_state* holder_of(std::string_view token) const;
@@ -151,7 +198,10 @@ class fleet {
 
  private:
   void spawn(worker_state& w);
-  void wake(worker_state& w);
+  [[gnu::always_inline]] void wake(worker_state& w) {
+    if (w.resume) sched_.post(std::move(w.resume));
+    w.resume = {};
+  }
 
   sim::scheduler& sched_;
   std::vector<std::unique_ptr<worker_state>> workers_;

@@ -20,20 +20,19 @@ std::string lease_monitors::pending_trace::text() const {
   return t;
 }
 
-void lease_monitors::trace(const char* source, const trace_text& text, std::int64_t count, std::uint64_t ref) {
-  pending_trace* e = mon_.trace();
-  if (!e) return;
+void lease_monitors::fill(pending_trace& e, const char* source, const trace_text& text, std::int64_t count,
+                          std::uint64_t ref) {
   // A reused slot still holds the entry it kept: every field is written.
-  e->at_ns = sched_.now_ns();
-  e->source = source;
-  e->head = text.head_;
-  e->word.assign(text.word_);
-  e->mid = text.mid_;
-  e->has_number = text.has_number_;
-  e->number = text.number_;
-  e->tail = text.tail_;
-  e->count = count;
-  e->ref = ref;
+  e.at_ns = sched_.now_ns();
+  e.source = source;
+  e.head = text.head_;
+  e.word.assign(text.word_);
+  e.mid = text.mid_;
+  e.has_number = text.has_number_;
+  e.number = text.number_;
+  e.tail = text.tail_;
+  e.count = count;
+  e.ref = ref;
 }
 
 void lease_monitors::reaped_live(std::string_view member, std::size_t holder) {
@@ -47,11 +46,6 @@ void lease_monitors::reaped_live(std::string_view member, std::size_t holder) {
 void lease_monitors::after_acquire_reaping(const std::string* survivor) {
   mon_.check(l_expiry, survivor == nullptr,
              [&] { return "permit " + *survivor + " outlived its lease and was not reaped by an acquire"; });
-}
-
-void lease_monitors::members_after_script(std::int64_t members) {
-  lease_.set_members_max = std::max(lease_.set_members_max, members);
-  metrics_.gate_inflight_max = std::max(metrics_.gate_inflight_max, members);
 }
 
 void lease_monitors::check_gate(std::int64_t members, const char* how) {
@@ -89,14 +83,6 @@ void lease_monitors::deferred(std::size_t wi, const std::string& token, bool unr
   trace("worker", trace_text().word("deferred " + token + " (" + why + ")"), holders, wi);
 }
 
-void lease_monitors::granted(std::size_t wi, const std::string& token, vtime_ns waited_ns, std::int64_t attempts,
-                             std::int64_t holders) {
-  metrics_.wait_ns.add(waited_ns);
-  if (attempts > 1) hit(lp_granted_after_backoff);
-  lease_.holders_max = std::max(lease_.holders_max, holders);
-  trace("worker", trace_text("holds ").word(token), holders, wi);
-}
-
 void lease_monitors::release_failed() {
   ++lease_.failed_releases;
   hit(lp_failed_release);
@@ -108,12 +94,9 @@ void lease_monitors::renewal_lost(std::size_t wi, const std::string& token, std:
   trace("worker", trace_text("renewal lost ").word(token), holders, wi);
 }
 
-void lease_monitors::portal_attempt(std::size_t wi, std::int64_t attempt, std::int64_t cap) {
-  metrics_.portal_inflight_max = std::max(metrics_.portal_inflight_max, attempt);
-  mon_.check(l_portal_inflight, attempt <= cap, [&] {
-    return "worker " + std::to_string(wi) + " opened connection " + std::to_string(attempt) +
-           " at the portal, above its true cap " + std::to_string(cap);
-  });
+std::string lease_monitors::portal_violation(std::size_t wi, std::int64_t attempt, std::int64_t cap) {
+  return "worker " + std::to_string(wi) + " opened connection " + std::to_string(attempt) +
+         " at the portal, above its true cap " + std::to_string(cap);
 }
 
 void lease_monitors::idle_at(vtime_ns lh_ns, std::uint64_t unended, std::int64_t holders) {

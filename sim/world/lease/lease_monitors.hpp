@@ -14,6 +14,7 @@
 // ring's slots hold words of a token's length.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -102,8 +103,12 @@ class lease_monitors {
   run_metrics& metrics() noexcept { return metrics_; }
   lease_metrics& lease() noexcept { return lease_; }
 
-  void hit(lease_probe p) { mon_.hit(p); }
-  void trace(const char* source, const trace_text& text, std::int64_t count, std::uint64_t ref);
+  [[gnu::always_inline]] void hit(lease_probe p) { mon_.hit(p); }
+  // The slot test inline (most runs keep no trace), the entry's fields out of line.
+  [[gnu::always_inline]] void trace(const char* source, const trace_text& text, std::int64_t count,
+                                    std::uint64_t ref) {
+    if (pending_trace* e = mon_.trace()) fill(*e, source, text, count, ref);
+  }
 
   // --- what the Redis side reports ------------------------------------------
   // An acquire is about to reap the permit `member` of a worker still working under it.
@@ -111,7 +116,10 @@ class lease_monitors {
   // After an acquire: `survivor` is a permit older than the lease still in the set (nullptr: none).
   void after_acquire_reaping(const std::string* survivor);
   // The live members after a script: the maxima.
-  void members_after_script(std::int64_t members);
+  [[gnu::always_inline]] void members_after_script(std::int64_t members) {
+    lease_.set_members_max = std::max(lease_.set_members_max, members);
+    metrics_.gate_inflight_max = std::max(metrics_.gate_inflight_max, members);
+  }
   // The script's trace entry and its checks.
   void script_ran(std::size_t wi, redis::script_op op, const std::string& token, const redis::script_reply& reply,
                   std::int64_t members, bool was_member);
@@ -124,17 +132,25 @@ class lease_monitors {
   void deferred(std::size_t wi, const std::string& token, bool unreachable, const std::string& why,
                 std::int64_t holders);
   // It holds the permit `token`, `waited_ns` after its item arrived, after `attempts` acquires.
-  void granted(std::size_t wi, const std::string& token, vtime_ns waited_ns, std::int64_t attempts,
-               std::int64_t holders);
+  [[gnu::always_inline]] void granted(std::size_t wi, const std::string& token, vtime_ns waited_ns,
+                                      std::int64_t attempts, std::int64_t holders) {
+    metrics_.wait_ns.add(waited_ns);
+    if (attempts > 1) hit(lp_granted_after_backoff);
+    lease_.holders_max = std::max(lease_.holders_max, holders);
+    trace("worker", trace_text("holds ").word(token), holders, wi);
+  }
   // Its portal call under a permit took `service_ns`.
-  void served(vtime_ns service_ns) { metrics_.service_ns.add(service_ns); }
+  [[gnu::always_inline]] void served(vtime_ns service_ns) { metrics_.service_ns.add(service_ns); }
   // Its release got no confirmation (the lease's expiry is the backstop).
   void release_failed();
   // Its renewal found the permit `token` gone.
   void renewal_lost(std::size_t wi, const std::string& token, std::int64_t holders);
 
   // --- the portal -----------------------------------------------------------
-  void portal_attempt(std::size_t wi, std::int64_t attempt, std::int64_t cap);
+  [[gnu::always_inline]] void portal_attempt(std::size_t wi, std::int64_t attempt, std::int64_t cap) {
+    metrics_.portal_inflight_max = std::max(metrics_.portal_inflight_max, attempt);
+    mon_.check(l_portal_inflight, attempt <= cap, [&] { return portal_violation(wi, attempt, cap); });
+  }
 
   // --- liveness -------------------------------------------------------------
   // At checks.liveness_horizon `lh_ns`: every item that arrived has ended and no worker holds a permit.
@@ -166,6 +182,11 @@ class lease_monitors {
   };
 
   void check_gate(std::int64_t members, const char* how);
+  // The cold half of a trace entry and of a portal check.
+  [[gnu::noinline]] void fill(pending_trace& e, const char* source, const trace_text& text, std::int64_t count,
+                              std::uint64_t ref);
+  [[gnu::noinline, gnu::cold]] static std::string portal_violation(std::size_t wi, std::int64_t attempt,
+                                                                   std::int64_t cap);
 
   check::monitor<pending_trace> mon_;
   sim::scheduler& sched_;

@@ -59,7 +59,9 @@ class network {
   network(sim::scheduler& sched, const redis_node& node, script_server& server, lease_monitors& monitors,
           std::string_view key, std::size_t workers, bool split_add);
 
-  bool link_up(std::size_t wi) const {
+  // Always inline: every hop of a call asks, from large template bodies
+  // where GCC would otherwise call it out of line; the cut scan is out of line.
+  [[gnu::always_inline]] bool link_up(std::size_t wi) const {
     if (node_.down(sched_.now_ns())) return false;
     if (cuts_.empty()) return true;
     return !cut_between(worker_names_[wi], "redis");

@@ -9,7 +9,7 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item) {
   const std::int64_t attempt = open_ + 1;
   monitors_.portal_attempt(wi, attempt, cap_);
   const auto number = static_cast<std::int64_t>(item.number);
-  if (attempt > cap_) {
+  if (attempt > cap_) [[unlikely]] {
     ++monitors_.lease().portal_429;
     monitors_.hit(lp_portal_429);
     monitors_.trace("portal", trace_text("429 for item ").number(number), open_, wi);

@@ -1,6 +1,7 @@
 // work_items: the fleet's one shared queue of work items, and how each ended.
 //
-// An item arrives (counted as a request), waits in the queue until a worker
+// An item arrives (counted as a request; its service time is the arrival's
+// own or a draw from service.service_time on the run's "service" stream), waits in the queue until a worker
 // takes it, and ends once: completed, refused by the portal (rate_limited),
 // given up by its client (client_timeout), deferred, or crashed with its
 // worker. The book counts arrivals and endings, so that liveness can ask
@@ -12,7 +13,10 @@
 #include <deque>
 
 #include "gate/admit_assert.hpp"
+#include "sim/kernel/distribution.hpp"
+#include "sim/kernel/prng.hpp"
 #include "sim/kernel/vtime.hpp"
+#include "sim/world/arrivals.hpp"
 #include "sim/world/lease/lease_timeline.hpp"
 #include "sim/world/run_record.hpp"
 
@@ -29,7 +33,9 @@ struct work_item {
 
 class work_items {
  public:
-  work_items(lease_timeline& tl, run_metrics& metrics) : tl_(tl), metrics_(metrics) {}
+  // `service_time`: service.service_time, drawn for an arrival without its own; `seed`: the run's.
+  work_items(lease_timeline& tl, run_metrics& metrics, const sim::duration_dist& service_time, std::uint64_t seed)
+      : tl_(tl), metrics_(metrics), service_time_(service_time), service_rng_(sim::substream(seed, "service")) {}
 
   bool empty() const noexcept { return queue_.empty(); }
   std::uint64_t arrived() const noexcept { return arrived_; }
@@ -40,14 +46,15 @@ class work_items {
   bool arrivals_done() const noexcept { return arrivals_done_; }
   void close_arrivals() noexcept { arrivals_done_ = true; }
 
-  // The number the next arrival gets (items count from 1).
-  std::uint64_t next_number() { return ++arrived_; }
-
-  void push(const work_item& it, vtime_ns now) {
-    ++metrics_.requests;
-    queue_.push_back(it);
-    tl_.set_waiting(queue_.size());
-    if (lane* l = tl_.lane_of(it.number)) l->arrived_ns = now;
+  // The arrival `a`, at `now`, becomes the next item (items count from 1)
+  // and joins the queue; `read_timeout_ns`: its client's read timeout at the portal.
+  void arrive(const arrival& a, vtime_ns now, vtime_ns read_timeout_ns) {
+    work_item it;
+    it.number = ++arrived_;
+    it.arrived_ns = now;
+    it.service_ns = a.service_ns ? *a.service_ns : service_time_.sample(service_rng_);
+    it.read_timeout_ns = read_timeout_ns;
+    push(it, now);
   }
   work_item pop() {
     ADMIT_ASSERT(!queue_.empty(), "a worker takes an item only from a non-empty queue");
@@ -58,7 +65,9 @@ class work_items {
   }
 
   // `how`: "completed" or the reason it was refused (the report's key).
-  void end(const work_item& item, const char* how, vtime_ns now) {
+  // Always inline (every item ends once, from the large coroutine bodies);
+  // a refusal's count, a map lookup, out of line.
+  [[gnu::always_inline]] void end(const work_item& item, const char* how, vtime_ns now) {
     ADMIT_ASSERT(ended_ < arrived_, "an item ends once, after it arrived");
     ++ended_;
     if (lane* l = tl_.lane_of(item.number)) {
@@ -68,12 +77,22 @@ class work_items {
     if (std::strcmp(how, "completed") == 0)
       ++metrics_.completed;
     else
-      ++metrics_.refused[how];
+      count_refused(how);
   }
 
  private:
+  void push(const work_item& it, vtime_ns now) {
+    ++metrics_.requests;
+    queue_.push_back(it);
+    tl_.set_waiting(queue_.size());
+    if (lane* l = tl_.lane_of(it.number)) l->arrived_ns = now;
+  }
+  [[gnu::noinline]] void count_refused(const char* how) { ++metrics_.refused[how]; }
+
   lease_timeline& tl_;
   run_metrics& metrics_;
+  const sim::duration_dist& service_time_;
+  sim::prng service_rng_;
   std::deque<work_item> queue_;
   std::uint64_t arrived_ = 0;
   std::uint64_t ended_ = 0;
