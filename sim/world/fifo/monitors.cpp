@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string_view>
 
 #include "sim/scenario/duration.hpp"
 
@@ -49,8 +50,11 @@ void fifo_monitors::check_end(bool arrivals_done, std::int64_t outstanding) {
 
 void fifo_monitors::record_results() {
   ADMIT_ASSERT(mon_.torn_down(), "results are taken once the run is over");
+  // By their text, not their address: a literal named in two files need not be one object (a build
+  // without optimisation merges no constants), and this runs only for the entries kept.
   const auto is_fault_text = [](const char* what) {
-    return std::find(std::begin(fault_texts), std::end(fault_texts), what) != std::end(fault_texts);
+    return std::any_of(std::begin(fault_texts), std::end(fault_texts),
+                       [what](const char* t) { return std::string_view(t) == what; });
   };
   ctx_.rec.trace.clear();
   mon_.trace_entries().for_each([&](const live_entry& e) {

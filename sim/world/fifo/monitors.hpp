@@ -91,7 +91,7 @@ class fifo_monitors {
       "worker failed while starting",
       "event log wrapped around",
   };
-  // Trace texts of the faults (static strings: the trace tells them by address).
+  // Trace texts of the faults (static strings; record_results tells them by their text).
   static constexpr const char* fault_texts[] = {"crash worker:0", "restart worker:0", "stall worker:0",
                                                 "partition portal", "client_timeout_burst"};
 
