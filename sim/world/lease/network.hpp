@@ -25,6 +25,7 @@
 #include "gate/admit_assert.hpp"
 #include "gate/asio/lease_client.hpp"
 #include "sim/kernel/scheduler.hpp"
+#include "sim/kernel/sim_executor.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/redis_node.hpp"
 #include "sim/world/lease_world.hpp"
