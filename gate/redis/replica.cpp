@@ -142,6 +142,12 @@ replica::stored_value* replica::find_live(std::string_view key, std::int64_t ser
   return it == keys_.end() ? nullptr : &it->second;
 }
 
+const sorted_set* replica::expired_zset(std::string_view key, std::int64_t server_now_us) const {
+  const auto it = keys_.find(key);
+  if (it == keys_.end() || !expired(it->second.expire_at_ms, to_ms(server_now_us))) return nullptr;
+  return std::get_if<sorted_set>(&it->second.data);
+}
+
 sorted_set* replica::find_zset(std::string_view key, std::int64_t server_now_us) {
   stored_value* v = find_live(key, server_now_us);
   if (v == nullptr) return nullptr;

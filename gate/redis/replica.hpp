@@ -121,6 +121,10 @@ class replica {
   // dropped first; nullptr when there is none): one lookup for an observer
   // that asks several questions at one instant. Valid until the next command.
   const sorted_set* zset_view(std::string_view key, std::int64_t server_now_us);
+  // The sorted set at `key` when it is still stored but past its deadline at
+  // `server_now_us` (the next command to touch the key drops it with its
+  // members); nullptr otherwise. Changes nothing.
+  [[nodiscard]] const sorted_set* expired_zset(std::string_view key, std::int64_t server_now_us) const;
 
   // --- keys ----------------------------------------------------------------
   // PEXPIRE key ttl_ms: 1 when the key exists (a ttl_ms <= 0 deletes it), else 0.

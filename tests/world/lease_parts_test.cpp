@@ -98,6 +98,51 @@ TEST_CASE("a worker releasing a permit it holds has it in the set, or was told i
   CHECK_NOTHROW(p.server.execute(1, redis::script_op::release, p.req(redis::script_op::release, "w1-1")));
 }
 
+TEST_CASE("a gate key that expires under a working holder takes its permit, and the holder is told") {
+  // Goal: PEXPIRE is a way to lose a permit as real as a reap (fuzz/regressions/fuzz_short_run/
+  // lease-key-expired-under-a-working-holder). Method: worker 0 acquires at 0 (the key's deadline is
+  // the 15 s lease), nobody acquires until 16 s, then worker 1 does; worker 0 releases afterwards.
+  parts p;
+  (void)p.server.execute(0, redis::script_op::acquire, p.req(redis::script_op::acquire, "w0-1"));
+  (void)p.workers.hold(0, "w0-1");
+  p.sched.run_until(16 * sim::sec);
+  REQUIRE(p.sched.now_ns() == 16 * sim::sec);
+  (void)p.server.execute(1, redis::script_op::acquire, p.req(redis::script_op::acquire, "w1-1"));
+  (void)p.workers.hold(1, "w1-1");
+  CHECK(p.workers[0].lost);
+  CHECK_FALSE(p.workers[1].lost);
+  CHECK(p.rec.lease->leases_reaped_live == 1);
+  // Its release finds nothing, in a key that exists again (worker 1's): no assertion.
+  const redis::script_reply r =
+      p.server.execute(0, redis::script_op::release, p.req(redis::script_op::release, "w0-1"));
+  CHECK(r.value == 0);
+}
+
+TEST_CASE("a renew that reaps another holder's stale permit tells that holder") {
+  // Goal: the renewal variant's renew reaps too, and its reaping is watched like an acquire's.
+  // Method: worker 0 acquires at 0, worker 1 at 10 s (the key now lives until 25 s); at 16 s worker
+  // 1 renews, and its reap takes worker 0's permit, scored 0, older than the 15 s lease.
+  parts p;
+  auto renewal_req = [&](redis::script_op op, const std::string& token) {
+    call_req r = p.req(op, token);
+    r.var = redis::variant::renewal;
+    return r;
+  };
+  (void)p.server.execute(0, redis::script_op::acquire, renewal_req(redis::script_op::acquire, "w0-1"));
+  (void)p.workers.hold(0, "w0-1");
+  p.sched.run_until(10 * sim::sec);
+  (void)p.server.execute(1, redis::script_op::acquire, renewal_req(redis::script_op::acquire, "w1-1"));
+  (void)p.workers.hold(1, "w1-1");
+  p.sched.run_until(16 * sim::sec);
+  const redis::script_reply kept =
+      p.server.execute(1, redis::script_op::renew, renewal_req(redis::script_op::renew, "w1-1"));
+  CHECK(kept.value == 1);
+  CHECK(p.workers[0].lost);
+  CHECK_FALSE(p.workers[1].lost);
+  CHECK(p.rec.lease->leases_reaped_live == 1);
+  CHECK(p.server.execute(0, redis::script_op::release, renewal_req(redis::script_op::release, "w0-1")).value == 0);
+}
+
 TEST_CASE("a reaped permit marks its worker, holding it or with the grant on its way") {
   parts p;
   p.workers.take(2, work_item{7, 0, 0, 0});

@@ -43,6 +43,14 @@ void lease_monitors::reaped_live(std::string_view member, std::size_t holder) {
         0, static_cast<std::uint64_t>(holder));
 }
 
+void lease_monitors::expired_live(std::string_view member, std::size_t holder) {
+  ++lease_.leases_reaped_live;
+  hit(lp_reaped_live);
+  trace("redis",
+        trace_text("lease expired with its key ").word(member).number(static_cast<std::int64_t>(holder), " (worker ", ")"),
+        0, static_cast<std::uint64_t>(holder));
+}
+
 void lease_monitors::after_acquire_reaping(const std::string* survivor) {
   mon_.check(l_expiry, survivor == nullptr,
              [&] { return "permit " + *survivor + " outlived its lease and was not reaped by an acquire"; });

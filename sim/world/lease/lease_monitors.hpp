@@ -111,8 +111,10 @@ class lease_monitors {
   }
 
   // --- what the Redis side reports ------------------------------------------
-  // An acquire is about to reap the permit `member` of a worker still working under it.
+  // A script (an acquire, or a renew that reaps) is about to reap the permit `member` of a worker still working under it.
   void reaped_live(std::string_view member, std::size_t holder);
+  // The key expired (PEXPIRE) while `holder` still worked under `member`.
+  void expired_live(std::string_view member, std::size_t holder);
   // After an acquire: `survivor` is a permit older than the lease still in the set (nullptr: none).
   void after_acquire_reaping(const std::string* survivor);
   // The live members after a script: the maxima.

@@ -79,6 +79,11 @@ class redis_node {
   const redis::sorted_set* set_view(std::string_view key, std::int64_t now_us) {
     return primary_.zset_view(key, now_us);
   }
+  // The gate key's set if it is past its deadline and not yet dropped (the
+  // next command drops it): the permits its expiry takes.
+  const redis::sorted_set* expiring_set(std::string_view key, std::int64_t now_us) const {
+    return primary_.expired_zset(key, now_us);
+  }
   std::int64_t members_at(std::string_view key, std::int64_t now_us) { return primary_.zcard(key, now_us); }
 
   // Faults.

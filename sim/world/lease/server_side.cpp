@@ -6,24 +6,40 @@
 
 namespace admit::world::lease {
 
+void server_side::notice_expiry(const call_req& req, std::int64_t now_us) {
+  // A key past its deadline goes, with every permit in it, at the first
+  // command that touches it: a holder still working has lost its permit.
+  const redis::sorted_set* gone = node_.expiring_set(req.key, now_us);
+  if (gone == nullptr) return;
+  for (const redis::sorted_set::entry& e : gone->entries())
+    if (const worker_state* holder = fleet_.lost_permit(e.member)) monitors_.expired_live(e.member, holder->index);
+}
+
+void server_side::notice_reaping(const call_req& req, std::int64_t now_us) {
+  // Which live holders would this script reap? Every script that reaps
+  // removes the scores up to its "now" less the lease (acquire, and the
+  // renewal variant's renew).
+  const redis::sorted_set* set = node_.set_view(req.key, now_us);
+  if (set == nullptr) return;
+  const double cutoff = static_cast<double>(script_now_ms(req, now_us) - req.lease_ms);
+  const auto [first, last] = set->score_range(redis::score_bound{-1e300, false}, redis::score_bound{cutoff, false});
+  for (std::size_t i = first; i < last; ++i) {
+    const redis::sorted_set::entry& e = set->entries()[i];
+    if (const worker_state* holder = fleet_.lost_permit(e.member)) monitors_.reaped_live(e.member, holder->index);
+  }
+}
+
 redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, const call_req& req) {
   const vtime_ns now = sched_.now_ns();
   const std::int64_t now_us = node_.server_now_us(now);
   node_.before_script(now, now_us, op, req);
+  notice_expiry(req, now_us);
   bool was_member = false;
   if (op == redis::script_op::acquire) {
     const redis::sorted_set* set = node_.set_view(req.key, now_us);
     was_member = set && set->score(req.token).has_value();
-    // Which live holders would this acquire reap?
-    const double cutoff = static_cast<double>(script_now_ms(req, now_us) - req.lease_ms);
-    const auto [first, last] =
-        set ? set->score_range(redis::score_bound{-1e300, false}, redis::score_bound{cutoff, false})
-            : std::pair<std::size_t, std::size_t>{0, 0};
-    for (std::size_t i = first; i < last; ++i) {
-      const redis::sorted_set::entry& e = set->entries()[i];
-      if (const worker_state* holder = fleet_.lost_permit(e.member)) monitors_.reaped_live(e.member, holder->index);
-    }
   }
+  if (op == redis::script_op::acquire || op == redis::script_op::renew) notice_reaping(req, now_us);
   const redis::script_reply reply = op == redis::script_op::acquire && mut_ != scenario::world_mutation::none
                                         ? node_.run_mutated_acquire(mut_, req, now_us)
                                         : node_.run(op, req, now_us);
@@ -31,7 +47,7 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
   const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
   if (op == redis::script_op::release) {
     // A release finds the permit of a worker that still holds it (ZREM answers 1), unless the worker
-    // was told it lost it, or the whole key is gone (it expired, or went with the node's state).
+    // lost it (reaped, expired with its key, or gone with the node's state) or the key is gone.
     const worker_state& w = fleet_[wi];
     if (w.holding && *w.holding == req.token)
       ADMIT_ASSERT(!reply.ok() || reply.value != 0 || after == nullptr || w.lost,
@@ -52,7 +68,9 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
 }
 
 void server_side::add_after_check(std::size_t /*wi*/, const call_req& req) {
-  const std::int64_t members = node_.add_after_check(req, node_.server_now_us(sched_.now_ns()));
+  const std::int64_t now_us = node_.server_now_us(sched_.now_ns());
+  notice_expiry(req, now_us);
+  const std::int64_t members = node_.add_after_check(req, now_us);
   monitors_.members_after_split_add(members);
   tl_.set_members(members);
   monitors_.check_split_add(members);

@@ -28,6 +28,11 @@ class server_side final : public script_server {
   void add_after_check(std::size_t wi, const call_req& req) override;
 
  private:
+  // The holders whose permits the key's expiry takes at this command.
+  void notice_expiry(const call_req& req, std::int64_t now_us);
+  // The holders whose permits this script's reaping takes.
+  void notice_reaping(const call_req& req, std::int64_t now_us);
+
   sim::scheduler& sched_;
   redis_node& node_;
   fleet& fleet_;
