@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
 #include "gate/redis/lease_scripts.hpp"
 #include "gate/redis/lua_engine.hpp"
 #include "tests/redis/redis_test_support.hpp"
@@ -30,7 +31,20 @@ struct step_result {
   reply lua;
 };
 
-void run_differential(variant v) {
+// `mutant`: the acquire script with an off-by-one in its limit check
+// (">= limit" becomes "> limit"), the guard that the property can fail.
+std::string acquire_source(variant v, bool mutant) {
+  std::string body(lua_source(v, script_op::acquire));
+  if (mutant) {
+    const auto at = body.find(">= limit");
+    ADMIT_ASSERT(at != std::string::npos, "the acquire script checks the limit with >=");
+    body.replace(at, 8, "> limit");
+  }
+  return body;
+}
+
+void run_differential(variant v, bool mutant) {
+  const std::string acquire_body = acquire_source(v, mutant);
   replica cpp_data;
   replica lua_data;
   script_engine engine(lua_data);
@@ -54,7 +68,7 @@ void run_differential(variant v) {
       a.queue_timeout_ms = uniform_in<std::int64_t>(0, 80);
       cpp = to_reply(run_acquire(cpp_data, v, a, now_us));
       const lua_call call = lua_acquire_call(v, a);
-      lua = engine.eval(lua_source(v, script_op::acquire), call.keys, call.argv, now_us);
+      lua = engine.eval(acquire_body, call.keys, call.argv, now_us);
     } else if (op == 2) {
       release_args a{gate, token};
       cpp = to_reply(run_release(cpp_data, v, a, now_us));
@@ -76,9 +90,18 @@ void run_differential(variant v) {
 TEST_CASE("lua differential: shipped scripts through the engine agree with the C++ bodies", "[lua]") {
   for (const variant v : all_variants) {
     const auto result = check_property("lua differential: " + std::string(to_string(v)),
-                                       [v] { run_differential(v); }, 300);
+                                       [v] { run_differential(v, false); }, 300);
     INFO(to_string(v) << "\n" << describe(result, "build/tests/redis/lua_engine_tests"));
     CHECK(passed(result));
+  }
+}
+
+TEST_CASE("lua differential: an off-by-one in a Lua script is noticed", "[lua]") {
+  for (const variant v : {variant::seed, variant::server_time, variant::fencing}) {
+    const auto result = check_property("lua differential mutant: " + std::string(to_string(v)),
+                                       [v] { run_differential(v, true); }, 300);
+    INFO(to_string(v));
+    CHECK(failed(result));
   }
 }
 
