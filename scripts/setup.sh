@@ -13,6 +13,9 @@ packages=(
   libbenchmark-dev        # Google Benchmark, for bench/
   libhiredis-dev          # client for the real-Redis agreement tests
   redis-server            # started on loopback by the integration tests' runner
+  liblua5.1-0-dev         # Lua 5.1 for the script engine (gate/redis/lua_engine)
+  lua-cjson-dev           # cjson, which Redis's scripting environment loads
+  lua-bitop-dev           # bit, likewise
   clang                   # clang++ (14 on Debian 12): second compiler, and the fuzz targets
   libclang-rt-14-dev      # libFuzzer and the sanitizer runtimes for clang 14
   chromium                # headless browser for the HTML report's test (ctest label browser)
