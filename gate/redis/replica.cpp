@@ -76,9 +76,10 @@ std::optional<std::int64_t> parse_int64(std::string_view s) {
 
 // Redis's getDoubleFromObject, as ZADD parses a score: strtod over the whole
 // argument, no leading space, no NaN, no overflow or underflow to zero.
-std::optional<double> parse_score(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  if (s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')) return std::nullopt;
+std::optional<double> parse_score(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  if (text[0] == ' ' || (text[0] >= '\t' && text[0] <= '\r')) return std::nullopt;
+  const std::string s(text);  // strtod needs the terminating NUL
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(s.c_str(), &end);
@@ -93,7 +94,8 @@ std::optional<double> parse_score(const std::string& s) {
 
 // One end of zslParseRange: "(" makes the end exclusive; the rest goes to
 // strtod, which must stop at the terminating NUL (so "" reads as 0, as in Redis).
-std::optional<score_bound> parse_bound(const std::string& s) {
+std::optional<score_bound> parse_bound(std::string_view text) {
+  const std::string s(text);  // strtod needs the terminating NUL
   score_bound bound;
   const char* start = s.c_str();
   if (!s.empty() && s[0] == '(') {
@@ -452,7 +454,7 @@ std::string render_dump(std::span<const key_dump> keys) {
 // ---------------------------------------------------------------------------
 // The generic entry point
 
-using argv_span = std::span<const std::string>;
+using argv_span = std::span<const std::string_view>;
 
 struct command_impl {
   static reply wrongtype() { return error_reply(wrongtype_text); }
@@ -463,7 +465,7 @@ struct command_impl {
     bool incr = false;
     std::size_t at = 2;
     for (; at < argv.size(); ++at) {
-      const std::string& opt = argv[at];
+      const std::string_view opt = argv[at];
       if (equals_ci(opt, "nx")) o.nx = true;
       else if (equals_ci(opt, "xx")) o.xx = true;
       else if (equals_ci(opt, "ch")) o.ch = true;
@@ -486,7 +488,7 @@ struct command_impl {
       if (!score) return error_reply(not_float_text);
       scores.push_back(*score);
     }
-    const std::string& key = argv[1];
+    const std::string_view key = argv[1];
     sorted_set* set = nullptr;
     try {
       set = r.find_zset(key, now_us);
@@ -704,7 +706,7 @@ struct command_impl {
       else if (equals_ci(argv[j], "xx")) xx = true;
       else if (equals_ci(argv[j], "gt")) gt = true;
       else if (equals_ci(argv[j], "lt")) lt = true;
-      else return reply::error("ERR Unsupported option " + argv[j]);
+      else return reply::error("ERR Unsupported option " + std::string(argv[j]));
     }
     if ((nx && xx) || (nx && gt) || (nx && lt)) {
       return error_reply("ERR NX and XX, GT or LT options at the same time are not compatible");
@@ -768,9 +770,9 @@ struct command_impl {
     bool get_old = false;
     bool keepttl = false;
     unit expire_unit = unit::none;
-    const std::string* expire_arg = nullptr;
+    std::string_view expire_arg;
     for (std::size_t j = 3; j < argv.size(); ++j) {
-      const std::string& opt = argv[j];
+      const std::string_view opt = argv[j];
       const bool has_next = j + 1 < argv.size();
       const bool timed = expire_unit != unit::none;
       if (equals_ci(opt, "nx") && !xx) {
@@ -783,23 +785,23 @@ struct command_impl {
         keepttl = true;
       } else if (equals_ci(opt, "ex") && !keepttl && (expire_unit == unit::none || expire_unit == unit::ex) && has_next) {
         expire_unit = unit::ex;
-        expire_arg = &argv[++j];
+        expire_arg = argv[++j];
       } else if (equals_ci(opt, "px") && !keepttl && (expire_unit == unit::none || expire_unit == unit::px) && has_next) {
         expire_unit = unit::px;
-        expire_arg = &argv[++j];
+        expire_arg = argv[++j];
       } else if (equals_ci(opt, "exat") && !keepttl && (expire_unit == unit::none || expire_unit == unit::exat) && has_next) {
         expire_unit = unit::exat;
-        expire_arg = &argv[++j];
+        expire_arg = argv[++j];
       } else if (equals_ci(opt, "pxat") && !keepttl && (expire_unit == unit::none || expire_unit == unit::pxat) && has_next) {
         expire_unit = unit::pxat;
-        expire_arg = &argv[++j];
+        expire_arg = argv[++j];
       } else {
         return error_reply(syntax_error_text);
       }
     }
     std::optional<std::int64_t> deadline_ms;
     if (expire_unit != unit::none) {
-      const auto amount = parse_int64(*expire_arg);
+      const auto amount = parse_int64(expire_arg);
       if (!amount) return error_reply(not_integer_text);
       const bool seconds = expire_unit == unit::ex || expire_unit == unit::exat;
       const std::string invalid = "ERR invalid expire time in 'set' command";
@@ -853,7 +855,21 @@ struct command_impl {
 
 namespace {
 
-using handler = reply (*)(replica&, argv_span, std::int64_t);
+using handler = reply (*)(replica&, argv_span, std::int64_t, pubsub*);
+
+// Most commands only touch the keyspace; PUBLISH alone talks to the bus.
+template <reply (*run)(replica&, argv_span, std::int64_t)>
+reply no_bus(replica& r, argv_span argv, std::int64_t now_us, pubsub*) {
+  return run(r, argv, now_us);
+}
+
+// PUBLISH channel message: the receivers the bus reached (none without a bus).
+reply publish(replica&, argv_span argv, std::int64_t, pubsub* bus) {
+  if (bus == nullptr) return integer_reply(0);
+  const std::int64_t receivers = bus->publish(argv[1], argv[2]);
+  ADMIT_ASSERT(receivers >= 0, "a receiver count is never negative");
+  return integer_reply(receivers);
+}
 
 struct command_spec {
   std::string_view name;
@@ -861,25 +877,26 @@ struct command_spec {
   handler run;
 };
 
-constexpr std::array<command_spec, 18> commands{{
-    {"zadd", -4, &command_impl::zadd},
-    {"zrem", -3, &command_impl::zrem},
-    {"zcard", 2, &command_impl::zcard},
-    {"zscore", 3, &command_impl::zscore},
-    {"zrank", 3, &command_impl::zrank},
-    {"zrange", -4, &command_impl::zrange},
-    {"zrangebyscore", -4, &command_impl::zrangebyscore},
-    {"zremrangebyscore", 4, &command_impl::zremrangebyscore},
-    {"pexpire", -3, &command_impl::pexpire},
-    {"pttl", 2, &command_impl::pttl},
-    {"pexpiretime", 2, &command_impl::pexpiretime},
-    {"time", 1, &command_impl::time},
-    {"incr", 2, &command_impl::incr},
-    {"get", 2, &command_impl::get},
-    {"set", -3, &command_impl::set},
-    {"del", -2, &command_impl::del},
-    {"exists", -2, &command_impl::exists},
-    {"type", 2, &command_impl::type},
+constexpr std::array<command_spec, 19> commands{{
+    {"zadd", -4, &no_bus<&command_impl::zadd>},
+    {"zrem", -3, &no_bus<&command_impl::zrem>},
+    {"zcard", 2, &no_bus<&command_impl::zcard>},
+    {"zscore", 3, &no_bus<&command_impl::zscore>},
+    {"zrank", 3, &no_bus<&command_impl::zrank>},
+    {"zrange", -4, &no_bus<&command_impl::zrange>},
+    {"zrangebyscore", -4, &no_bus<&command_impl::zrangebyscore>},
+    {"zremrangebyscore", 4, &no_bus<&command_impl::zremrangebyscore>},
+    {"pexpire", -3, &no_bus<&command_impl::pexpire>},
+    {"pttl", 2, &no_bus<&command_impl::pttl>},
+    {"pexpiretime", 2, &no_bus<&command_impl::pexpiretime>},
+    {"time", 1, &no_bus<&command_impl::time>},
+    {"incr", 2, &no_bus<&command_impl::incr>},
+    {"get", 2, &no_bus<&command_impl::get>},
+    {"set", -3, &no_bus<&command_impl::set>},
+    {"del", -2, &no_bus<&command_impl::del>},
+    {"exists", -2, &no_bus<&command_impl::exists>},
+    {"type", 2, &no_bus<&command_impl::type>},
+    {"publish", 3, &publish},
 }};
 
 std::string unknown_command_error(argv_span argv) {
@@ -889,11 +906,11 @@ std::string unknown_command_error(argv_span argv) {
   for (std::size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
     const std::size_t room = 128 - args.size();
     args.push_back('\'');
-    args.append(argv[i], 0, room);
+    args.append(argv[i].substr(0, room));
     args.append("' ");
   }
   std::string out = "ERR unknown command '";
-  out.append(argv[0], 0, 128);
+  out.append(argv[0].substr(0, 128));
   out.append("', with args beginning with: ");
   out.append(args);
   return out;
@@ -901,7 +918,8 @@ std::string unknown_command_error(argv_span argv) {
 
 }  // namespace
 
-reply replica::execute(std::span<const std::string> argv, std::int64_t server_now_us) {
+reply replica::execute(std::span<const std::string_view> argv, std::int64_t server_now_us,
+                       pubsub* bus) {
   ADMIT_ASSERT(!argv.empty(), "a command has a name");
   ADMIT_ASSERT(server_now_us >= 0, "the server clock counts from the Unix epoch");
   for (const command_spec& spec : commands) {
@@ -910,9 +928,21 @@ reply replica::execute(std::span<const std::string> argv, std::int64_t server_no
     if ((spec.arity > 0 && argc != spec.arity) || (spec.arity < 0 && argc < -spec.arity)) {
       return reply::error(arity_error(spec.name));
     }
-    return spec.run(*this, argv, server_now_us);
+    return spec.run(*this, argv, server_now_us, bus);
   }
   return reply::error(unknown_command_error(argv));
+}
+
+reply replica::execute(std::span<const std::string> argv, std::int64_t server_now_us, pubsub* bus) {
+  // Views over the caller's strings; a short command needs no allocation.
+  constexpr std::size_t inline_args = 16;
+  if (argv.size() <= inline_args) {
+    std::array<std::string_view, inline_args> views{};
+    for (std::size_t i = 0; i < argv.size(); ++i) views[i] = argv[i];
+    return execute(std::span<const std::string_view>(views.data(), argv.size()), server_now_us, bus);
+  }
+  const std::vector<std::string_view> views(argv.begin(), argv.end());
+  return execute(std::span<const std::string_view>(views), server_now_us, bus);
 }
 
 }  // namespace admit::redis

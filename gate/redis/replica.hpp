@@ -90,6 +90,16 @@ struct key_dump {
 // decimal point, "inf" and "-inf".
 [[nodiscard]] std::string format_score(double score);
 
+// Where PUBLISH delivers: the subscribed clients of the world. Not part of the
+// keyspace (a replica copy does not carry it).
+class pubsub {
+ public:
+  virtual std::int64_t publish(std::string_view channel, std::string_view message) = 0;
+
+ protected:
+  ~pubsub() = default;
+};
+
 class replica {
  public:
   // The generic entry point: argv[0] is the command name (any case).
@@ -97,10 +107,16 @@ class replica {
   // ZRANGE (index ranges, BYSCORE, REV, LIMIT, WITHSCORES; not BYLEX),
   // ZRANGEBYSCORE, ZREMRANGEBYSCORE, PEXPIRE (NX XX GT LT), PTTL,
   // PEXPIRETIME, TIME, INCR, GET, SET (NX XX GET EX PX EXAT PXAT KEEPTTL),
-  // DEL, EXISTS, TYPE. Anything else is answered as Redis answers an unknown
-  // command; an option Redis has but the replica lacks (ZRANGE BYLEX) is an
-  // error starting "ERR admitsim replica:".
-  reply execute(std::span<const std::string> argv, std::int64_t server_now_us);
+  // DEL, EXISTS, TYPE, PUBLISH. Anything else is answered as Redis answers an
+  // unknown command; an option Redis has but the replica lacks (ZRANGE BYLEX)
+  // is an error starting "ERR admitsim replica:".
+  // PUBLISH answers what `bus` reports (0 without a bus): subscribers are the
+  // world's, not the keyspace's.
+  reply execute(std::span<const std::string_view> argv, std::int64_t server_now_us,
+                pubsub* bus = nullptr);
+  // The same over owned strings (views of them are passed on).
+  reply execute(std::span<const std::string> argv, std::int64_t server_now_us,
+                pubsub* bus = nullptr);
 
   // --- sorted sets ---------------------------------------------------------
   // ZADD key [options] score member: the reply's integer (new members, or

@@ -4,6 +4,8 @@
 
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gate/redis/replica.hpp"
@@ -305,6 +307,43 @@ TEST_CASE("Unknown commands, arity and command-name case") {
         reply::error("ERR wrong number of arguments for 'zrank' command"));
   CHECK(run(r, {"zAdD", "z", "1", "m"}) == integer(1));
   CHECK(run(r, {"ZRANGE", "z", "0", "-1", "BYLEX"}).is_error());
+}
+
+namespace {
+
+// A bus that records what PUBLISH hands it and reports a fixed audience.
+class recording_bus final : public pubsub {
+ public:
+  std::int64_t publish(std::string_view channel, std::string_view message) override {
+    sent.emplace_back(std::string(channel), std::string(message));
+    return receivers;
+  }
+  std::vector<std::pair<std::string, std::string>> sent;
+  std::int64_t receivers = 2;
+};
+
+}  // namespace
+
+TEST_CASE("PUBLISH answers the bus's receiver count, 0 without a bus, and leaves the keyspace alone") {
+  // Goal: the PUBLISH hook and the string_view entry point. Method: PUBLISH with and without a bus.
+  replica r;
+  recording_bus bus;
+  const std::vector<std::string_view> views{"PUBLISH", "chan", "hello"};
+  CHECK(r.execute(views, t0_us, &bus) == integer(2));
+  CHECK(r.execute(views, t0_us) == integer(0));
+  const std::vector<std::string> owned{"publish", "chan", "bye"};
+  bus.receivers = 0;
+  CHECK(r.execute(owned, t0_us, &bus) == integer(0));
+  REQUIRE(bus.sent.size() == 2);
+  CHECK(bus.sent[0] == std::pair<std::string, std::string>{"chan", "hello"});
+  CHECK(bus.sent[1] == std::pair<std::string, std::string>{"chan", "bye"});
+  CHECK(r.key_count() == 0);
+  CHECK(run(r, {"PUBLISH", "chan"}) == reply::error("ERR wrong number of arguments for 'publish' command"));
+  // More arguments than the view overload keeps on its stack still parse.
+  std::vector<std::string> many{"EXISTS"};
+  for (int i = 0; i < 40; ++i) many.push_back(std::string("k").append(std::to_string(i)));
+  run(r, {"SET", "k39", "v"});
+  CHECK(r.execute(many, t0_us) == integer(1));
 }
 
 TEST_CASE("A copy is an independent snapshot, and restore() rebuilds a dump") {
