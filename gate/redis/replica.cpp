@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <utility>
 
@@ -879,8 +880,13 @@ struct command_impl {
     }
   }
 
-  // ZINCRBY key increment member
+  // ZINCRBY key increment member. Redis runs it through ZADD's parser, so
+  // an increment spelled like a ZADD option is taken as one, which leaves an
+  // odd number of arguments: a syntax error, not an invalid float.
   static reply zincrby(replica& r, argv_span argv, std::int64_t now_us) {
+    for (const std::string_view option : {"nx", "xx", "ch", "incr", "gt", "lt"}) {
+      if (equals_ci(argv[2], option)) return error_reply(syntax_error_text);
+    }
     const auto increment = parse_score(argv[2]);
     if (!increment) return error_reply(not_float_text);
     try {

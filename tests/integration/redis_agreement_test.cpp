@@ -369,7 +369,8 @@ command gen_raw_command(std::int64_t base_ms) {
     case 14:
       return {"ZCOUNT", zkey, gen_bound(), gen_bound()};
     case 15:
-      return {"ZINCRBY", zkey, gen_score(), gen_member()};
+      return {"ZINCRBY", zkey, uniform_in(0, 10) == 0 ? pick<std::string>({"NX", "incr", "x"}) : gen_score(),
+              gen_member()};
     case 16:
       return {"ZREMRANGEBYRANK", zkey, gen_index(), pick<std::string>({"0", "1", "-1", "-2", "x"})};
     case 17: {
