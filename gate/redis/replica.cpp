@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 #include <utility>
 
@@ -76,9 +77,10 @@ std::optional<std::int64_t> parse_int64(std::string_view s) {
 
 // Redis's getDoubleFromObject, as ZADD parses a score: strtod over the whole
 // argument, no leading space, no NaN, no overflow or underflow to zero.
-std::optional<double> parse_score(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  if (s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')) return std::nullopt;
+std::optional<double> parse_score(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  if (text[0] == ' ' || (text[0] >= '\t' && text[0] <= '\r')) return std::nullopt;
+  const std::string s(text);  // strtod needs the terminating NUL
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(s.c_str(), &end);
@@ -93,7 +95,8 @@ std::optional<double> parse_score(const std::string& s) {
 
 // One end of zslParseRange: "(" makes the end exclusive; the rest goes to
 // strtod, which must stop at the terminating NUL (so "" reads as 0, as in Redis).
-std::optional<score_bound> parse_bound(const std::string& s) {
+std::optional<score_bound> parse_bound(std::string_view text) {
+  const std::string s(text);  // strtod needs the terminating NUL
   score_bound bound;
   const char* start = s.c_str();
   if (!s.empty() && s[0] == '(') {
@@ -167,6 +170,28 @@ void replica::drop_if_empty(std::string_view key, const sorted_set& set) {
   if (!set.empty()) return;
   const auto it = keys_.find(key);
   ADMIT_ASSERT(it != keys_.end(), "the emptied set belongs to a stored key");
+  keys_.erase(it);
+}
+
+hash_value* replica::find_hash(std::string_view key, std::int64_t server_now_us) {
+  stored_value* v = find_live(key, server_now_us);
+  if (v == nullptr) return nullptr;
+  auto* hash = std::get_if<hash_value>(&v->data);
+  if (hash == nullptr) throw command_error(std::string(wrongtype_text));
+  return hash;
+}
+
+hash_value& replica::hash_for_write(std::string_view key, std::int64_t server_now_us) {
+  if (hash_value* hash = find_hash(key, server_now_us)) return *hash;
+  auto [it, inserted] = keys_.emplace(std::string(key), stored_value{hash_value{}, std::nullopt});
+  ADMIT_ASSERT(inserted, "a missing key is inserted");
+  return std::get<hash_value>(it->second.data);
+}
+
+void replica::drop_if_empty(std::string_view key, const hash_value& hash) {
+  if (!hash.empty()) return;
+  const auto it = keys_.find(key);
+  ADMIT_ASSERT(it != keys_.end(), "the emptied hash belongs to a stored key");
   keys_.erase(it);
 }
 
@@ -263,6 +288,43 @@ std::int64_t replica::zremrangebyscore(std::string_view key, score_bound min, sc
   return static_cast<std::int64_t>(removed);
 }
 
+std::int64_t replica::zremrangebyrank(std::string_view key, std::int64_t start, std::int64_t stop,
+                                      std::int64_t server_now_us) {
+  sorted_set* set = find_zset(key, server_now_us);
+  if (set == nullptr) return 0;
+  // Redis's index sanitising, step by step.
+  const auto length = static_cast<std::int64_t>(set->size());
+  if (start < 0) start += length;
+  if (stop < 0) stop += length;
+  if (start < 0) start = 0;
+  if (start > stop || start >= length) return 0;
+  if (stop >= length) stop = length - 1;
+  set->erase_rank_range(static_cast<std::size_t>(start), static_cast<std::size_t>(stop) + 1);
+  drop_if_empty(key, *set);
+  return stop - start + 1;
+}
+
+std::int64_t replica::zcount(std::string_view key, score_bound min, score_bound max,
+                             std::int64_t server_now_us) {
+  const sorted_set* set = find_zset(key, server_now_us);
+  if (set == nullptr) return 0;
+  const auto [first, last] = set->score_range(min, max);
+  return static_cast<std::int64_t>(last - first);
+}
+
+double replica::zincrby(std::string_view key, double increment, std::string_view member,
+                        std::int64_t server_now_us) {
+  ADMIT_ASSERT(!std::isnan(increment), "Redis refuses a NaN increment");
+  sorted_set& set = zset_for_write(key, server_now_us);
+  double score = increment;
+  const auto effect = zset_add(set, score, member, zadd_options{}, true);
+  if (!effect) {
+    drop_if_empty(key, set);
+    throw command_error("ERR resulting score is not a number (NaN)");
+  }
+  return score;
+}
+
 const sorted_set* replica::zset_view(std::string_view key, std::int64_t server_now_us) {
   return find_zset(key, server_now_us);
 }
@@ -319,7 +381,30 @@ bool replica::exists(std::string_view key, std::int64_t server_now_us) {
   return find_live(key, server_now_us) != nullptr;
 }
 
+std::int64_t replica::persist(std::string_view key, std::int64_t server_now_us) {
+  stored_value* v = find_live(key, server_now_us);
+  if (v == nullptr || !v->expire_at_ms) return 0;
+  v->expire_at_ms.reset();
+  return 1;
+}
+
+namespace {
+
+// Redis's overflow test for INCRBY, DECRBY and HINCRBY.
+bool sum_overflows(std::int64_t value, std::int64_t increment) {
+  constexpr std::int64_t int64_min = std::numeric_limits<std::int64_t>::min();
+  return (increment < 0 && value < 0 && increment < int64_min - value) ||
+         (increment > 0 && value > 0 && increment > int64_max - value);
+}
+
+}  // namespace
+
 std::int64_t replica::incr(std::string_view key, std::int64_t server_now_us) {
+  return incrby(key, 1, server_now_us);
+}
+
+std::int64_t replica::incrby(std::string_view key, std::int64_t increment,
+                             std::int64_t server_now_us) {
   stored_value* v = find_live(key, server_now_us);
   std::int64_t value = 0;
   if (v != nullptr) {
@@ -329,8 +414,10 @@ std::int64_t replica::incr(std::string_view key, std::int64_t server_now_us) {
     if (!parsed) throw command_error(std::string(not_integer_text));
     value = *parsed;
   }
-  if (value == int64_max) throw command_error("ERR increment or decrement would overflow");
-  ++value;
+  if (sum_overflows(value, increment)) {
+    throw command_error("ERR increment or decrement would overflow");
+  }
+  value += increment;
   if (v != nullptr) {
     v->data = std::to_string(value);  // INCR keeps the key's deadline
   } else {
@@ -356,6 +443,57 @@ void replica::set(std::string_view key, std::string_view value, std::int64_t ser
   keys_.emplace(std::string(key), stored_value{std::string(value), std::nullopt});
 }
 
+std::int64_t replica::hset(std::string_view key, std::string_view field, std::string_view value,
+                           std::int64_t server_now_us) {
+  return hash_for_write(key, server_now_us).set(field, value) ? 1 : 0;
+}
+
+std::optional<std::string> replica::hget(std::string_view key, std::string_view field,
+                                         std::int64_t server_now_us) {
+  const hash_value* hash = find_hash(key, server_now_us);
+  if (hash == nullptr) return std::nullopt;
+  const std::string* value = hash->get(field);
+  if (value == nullptr) return std::nullopt;
+  return *value;
+}
+
+std::int64_t replica::hdel(std::string_view key, std::string_view field,
+                           std::int64_t server_now_us) {
+  hash_value* hash = find_hash(key, server_now_us);
+  if (hash == nullptr) return 0;
+  const bool removed = hash->erase(field);
+  drop_if_empty(key, *hash);
+  return removed ? 1 : 0;
+}
+
+std::int64_t replica::hincrby(std::string_view key, std::string_view field,
+                              std::int64_t increment, std::int64_t server_now_us) {
+  hash_value& hash = hash_for_write(key, server_now_us);
+  std::int64_t value = 0;
+  if (const std::string* current = hash.get(field)) {
+    const auto parsed = parse_int64(*current);
+    if (!parsed) throw command_error("ERR hash value is not an integer");
+    value = *parsed;
+  }
+  // The hash is not empty here unless it was just created for a new field,
+  // and a new field (0 + increment) cannot overflow.
+  if (sum_overflows(value, increment)) {
+    throw command_error("ERR increment or decrement would overflow");
+  }
+  value += increment;
+  hash.set(field, std::to_string(value));
+  return value;
+}
+
+std::int64_t replica::hlen(std::string_view key, std::int64_t server_now_us) {
+  const hash_value* hash = find_hash(key, server_now_us);
+  return hash == nullptr ? 0 : static_cast<std::int64_t>(hash->size());
+}
+
+const hash_value* replica::hash_view(std::string_view key, std::int64_t server_now_us) {
+  return find_hash(key, server_now_us);
+}
+
 // ---------------------------------------------------------------------------
 // Whole keyspace
 
@@ -376,6 +514,9 @@ std::vector<key_dump> replica::dump_keys(std::int64_t server_now_us) const {
     if (const auto* set = std::get_if<sorted_set>(&v.data)) {
       d.type = value_type::zset;
       d.members.assign(set->entries().begin(), set->entries().end());
+    } else if (const auto* hash = std::get_if<hash_value>(&v.data)) {
+      d.type = value_type::hash;
+      d.fields.assign(hash->fields().begin(), hash->fields().end());
     } else {
       d.type = value_type::string;
       d.value = std::get<std::string>(v.data);
@@ -399,6 +540,14 @@ void replica::restore(std::span<const key_dump> keys) {
       sorted_set set;
       for (const auto& e : d.members) set.insert_or_assign(e.score, e.member);
       v.data = std::move(set);
+    } else if (d.type == value_type::hash) {
+      ADMIT_ASSERT(!d.fields.empty(), "Redis never stores an empty hash");
+      hash_value hash;
+      for (const auto& f : d.fields) {
+        const bool added = hash.set(f.name, f.value);
+        ADMIT_ASSERT(added, "a dump names each field of a hash once");
+      }
+      v.data = std::move(hash);
     } else {
       v.data = d.value;
     }
@@ -436,7 +585,7 @@ std::string render_dump(std::span<const key_dump> keys) {
   std::string out;
   for (const key_dump& d : keys) {
     out.append("key ").append(quoted(d.key));
-    out.append(d.type == value_type::zset ? " zset" : " string");
+    out.append(d.type == value_type::zset ? " zset" : d.type == value_type::hash ? " hash" : " string");
     out.append(" pexpireat=");
     out.append(d.expire_at_ms ? std::to_string(*d.expire_at_ms) : std::string("none"));
     if (d.type == value_type::string) out.append(" ").append(quoted(d.value));
@@ -445,6 +594,9 @@ std::string render_dump(std::span<const key_dump> keys) {
       out.append("  ").append(quoted(e.member)).append(" ").append(format_score(e.score));
       out.append("\n");
     }
+    for (const auto& f : d.fields) {
+      out.append("  ").append(quoted(f.name)).append(" ").append(quoted(f.value)).append("\n");
+    }
   }
   return out;
 }
@@ -452,7 +604,7 @@ std::string render_dump(std::span<const key_dump> keys) {
 // ---------------------------------------------------------------------------
 // The generic entry point
 
-using argv_span = std::span<const std::string>;
+using argv_span = std::span<const std::string_view>;
 
 struct command_impl {
   static reply wrongtype() { return error_reply(wrongtype_text); }
@@ -463,7 +615,7 @@ struct command_impl {
     bool incr = false;
     std::size_t at = 2;
     for (; at < argv.size(); ++at) {
-      const std::string& opt = argv[at];
+      const std::string_view opt = argv[at];
       if (equals_ci(opt, "nx")) o.nx = true;
       else if (equals_ci(opt, "xx")) o.xx = true;
       else if (equals_ci(opt, "ch")) o.ch = true;
@@ -486,7 +638,7 @@ struct command_impl {
       if (!score) return error_reply(not_float_text);
       scores.push_back(*score);
     }
-    const std::string& key = argv[1];
+    const std::string_view key = argv[1];
     sorted_set* set = nullptr;
     try {
       set = r.find_zset(key, now_us);
@@ -579,9 +731,10 @@ struct command_impl {
   // Redis 7.0's zrangeGenericCommand step by step (options, conflicts, range,
   // then the key).
   static reply zrange_generic(replica& r, argv_span argv, std::int64_t now_us,
-                              range_kind kind, bool direction_fixed) {
+                              range_kind kind, bool direction_fixed, bool reverse_fixed = false) {
+    ADMIT_ASSERT(!reverse_fixed || direction_fixed, "a fixed reverse is a fixed direction");
     bool withscores = false;
-    bool reverse = false;
+    bool reverse = reverse_fixed;
     std::int64_t offset = 0;
     std::int64_t limit = -1;
     for (std::size_t j = 4; j < argv.size(); ++j) {
@@ -693,8 +846,113 @@ struct command_impl {
     return zrange_generic(r, argv, now_us, range_kind::score, true);
   }
 
-  // PEXPIRE key milliseconds [NX|XX|GT|LT]
-  static reply pexpire(replica& r, argv_span argv, std::int64_t now_us) {
+  // ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]
+  static reply zrevrangebyscore(replica& r, argv_span argv, std::int64_t now_us) {
+    return zrange_generic(r, argv, now_us, range_kind::score, true, true);
+  }
+
+  // ZREVRANGE key start stop [WITHSCORES]
+  static reply zrevrange(replica& r, argv_span argv, std::int64_t now_us) {
+    return zrange_generic(r, argv, now_us, range_kind::rank, true, true);
+  }
+
+  static reply zrevrank(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      const sorted_set* set = r.find_zset(argv[1], now_us);
+      if (set == nullptr) return reply::nil();
+      const auto rank = set->rank(argv[2]);
+      if (!rank) return reply::nil();
+      return integer_reply(static_cast<std::int64_t>(set->size() - 1 - *rank));
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  // ZCOUNT key min max: the range is parsed before the key is looked up.
+  static reply zcount(replica& r, argv_span argv, std::int64_t now_us) {
+    const auto min = parse_bound(argv[2]);
+    const auto max = parse_bound(argv[3]);
+    if (!min || !max) return error_reply(range_not_float_text);
+    try {
+      return integer_reply(r.zcount(argv[1], *min, *max, now_us));
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  // ZINCRBY key increment member. Redis runs it through ZADD's parser, so
+  // an increment spelled like a ZADD option is taken as one, which leaves an
+  // odd number of arguments: a syntax error, not an invalid float.
+  static reply zincrby(replica& r, argv_span argv, std::int64_t now_us) {
+    for (const std::string_view option : {"nx", "xx", "ch", "incr", "gt", "lt"}) {
+      if (equals_ci(argv[2], option)) return error_reply(syntax_error_text);
+    }
+    const auto increment = parse_score(argv[2]);
+    if (!increment) return error_reply(not_float_text);
+    try {
+      return reply::bulk(format_score(r.zincrby(argv[1], *increment, argv[3], now_us)));
+    } catch (const command_error& e) {
+      return reply::error(e.what());
+    }
+  }
+
+  // ZREMRANGEBYRANK key start stop: the ranks are parsed before the key is looked up.
+  static reply zremrangebyrank(replica& r, argv_span argv, std::int64_t now_us) {
+    const auto start = parse_int64(argv[2]);
+    const auto stop = parse_int64(argv[3]);
+    if (!start || !stop) return error_reply(not_integer_text);
+    try {
+      return integer_reply(r.zremrangebyrank(argv[1], *start, *stop, now_us));
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  // ZPOPMIN / ZPOPMAX key [count]: a flat array of member, score pairs (RESP2).
+  static reply zpop(replica& r, argv_span argv, std::int64_t now_us, bool max) {
+    if (argv.size() > 3) return error_reply(syntax_error_text);
+    std::int64_t count = 1;
+    if (argv.size() == 3) {
+      const auto parsed = parse_int64(argv[2]);
+      if (!parsed || *parsed < 0) return error_reply("ERR value is out of range, must be positive");
+      count = *parsed;
+    }
+    sorted_set* set = nullptr;
+    try {
+      set = r.find_zset(argv[1], now_us);
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+    std::vector<reply> out;
+    if (set == nullptr || count == 0) return reply::array(std::move(out));
+    const std::size_t n = std::min(set->size(), static_cast<std::size_t>(count));
+    const auto entries = set->entries();
+    for (std::size_t k = 0; k < n; ++k) {
+      const sorted_set::entry& e = entries[max ? entries.size() - 1 - k : k];
+      out.push_back(reply::bulk(e.member));
+      out.push_back(reply::bulk(format_score(e.score)));
+    }
+    if (max) {
+      set->erase_rank_range(set->size() - n, set->size());
+    } else {
+      set->erase_rank_range(0, n);
+    }
+    r.drop_if_empty(argv[1], *set);
+    return reply::array(std::move(out));
+  }
+
+  static reply zpopmin(replica& r, argv_span argv, std::int64_t now_us) {
+    return zpop(r, argv, now_us, false);
+  }
+
+  static reply zpopmax(replica& r, argv_span argv, std::int64_t now_us) {
+    return zpop(r, argv, now_us, true);
+  }
+
+  // PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT key amount [NX|XX|GT|LT], following
+  // Redis 7.0's expireGenericCommand: options, amount, overflow, then the key.
+  static reply expire_generic(replica& r, argv_span argv, std::int64_t now_us, bool seconds,
+                              bool absolute, std::string_view name) {
     bool nx = false;
     bool xx = false;
     bool gt = false;
@@ -704,27 +962,75 @@ struct command_impl {
       else if (equals_ci(argv[j], "xx")) xx = true;
       else if (equals_ci(argv[j], "gt")) gt = true;
       else if (equals_ci(argv[j], "lt")) lt = true;
-      else return reply::error("ERR Unsupported option " + argv[j]);
+      else return reply::error("ERR Unsupported option " + std::string(argv[j]));
     }
     if ((nx && xx) || (nx && gt) || (nx && lt)) {
       return error_reply("ERR NX and XX, GT or LT options at the same time are not compatible");
     }
     if (gt && lt) return error_reply("ERR GT and LT options at the same time are not compatible");
-    const auto ttl_ms = parse_int64(argv[2]);
-    if (!ttl_ms) return error_reply(not_integer_text);
-    const std::int64_t now_ms = to_ms(now_us);
-    if (*ttl_ms > int64_max - now_ms) {
-      return error_reply("ERR invalid expire time in 'pexpire' command");
+    const auto amount = parse_int64(argv[2]);
+    if (!amount) return error_reply(not_integer_text);
+    const std::string invalid = "ERR invalid expire time in '" + std::string(name) + "' command";
+    std::int64_t when_ms = *amount;
+    if (seconds) {
+      constexpr std::int64_t int64_min = std::numeric_limits<std::int64_t>::min();
+      if (when_ms > int64_max / 1000 || when_ms < int64_min / 1000) return reply::error(invalid);
+      when_ms *= 1000;
     }
-    const std::int64_t deadline_ms = *ttl_ms + now_ms;
-    const replica::stored_value* v = r.find_live(argv[1], now_us);
-    if (v == nullptr) return integer_reply(0);
-    const auto current = v->expire_at_ms;
+    const std::int64_t now_ms = to_ms(now_us);
+    const std::int64_t base_ms = absolute ? 0 : now_ms;
+    if (when_ms > int64_max - base_ms) return reply::error(invalid);
+    when_ms += base_ms;
+    const auto it = r.find_live_entry(argv[1], now_us);
+    if (it == r.keys_.end()) return integer_reply(0);
+    const auto current = it->second.expire_at_ms;
     if (nx && current) return integer_reply(0);
     if (xx && !current) return integer_reply(0);
-    if (gt && (!current || deadline_ms <= *current)) return integer_reply(0);
-    if (lt && current && deadline_ms >= *current) return integer_reply(0);
-    return integer_reply(r.pexpire(argv[1], *ttl_ms, now_us));
+    // No deadline counts as an infinite one.
+    if (gt && (!current || when_ms <= *current)) return integer_reply(0);
+    if (lt && current && when_ms >= *current) return integer_reply(0);
+    if (when_ms <= now_ms) {
+      r.keys_.erase(it);  // Redis deletes a key whose new deadline has already passed
+    } else {
+      it->second.expire_at_ms = when_ms;
+    }
+    return integer_reply(1);
+  }
+
+  static reply pexpire(replica& r, argv_span argv, std::int64_t now_us) {
+    return expire_generic(r, argv, now_us, false, false, "pexpire");
+  }
+
+  static reply expire(replica& r, argv_span argv, std::int64_t now_us) {
+    return expire_generic(r, argv, now_us, true, false, "expire");
+  }
+
+  static reply pexpireat(replica& r, argv_span argv, std::int64_t now_us) {
+    return expire_generic(r, argv, now_us, false, true, "pexpireat");
+  }
+
+  static reply expireat(replica& r, argv_span argv, std::int64_t now_us) {
+    return expire_generic(r, argv, now_us, true, true, "expireat");
+  }
+
+  // TTL and EXPIRETIME: milliseconds rounded to the nearest second, as Redis
+  // does ((ms + 500) / 1000; written so that a deadline near INT64_MAX gives
+  // the same answer as the server, 9223372036854776, without overflowing).
+  static std::int64_t rounded_seconds(std::int64_t ms) {
+    if (ms < 0) return ms;
+    return ms / 1000 + (ms % 1000 + 500) / 1000;
+  }
+
+  static reply ttl(replica& r, argv_span argv, std::int64_t now_us) {
+    return integer_reply(rounded_seconds(r.pttl(argv[1], now_us)));
+  }
+
+  static reply expiretime(replica& r, argv_span argv, std::int64_t now_us) {
+    return integer_reply(rounded_seconds(r.pexpiretime(argv[1], now_us)));
+  }
+
+  static reply persist(replica& r, argv_span argv, std::int64_t now_us) {
+    return integer_reply(r.persist(argv[1], now_us));
   }
 
   static reply pttl(replica& r, argv_span argv, std::int64_t now_us) {
@@ -751,6 +1057,76 @@ struct command_impl {
     }
   }
 
+  // INCRBY key increment: the increment is parsed before the key is looked up.
+  static reply incrby(replica& r, argv_span argv, std::int64_t now_us) {
+    const auto increment = parse_int64(argv[2]);
+    if (!increment) return error_reply(not_integer_text);
+    try {
+      return integer_reply(r.incrby(argv[1], *increment, now_us));
+    } catch (const command_error& e) {
+      return reply::error(e.what());
+    }
+  }
+
+  // DECRBY key decrement: INCRBY of the negation, which INT64_MIN has not.
+  static reply decrby(replica& r, argv_span argv, std::int64_t now_us) {
+    const auto decrement = parse_int64(argv[2]);
+    if (!decrement) return error_reply(not_integer_text);
+    if (*decrement == std::numeric_limits<std::int64_t>::min()) {
+      return error_reply("ERR decrement would overflow");
+    }
+    try {
+      return integer_reply(r.incrby(argv[1], -*decrement, now_us));
+    } catch (const command_error& e) {
+      return reply::error(e.what());
+    }
+  }
+
+  static reply decr(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      return integer_reply(r.incrby(argv[1], -1, now_us));
+    } catch (const command_error& e) {
+      return reply::error(e.what());
+    }
+  }
+
+  // MGET key [key ...]: a key that is missing or not a string reads as nil.
+  static reply mget(replica& r, argv_span argv, std::int64_t now_us) {
+    std::vector<reply> out;
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+      const replica::stored_value* v = r.find_live(argv[i], now_us);
+      const auto* text = v == nullptr ? nullptr : std::get_if<std::string>(&v->data);
+      out.push_back(text == nullptr ? reply::nil() : reply::bulk(*text));
+    }
+    return reply::array(std::move(out));
+  }
+
+  // SETEX key seconds value and PSETEX key milliseconds value, following
+  // Redis 7.0's getExpireMillisecondsOrReply: positive, no overflow.
+  static reply setex_generic(replica& r, argv_span argv, std::int64_t now_us, bool seconds,
+                             std::string_view name) {
+    const auto amount = parse_int64(argv[2]);
+    if (!amount) return error_reply(not_integer_text);
+    const std::string invalid = "ERR invalid expire time in '" + std::string(name) + "' command";
+    if (*amount <= 0 || (seconds && *amount > int64_max / 1000)) return reply::error(invalid);
+    const std::int64_t ms = seconds ? *amount * 1000 : *amount;
+    const std::int64_t now_ms = to_ms(now_us);
+    if (ms > int64_max - now_ms) return reply::error(invalid);
+    r.set(argv[1], argv[3], now_us);
+    replica::stored_value* stored = r.find_live(argv[1], now_us);
+    ADMIT_ASSERT(stored != nullptr, "SETEX stores the key");
+    stored->expire_at_ms = now_ms + ms;
+    return reply::status("OK");
+  }
+
+  static reply setex(replica& r, argv_span argv, std::int64_t now_us) {
+    return setex_generic(r, argv, now_us, true, "setex");
+  }
+
+  static reply psetex(replica& r, argv_span argv, std::int64_t now_us) {
+    return setex_generic(r, argv, now_us, false, "psetex");
+  }
+
   static reply get(replica& r, argv_span argv, std::int64_t now_us) {
     try {
       const auto value = r.get(argv[1], now_us);
@@ -768,9 +1144,9 @@ struct command_impl {
     bool get_old = false;
     bool keepttl = false;
     unit expire_unit = unit::none;
-    const std::string* expire_arg = nullptr;
+    std::string_view expire_arg;
     for (std::size_t j = 3; j < argv.size(); ++j) {
-      const std::string& opt = argv[j];
+      const std::string_view opt = argv[j];
       const bool has_next = j + 1 < argv.size();
       const bool timed = expire_unit != unit::none;
       if (equals_ci(opt, "nx") && !xx) {
@@ -783,23 +1159,23 @@ struct command_impl {
         keepttl = true;
       } else if (equals_ci(opt, "ex") && !keepttl && (expire_unit == unit::none || expire_unit == unit::ex) && has_next) {
         expire_unit = unit::ex;
-        expire_arg = &argv[++j];
+        expire_arg = argv[++j];
       } else if (equals_ci(opt, "px") && !keepttl && (expire_unit == unit::none || expire_unit == unit::px) && has_next) {
         expire_unit = unit::px;
-        expire_arg = &argv[++j];
+        expire_arg = argv[++j];
       } else if (equals_ci(opt, "exat") && !keepttl && (expire_unit == unit::none || expire_unit == unit::exat) && has_next) {
         expire_unit = unit::exat;
-        expire_arg = &argv[++j];
+        expire_arg = argv[++j];
       } else if (equals_ci(opt, "pxat") && !keepttl && (expire_unit == unit::none || expire_unit == unit::pxat) && has_next) {
         expire_unit = unit::pxat;
-        expire_arg = &argv[++j];
+        expire_arg = argv[++j];
       } else {
         return error_reply(syntax_error_text);
       }
     }
     std::optional<std::int64_t> deadline_ms;
     if (expire_unit != unit::none) {
-      const auto amount = parse_int64(*expire_arg);
+      const auto amount = parse_int64(expire_arg);
       if (!amount) return error_reply(not_integer_text);
       const bool seconds = expire_unit == unit::ex || expire_unit == unit::exat;
       const std::string invalid = "ERR invalid expire time in 'set' command";
@@ -847,13 +1223,170 @@ struct command_impl {
   static reply type(replica& r, argv_span argv, std::int64_t now_us) {
     const replica::stored_value* v = r.find_live(argv[1], now_us);
     if (v == nullptr) return reply::status("none");
-    return reply::status(std::holds_alternative<sorted_set>(v->data) ? "zset" : "string");
+    if (std::holds_alternative<sorted_set>(v->data)) return reply::status("zset");
+    if (std::holds_alternative<hash_value>(v->data)) return reply::status("hash");
+    return reply::status("string");
+  }
+
+  // --- hashes --------------------------------------------------------------
+
+  // HSET key field value [field value ...] (the count of new fields) and
+  // HMSET (OK): the pairs are counted before the key is looked up.
+  static reply hset_generic(replica& r, argv_span argv, std::int64_t now_us, bool hmset) {
+    if (argv.size() % 2 == 1) return reply::error(arity_error(hmset ? "hmset" : "hset"));
+    hash_value* hash = nullptr;
+    try {
+      hash = &r.hash_for_write(argv[1], now_us);
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+    std::int64_t created = 0;
+    for (std::size_t i = 2; i + 1 < argv.size(); i += 2) {
+      if (hash->set(argv[i], argv[i + 1])) ++created;
+    }
+    return hmset ? reply::status("OK") : integer_reply(created);
+  }
+
+  static reply hset(replica& r, argv_span argv, std::int64_t now_us) {
+    return hset_generic(r, argv, now_us, false);
+  }
+
+  static reply hmset(replica& r, argv_span argv, std::int64_t now_us) {
+    return hset_generic(r, argv, now_us, true);
+  }
+
+  static reply hsetnx(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      hash_value& hash = r.hash_for_write(argv[1], now_us);
+      if (hash.get(argv[2]) != nullptr) return integer_reply(0);
+      hash.set(argv[2], argv[3]);
+      return integer_reply(1);
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  static reply hget(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      const auto value = r.hget(argv[1], argv[2], now_us);
+      return value ? reply::bulk(*value) : reply::nil();
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  // HMGET key field [field ...]: nil for each missing field (all of them
+  // when the key is missing), WRONGTYPE for a key of another type.
+  static reply hmget(replica& r, argv_span argv, std::int64_t now_us) {
+    const hash_value* hash = nullptr;
+    try {
+      hash = r.find_hash(argv[1], now_us);
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+    std::vector<reply> out;
+    for (std::size_t i = 2; i < argv.size(); ++i) {
+      const std::string* value = hash == nullptr ? nullptr : hash->get(argv[i]);
+      out.push_back(value == nullptr ? reply::nil() : reply::bulk(*value));
+    }
+    return reply::array(std::move(out));
+  }
+
+  // HDEL key field [field ...]; an emptied hash deletes its key.
+  static reply hdel(replica& r, argv_span argv, std::int64_t now_us) {
+    hash_value* hash = nullptr;
+    try {
+      hash = r.find_hash(argv[1], now_us);
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+    if (hash == nullptr) return integer_reply(0);
+    std::int64_t removed = 0;
+    for (std::size_t i = 2; i < argv.size(); ++i) {
+      if (hash->erase(argv[i])) ++removed;
+      if (hash->empty()) break;
+    }
+    r.drop_if_empty(argv[1], *hash);
+    return integer_reply(removed);
+  }
+
+  // HINCRBY key field increment: the increment is parsed before the key is looked up.
+  static reply hincrby(replica& r, argv_span argv, std::int64_t now_us) {
+    const auto increment = parse_int64(argv[3]);
+    if (!increment) return error_reply(not_integer_text);
+    try {
+      return integer_reply(r.hincrby(argv[1], argv[2], *increment, now_us));
+    } catch (const command_error& e) {
+      return reply::error(e.what());
+    }
+  }
+
+  static reply hexists(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      const hash_value* hash = r.find_hash(argv[1], now_us);
+      return integer_reply(hash != nullptr && hash->get(argv[2]) != nullptr ? 1 : 0);
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  static reply hlen(replica& r, argv_span argv, std::int64_t now_us) {
+    try {
+      return integer_reply(r.hlen(argv[1], now_us));
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+  }
+
+  enum class hash_part : std::uint8_t { names, values, both };
+
+  // HGETALL, HKEYS, HVALS: in insertion order (a small hash's order in Redis).
+  static reply hash_listing(replica& r, argv_span argv, std::int64_t now_us, hash_part part) {
+    const hash_value* hash = nullptr;
+    try {
+      hash = r.find_hash(argv[1], now_us);
+    } catch (const command_error&) {
+      return wrongtype();
+    }
+    std::vector<reply> out;
+    if (hash == nullptr) return reply::array(std::move(out));
+    for (const hash_value::field& f : hash->fields()) {
+      if (part != hash_part::values) out.push_back(reply::bulk(f.name));
+      if (part != hash_part::names) out.push_back(reply::bulk(f.value));
+    }
+    return reply::array(std::move(out));
+  }
+
+  static reply hgetall(replica& r, argv_span argv, std::int64_t now_us) {
+    return hash_listing(r, argv, now_us, hash_part::both);
+  }
+
+  static reply hkeys(replica& r, argv_span argv, std::int64_t now_us) {
+    return hash_listing(r, argv, now_us, hash_part::names);
+  }
+
+  static reply hvals(replica& r, argv_span argv, std::int64_t now_us) {
+    return hash_listing(r, argv, now_us, hash_part::values);
   }
 };
 
 namespace {
 
-using handler = reply (*)(replica&, argv_span, std::int64_t);
+using handler = reply (*)(replica&, argv_span, std::int64_t, pubsub*);
+
+// Most commands only touch the keyspace; PUBLISH alone talks to the bus.
+template <reply (*run)(replica&, argv_span, std::int64_t)>
+reply no_bus(replica& r, argv_span argv, std::int64_t now_us, pubsub*) {
+  return run(r, argv, now_us);
+}
+
+// PUBLISH channel message: the receivers the bus reached (none without a bus).
+reply publish(replica&, argv_span argv, std::int64_t, pubsub* bus) {
+  if (bus == nullptr) return integer_reply(0);
+  const std::int64_t receivers = bus->publish(argv[1], argv[2]);
+  ADMIT_ASSERT(receivers >= 0, "a receiver count is never negative");
+  return integer_reply(receivers);
+}
 
 struct command_spec {
   std::string_view name;
@@ -861,26 +1394,65 @@ struct command_spec {
   handler run;
 };
 
-constexpr std::array<command_spec, 18> commands{{
-    {"zadd", -4, &command_impl::zadd},
-    {"zrem", -3, &command_impl::zrem},
-    {"zcard", 2, &command_impl::zcard},
-    {"zscore", 3, &command_impl::zscore},
-    {"zrank", 3, &command_impl::zrank},
-    {"zrange", -4, &command_impl::zrange},
-    {"zrangebyscore", -4, &command_impl::zrangebyscore},
-    {"zremrangebyscore", 4, &command_impl::zremrangebyscore},
-    {"pexpire", -3, &command_impl::pexpire},
-    {"pttl", 2, &command_impl::pttl},
-    {"pexpiretime", 2, &command_impl::pexpiretime},
-    {"time", 1, &command_impl::time},
-    {"incr", 2, &command_impl::incr},
-    {"get", 2, &command_impl::get},
-    {"set", -3, &command_impl::set},
-    {"del", -2, &command_impl::del},
-    {"exists", -2, &command_impl::exists},
-    {"type", 2, &command_impl::type},
-}};
+// Arities as Redis 7.0's command table gives them.
+constexpr std::array commands{
+    // sorted sets
+    command_spec{"zadd", -4, &no_bus<&command_impl::zadd>},
+    command_spec{"zincrby", 4, &no_bus<&command_impl::zincrby>},
+    command_spec{"zrem", -3, &no_bus<&command_impl::zrem>},
+    command_spec{"zcard", 2, &no_bus<&command_impl::zcard>},
+    command_spec{"zscore", 3, &no_bus<&command_impl::zscore>},
+    command_spec{"zrank", 3, &no_bus<&command_impl::zrank>},
+    command_spec{"zrevrank", 3, &no_bus<&command_impl::zrevrank>},
+    command_spec{"zcount", 4, &no_bus<&command_impl::zcount>},
+    command_spec{"zrange", -4, &no_bus<&command_impl::zrange>},
+    command_spec{"zrevrange", -4, &no_bus<&command_impl::zrevrange>},
+    command_spec{"zrangebyscore", -4, &no_bus<&command_impl::zrangebyscore>},
+    command_spec{"zrevrangebyscore", -4, &no_bus<&command_impl::zrevrangebyscore>},
+    command_spec{"zremrangebyscore", 4, &no_bus<&command_impl::zremrangebyscore>},
+    command_spec{"zremrangebyrank", 4, &no_bus<&command_impl::zremrangebyrank>},
+    command_spec{"zpopmin", -2, &no_bus<&command_impl::zpopmin>},
+    command_spec{"zpopmax", -2, &no_bus<&command_impl::zpopmax>},
+    // keys
+    command_spec{"pexpire", -3, &no_bus<&command_impl::pexpire>},
+    command_spec{"expire", -3, &no_bus<&command_impl::expire>},
+    command_spec{"pexpireat", -3, &no_bus<&command_impl::pexpireat>},
+    command_spec{"expireat", -3, &no_bus<&command_impl::expireat>},
+    command_spec{"pttl", 2, &no_bus<&command_impl::pttl>},
+    command_spec{"ttl", 2, &no_bus<&command_impl::ttl>},
+    command_spec{"pexpiretime", 2, &no_bus<&command_impl::pexpiretime>},
+    command_spec{"expiretime", 2, &no_bus<&command_impl::expiretime>},
+    command_spec{"persist", 2, &no_bus<&command_impl::persist>},
+    command_spec{"del", -2, &no_bus<&command_impl::del>},
+    command_spec{"exists", -2, &no_bus<&command_impl::exists>},
+    command_spec{"type", 2, &no_bus<&command_impl::type>},
+    // strings
+    command_spec{"get", 2, &no_bus<&command_impl::get>},
+    command_spec{"mget", -2, &no_bus<&command_impl::mget>},
+    command_spec{"set", -3, &no_bus<&command_impl::set>},
+    command_spec{"setex", 4, &no_bus<&command_impl::setex>},
+    command_spec{"psetex", 4, &no_bus<&command_impl::psetex>},
+    command_spec{"incr", 2, &no_bus<&command_impl::incr>},
+    command_spec{"decr", 2, &no_bus<&command_impl::decr>},
+    command_spec{"incrby", 3, &no_bus<&command_impl::incrby>},
+    command_spec{"decrby", 3, &no_bus<&command_impl::decrby>},
+    // hashes
+    command_spec{"hset", -4, &no_bus<&command_impl::hset>},
+    command_spec{"hmset", -4, &no_bus<&command_impl::hmset>},
+    command_spec{"hsetnx", 4, &no_bus<&command_impl::hsetnx>},
+    command_spec{"hget", 3, &no_bus<&command_impl::hget>},
+    command_spec{"hmget", -3, &no_bus<&command_impl::hmget>},
+    command_spec{"hdel", -3, &no_bus<&command_impl::hdel>},
+    command_spec{"hincrby", 4, &no_bus<&command_impl::hincrby>},
+    command_spec{"hexists", 3, &no_bus<&command_impl::hexists>},
+    command_spec{"hlen", 2, &no_bus<&command_impl::hlen>},
+    command_spec{"hgetall", 2, &no_bus<&command_impl::hgetall>},
+    command_spec{"hkeys", 2, &no_bus<&command_impl::hkeys>},
+    command_spec{"hvals", 2, &no_bus<&command_impl::hvals>},
+    // server
+    command_spec{"time", 1, &no_bus<&command_impl::time>},
+    command_spec{"publish", 3, &publish},
+};
 
 std::string unknown_command_error(argv_span argv) {
   // Redis 7.0: "unknown command '%.128s', with args beginning with: " then
@@ -889,11 +1461,11 @@ std::string unknown_command_error(argv_span argv) {
   for (std::size_t i = 1; i < argv.size() && args.size() < 128; ++i) {
     const std::size_t room = 128 - args.size();
     args.push_back('\'');
-    args.append(argv[i], 0, room);
+    args.append(argv[i].substr(0, room));
     args.append("' ");
   }
   std::string out = "ERR unknown command '";
-  out.append(argv[0], 0, 128);
+  out.append(argv[0].substr(0, 128));
   out.append("', with args beginning with: ");
   out.append(args);
   return out;
@@ -901,7 +1473,8 @@ std::string unknown_command_error(argv_span argv) {
 
 }  // namespace
 
-reply replica::execute(std::span<const std::string> argv, std::int64_t server_now_us) {
+reply replica::execute(std::span<const std::string_view> argv, std::int64_t server_now_us,
+                       pubsub* bus) {
   ADMIT_ASSERT(!argv.empty(), "a command has a name");
   ADMIT_ASSERT(server_now_us >= 0, "the server clock counts from the Unix epoch");
   for (const command_spec& spec : commands) {
@@ -910,9 +1483,21 @@ reply replica::execute(std::span<const std::string> argv, std::int64_t server_no
     if ((spec.arity > 0 && argc != spec.arity) || (spec.arity < 0 && argc < -spec.arity)) {
       return reply::error(arity_error(spec.name));
     }
-    return spec.run(*this, argv, server_now_us);
+    return spec.run(*this, argv, server_now_us, bus);
   }
   return reply::error(unknown_command_error(argv));
+}
+
+reply replica::execute(std::span<const std::string> argv, std::int64_t server_now_us, pubsub* bus) {
+  // Views over the caller's strings; a short command needs no allocation.
+  constexpr std::size_t inline_args = 16;
+  if (argv.size() <= inline_args) {
+    std::array<std::string_view, inline_args> views{};
+    for (std::size_t i = 0; i < argv.size(); ++i) views[i] = argv[i];
+    return execute(std::span<const std::string_view>(views.data(), argv.size()), server_now_us, bus);
+  }
+  const std::vector<std::string_view> views(argv.begin(), argv.end());
+  return execute(std::span<const std::string_view>(views), server_now_us, bus);
 }
 
 }  // namespace admit::redis

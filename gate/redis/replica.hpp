@@ -1,9 +1,9 @@
 // admit::redis::replica: an in-memory model of one Redis 7.0 database.
 //
-// Model. A keyspace of string and sorted-set values, each key with an optional
-// expiry deadline. It reproduces what the lease protocol needs from Redis,
-// with Redis's exact replies, and nothing else: sorted-set commands, key
-// expiry, strings and INCR, TIME.
+// Model. A keyspace of string, sorted-set and hash values, each key with an
+// optional expiry deadline. It reproduces what lease-semaphore scripts use
+// from Redis, with Redis 7.0's exact replies, and nothing else: sorted-set
+// commands, key expiry, strings and counters, hashes, TIME and PUBLISH.
 //
 // Time. The replica never reads a clock. Every command takes the server's
 // clock as `server_now_us`: microseconds since the Unix epoch, the value TIME
@@ -43,6 +43,7 @@
 #include <variant>
 #include <vector>
 
+#include "gate/redis/hash_value.hpp"
 #include "gate/redis/reply.hpp"
 #include "gate/redis/sorted_set.hpp"
 
@@ -55,7 +56,7 @@ class command_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class value_type : std::uint8_t { string, zset };
+enum class value_type : std::uint8_t { string, zset, hash };
 
 // ZADD's options. NX, GT and LT exclude one another, as do NX and XX.
 struct zadd_options {
@@ -67,13 +68,14 @@ struct zadd_options {
 };
 
 // One live key as the agreement test compares it with a real server: the same
-// fields come from TYPE, PEXPIRETIME, ZRANGE 0 -1 WITHSCORES and GET.
+// fields come from TYPE, PEXPIRETIME, ZRANGE 0 -1 WITHSCORES, HGETALL and GET.
 struct key_dump {
   std::string key;
   value_type type = value_type::string;
   std::optional<std::int64_t> expire_at_ms;  // absolute, Unix ms (PEXPIRETIME)
   std::vector<sorted_set::entry> members;    // value_type::zset, in Redis order
   std::string value;                         // value_type::string
+  std::vector<hash_value::field> fields;     // value_type::hash, in HGETALL order
 
   friend bool operator==(const key_dump&, const key_dump&) = default;
 };
@@ -82,6 +84,8 @@ struct key_dump {
 //   key "gate" zset pexpireat=1700000015000
 //     "t1" 1700000000000
 //   key "gate:fence" string pexpireat=none "3"
+//   key "gate:meta" hash pexpireat=none
+//     "limit" "5"
 // Scores are printed as Redis prints them. Deterministic: the same keyspace
 // gives the same bytes.
 [[nodiscard]] std::string render_dump(std::span<const key_dump> keys);
@@ -90,17 +94,41 @@ struct key_dump {
 // decimal point, "inf" and "-inf".
 [[nodiscard]] std::string format_score(double score);
 
+// Where PUBLISH delivers: the subscribed clients of the world. Not part of the
+// keyspace (a replica copy does not carry it).
+class pubsub {
+ public:
+  virtual std::int64_t publish(std::string_view channel, std::string_view message) = 0;
+
+ protected:
+  ~pubsub() = default;
+};
+
 class replica {
  public:
   // The generic entry point: argv[0] is the command name (any case).
-  // Supported: ZADD (NX XX GT LT CH INCR), ZREM, ZCARD, ZSCORE, ZRANK,
-  // ZRANGE (index ranges, BYSCORE, REV, LIMIT, WITHSCORES; not BYLEX),
-  // ZRANGEBYSCORE, ZREMRANGEBYSCORE, PEXPIRE (NX XX GT LT), PTTL,
-  // PEXPIRETIME, TIME, INCR, GET, SET (NX XX GET EX PX EXAT PXAT KEEPTTL),
-  // DEL, EXISTS, TYPE. Anything else is answered as Redis answers an unknown
-  // command; an option Redis has but the replica lacks (ZRANGE BYLEX) is an
-  // error starting "ERR admitsim replica:".
-  reply execute(std::span<const std::string> argv, std::int64_t server_now_us);
+  // Supported (docs/redis-replica.md has the table):
+  //   sorted sets: ZADD (NX XX GT LT CH INCR), ZINCRBY, ZREM, ZCARD, ZSCORE,
+  //     ZRANK, ZREVRANK, ZCOUNT, ZRANGE (index ranges, BYSCORE, REV, LIMIT,
+  //     WITHSCORES; not BYLEX), ZREVRANGE, ZRANGEBYSCORE, ZREVRANGEBYSCORE,
+  //     ZREMRANGEBYSCORE, ZREMRANGEBYRANK, ZPOPMIN, ZPOPMAX;
+  //   keys: PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT (NX XX GT LT), PTTL, TTL,
+  //     PEXPIRETIME, EXPIRETIME, PERSIST, DEL, EXISTS, TYPE;
+  //   strings: GET, MGET, SET (NX XX GET EX PX EXAT PXAT KEEPTTL), SETEX,
+  //     PSETEX, INCR, DECR, INCRBY, DECRBY;
+  //   hashes: HSET, HMSET, HSETNX, HGET, HMGET, HDEL, HINCRBY, HEXISTS, HLEN,
+  //     HGETALL, HKEYS, HVALS;
+  //   server: TIME, PUBLISH.
+  // Anything else is answered as Redis answers an unknown command; an option
+  // Redis has but the replica lacks (ZRANGE BYLEX) is an error starting
+  // "ERR admitsim replica:".
+  // PUBLISH answers what `bus` reports (0 without a bus): subscribers are the
+  // world's, not the keyspace's.
+  reply execute(std::span<const std::string_view> argv, std::int64_t server_now_us,
+                pubsub* bus = nullptr);
+  // The same over owned strings (views of them are passed on).
+  reply execute(std::span<const std::string> argv, std::int64_t server_now_us,
+                pubsub* bus = nullptr);
 
   // --- sorted sets ---------------------------------------------------------
   // ZADD key [options] score member: the reply's integer (new members, or
@@ -115,6 +143,16 @@ class replica {
                                     std::int64_t server_now_us);
   std::int64_t zremrangebyscore(std::string_view key, score_bound min, score_bound max,
                                 std::int64_t server_now_us);
+  // ZREMRANGEBYRANK key start stop (negative ranks count from the end).
+  std::int64_t zremrangebyrank(std::string_view key, std::int64_t start, std::int64_t stop,
+                               std::int64_t server_now_us);
+  // ZCOUNT key min max.
+  std::int64_t zcount(std::string_view key, score_bound min, score_bound max,
+                      std::int64_t server_now_us);
+  // ZINCRBY key increment member: the new score. Throws when the sum is NaN
+  // (inf + -inf), leaving the set as it was.
+  double zincrby(std::string_view key, double increment, std::string_view member,
+                 std::int64_t server_now_us);
   std::vector<sorted_set::entry> zrangebyscore(std::string_view key, score_bound min,
                                                score_bound max, std::int64_t server_now_us);
   // The sorted set at `key` as a read command sees it (an expired key is
@@ -135,12 +173,34 @@ class replica {
   std::int64_t pexpiretime(std::string_view key, std::int64_t server_now_us);
   std::int64_t del(std::string_view key, std::int64_t server_now_us);
   bool exists(std::string_view key, std::int64_t server_now_us);
+  // PERSIST: 1 when a deadline was removed, else 0.
+  std::int64_t persist(std::string_view key, std::int64_t server_now_us);
 
   // --- strings -------------------------------------------------------------
   std::int64_t incr(std::string_view key, std::int64_t server_now_us);
+  // INCRBY (DECRBY is INCRBY of the negation): the new value; keeps the
+  // deadline; throws on a non-integer value or an overflow.
+  std::int64_t incrby(std::string_view key, std::int64_t increment, std::int64_t server_now_us);
   std::optional<std::string> get(std::string_view key, std::int64_t server_now_us);
   // Plain SET: replaces any value of any type and clears the deadline.
   void set(std::string_view key, std::string_view value, std::int64_t server_now_us);
+
+  // --- hashes --------------------------------------------------------------
+  // HSET key field value: 1 when the field is new, else 0.
+  std::int64_t hset(std::string_view key, std::string_view field, std::string_view value,
+                    std::int64_t server_now_us);
+  std::optional<std::string> hget(std::string_view key, std::string_view field,
+                                  std::int64_t server_now_us);
+  // HDEL key field: 1 when removed; an emptied hash deletes its key.
+  std::int64_t hdel(std::string_view key, std::string_view field, std::int64_t server_now_us);
+  // HINCRBY key field increment: the new value; throws on a non-integer
+  // value or an overflow.
+  std::int64_t hincrby(std::string_view key, std::string_view field, std::int64_t increment,
+                       std::int64_t server_now_us);
+  std::int64_t hlen(std::string_view key, std::int64_t server_now_us);
+  // The hash at `key` as a read command sees it (nullptr when there is none;
+  // throws WRONGTYPE). Valid until the next command.
+  const hash_value* hash_view(std::string_view key, std::int64_t server_now_us);
 
   // --- the keyspace as a whole ---------------------------------------------
   // Stored keys, like DBSIZE: keys past their deadline that no command has
@@ -160,7 +220,7 @@ class replica {
   friend struct command_impl;
 
   struct stored_value {
-    std::variant<std::string, sorted_set> data;
+    std::variant<std::string, sorted_set, hash_value> data;
     std::optional<std::int64_t> expire_at_ms;
   };
   using keyspace = std::map<std::string, stored_value, std::less<>>;
@@ -176,6 +236,12 @@ class replica {
   sorted_set& zset_for_write(std::string_view key, std::int64_t server_now_us);
   // Deletes `key` if its set became empty, as Redis does.
   void drop_if_empty(std::string_view key, const sorted_set& set);
+  // The key's hash, nullptr when missing; throws WRONGTYPE for another type.
+  hash_value* find_hash(std::string_view key, std::int64_t server_now_us);
+  // The key's hash, created empty (without a deadline) when missing.
+  hash_value& hash_for_write(std::string_view key, std::int64_t server_now_us);
+  // Deletes `key` if its hash became empty, as Redis does.
+  void drop_if_empty(std::string_view key, const hash_value& hash);
 
   keyspace keys_;
 };

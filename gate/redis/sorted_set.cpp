@@ -120,6 +120,13 @@ std::pair<std::size_t, std::size_t> sorted_set::score_range(score_bound min,
 
 std::size_t sorted_set::erase_score_range(score_bound min, score_bound max) {
   const auto [first, last] = score_range(min, max);
+  erase_rank_range(first, last);
+  return last - first;
+}
+
+void sorted_set::erase_rank_range(std::size_t first, std::size_t last) {
+  ADMIT_ASSERT(first <= last, "a rank range runs forwards");
+  ADMIT_ASSERT(last <= entries_.size(), "a rank range lies within the set");
   if (indexed_) {
     for (std::size_t i = first; i < last; ++i) {
       const auto erased = index_.erase(entries_[i].member);
@@ -129,7 +136,6 @@ std::size_t sorted_set::erase_score_range(score_bound min, score_bound max) {
   entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(first),
                  entries_.begin() + static_cast<std::ptrdiff_t>(last));
   ADMIT_ASSERT(!indexed_ || entries_.size() == index_.size(), "every member is indexed once");
-  return last - first;
 }
 
 }  // namespace admit::redis

@@ -71,6 +71,9 @@ class sorted_set {
   // Removes the entries whose score lies within [min, max]; returns how many.
   std::size_t erase_score_range(score_bound min, score_bound max);
 
+  // Removes the entries at positions [first, last) in Redis order.
+  void erase_rank_range(std::size_t first, std::size_t last);
+
  private:
   struct string_hash {
     using is_transparent = void;

@@ -2,8 +2,12 @@
 // ones redis-server 7.0 gives (checked by hand and by tests/integration).
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gate/redis/replica.hpp"
@@ -307,6 +311,43 @@ TEST_CASE("Unknown commands, arity and command-name case") {
   CHECK(run(r, {"ZRANGE", "z", "0", "-1", "BYLEX"}).is_error());
 }
 
+namespace {
+
+// A bus that records what PUBLISH hands it and reports a fixed audience.
+class recording_bus final : public pubsub {
+ public:
+  std::int64_t publish(std::string_view channel, std::string_view message) override {
+    sent.emplace_back(std::string(channel), std::string(message));
+    return receivers;
+  }
+  std::vector<std::pair<std::string, std::string>> sent;
+  std::int64_t receivers = 2;
+};
+
+}  // namespace
+
+TEST_CASE("PUBLISH answers the bus's receiver count, 0 without a bus, and leaves the keyspace alone") {
+  // Goal: the PUBLISH hook and the string_view entry point. Method: PUBLISH with and without a bus.
+  replica r;
+  recording_bus bus;
+  const std::vector<std::string_view> views{"PUBLISH", "chan", "hello"};
+  CHECK(r.execute(views, t0_us, &bus) == integer(2));
+  CHECK(r.execute(views, t0_us) == integer(0));
+  const std::vector<std::string> owned{"publish", "chan", "bye"};
+  bus.receivers = 0;
+  CHECK(r.execute(owned, t0_us, &bus) == integer(0));
+  REQUIRE(bus.sent.size() == 2);
+  CHECK(bus.sent[0] == std::pair<std::string, std::string>{"chan", "hello"});
+  CHECK(bus.sent[1] == std::pair<std::string, std::string>{"chan", "bye"});
+  CHECK(r.key_count() == 0);
+  CHECK(run(r, {"PUBLISH", "chan"}) == reply::error("ERR wrong number of arguments for 'publish' command"));
+  // More arguments than the view overload keeps on its stack still parse.
+  std::vector<std::string> many{"EXISTS"};
+  for (int i = 0; i < 40; ++i) many.push_back(std::string("k").append(std::to_string(i)));
+  run(r, {"SET", "k39", "v"});
+  CHECK(r.execute(many, t0_us) == integer(1));
+}
+
 TEST_CASE("A copy is an independent snapshot, and restore() rebuilds a dump") {
   // Goal: value semantics for snapshots. Method: copy, diverge, compare dumps.
   replica r;
@@ -329,6 +370,322 @@ TEST_CASE("A copy is an independent snapshot, and restore() rebuilds a dump") {
   rebuilt.restore(keys);
   CHECK(rebuilt.dump_keys(t0_us) == keys);
   CHECK(rebuilt.zrank("gate", "t2", t0_us) == 1);
+}
+
+TEST_CASE("INCRBY, DECRBY and DECR count like INCR, refuse non-integers and overflow") {
+  // Goal: the counters' replies and error texts (checked against redis-server 7.0.15). Method:
+  // execute() from a missing key to both ends of int64.
+  replica r;
+  CHECK(run(r, {"DECR", "c"}) == integer(-1));
+  CHECK(run(r, {"INCRBY", "c", "10"}) == integer(9));
+  CHECK(run(r, {"DECRBY", "c", "-1"}) == integer(10));
+  CHECK(run(r, {"INCRBY", "c", "x"}) == reply::error("ERR value is not an integer or out of range"));
+  CHECK(run(r, {"INCRBY", "c", "+1"}) == reply::error("ERR value is not an integer or out of range"));
+  CHECK(run(r, {"DECRBY", "c", "-9223372036854775808"}) == reply::error("ERR decrement would overflow"));
+  CHECK(run(r, {"INCRBY", "c", "9223372036854775797"}) == integer(9223372036854775807));
+  CHECK(run(r, {"INCRBY", "c", "1"}) == reply::error("ERR increment or decrement would overflow"));
+  CHECK(run(r, {"GET", "c"}) == reply::bulk("9223372036854775807"));
+  CHECK(run(r, {"DECRBY", "low", "9223372036854775807"}) == integer(-9223372036854775807));
+  CHECK(run(r, {"DECR", "low"}) == integer(std::numeric_limits<std::int64_t>::min()));
+  CHECK(run(r, {"DECR", "low"}) == reply::error("ERR increment or decrement would overflow"));
+  CHECK(run(r, {"INCRBY", "low", "-1"}) == reply::error("ERR increment or decrement would overflow"));
+  // The deadline survives a counter update, as with INCR.
+  run(r, {"SET", "t", "5", "PX", "100"});
+  CHECK(run(r, {"INCRBY", "t", "2"}) == integer(7));
+  CHECK(run(r, {"PTTL", "t"}) == integer(100));
+  // The increment is parsed before the key is looked up: a bad one beats WRONGTYPE.
+  run(r, {"ZADD", "z", "1", "m"});
+  CHECK(run(r, {"INCRBY", "z", "x"}) == reply::error("ERR value is not an integer or out of range"));
+  CHECK(run(r, {"INCRBY", "z", "1"}) == reply::error("WRONGTYPE Operation against a key holding the wrong kind of value"));
+  CHECK(run(r, {"DECR", "z"}) == reply::error("WRONGTYPE Operation against a key holding the wrong kind of value"));
+  run(r, {"SET", "s", "007"});
+  CHECK(run(r, {"DECRBY", "s", "1"}) == reply::error("ERR value is not an integer or out of range"));
+  CHECK(run(r, {"INCRBY", "s"}) == reply::error("ERR wrong number of arguments for 'incrby' command"));
+  CHECK(r.incrby("typed", -3, t0_us) == -3);
+  CHECK_THROWS_AS(r.incrby("z", 1, t0_us), command_error);
+}
+
+TEST_CASE("SETEX and PSETEX set a value with a deadline; MGET reads strings only") {
+  // Goal: SETEX/PSETEX validation and MGET's nils. Method: execute() with good and bad TTLs.
+  replica r;
+  run(r, {"ZADD", "z", "1", "m"});
+  CHECK(run(r, {"SETEX", "z", "10", "v"}) == reply::status("OK"));  // replaces any type
+  CHECK(run(r, {"TYPE", "z"}) == reply::status("string"));
+  CHECK(run(r, {"PEXPIRETIME", "z"}) == integer(t0_ms + 10'000));
+  CHECK(run(r, {"PSETEX", "p", "5", "w"}) == reply::status("OK"));
+  CHECK(run(r, {"PTTL", "p"}) == integer(5));
+  CHECK(run(r, {"GET", "p"}, at_ms(5)) == reply::bulk("w"));
+  CHECK(run(r, {"GET", "p"}, at_ms(6)) == reply::nil());
+  CHECK(run(r, {"SETEX", "s", "0", "v"}) == reply::error("ERR invalid expire time in 'setex' command"));
+  CHECK(run(r, {"SETEX", "s", "x", "v"}) == reply::error("ERR value is not an integer or out of range"));
+  CHECK(run(r, {"SETEX", "s", "9223372036854776", "v"}) ==
+        reply::error("ERR invalid expire time in 'setex' command"));
+  CHECK(run(r, {"PSETEX", "s", "-1", "v"}) == reply::error("ERR invalid expire time in 'psetex' command"));
+  CHECK(run(r, {"PSETEX", "s", "9223372036854775807", "v"}) ==
+        reply::error("ERR invalid expire time in 'psetex' command"));
+  CHECK(run(r, {"SETEX", "s", "1", "2", "3"}) == reply::error("ERR wrong number of arguments for 'setex' command"));
+  CHECK(run(r, {"EXISTS", "s"}) == integer(0));
+
+  run(r, {"HSET", "h", "f", "v"});
+  std::vector<reply> expected{reply::bulk("v"), reply::nil(), reply::nil(), reply::bulk("v")};
+  CHECK(run(r, {"MGET", "z", "h", "missing", "z"}) == reply::array(expected));
+  CHECK(run(r, {"MGET"}) == reply::error("ERR wrong number of arguments for 'mget' command"));
+}
+
+TEST_CASE("EXPIRE, PEXPIREAT, EXPIREAT, TTL, EXPIRETIME and PERSIST") {
+  // Goal: the whole expiry family on the server clock, options and overflow texts included.
+  // Method: execute() at chosen instants around a deadline.
+  replica r;
+  run(r, {"SET", "k", "v"});
+  CHECK(run(r, {"TTL", "k"}) == integer(-1));
+  CHECK(run(r, {"EXPIRETIME", "k"}) == integer(-1));
+  CHECK(run(r, {"EXPIRE", "k", "10"}) == integer(1));
+  CHECK(run(r, {"PEXPIRETIME", "k"}) == integer(t0_ms + 10'000));
+  CHECK(run(r, {"TTL", "k"}) == integer(10));
+  CHECK(run(r, {"TTL", "k"}, at_ms(8'501)) == integer(1));  // 1499 ms left: rounds to 1
+  CHECK(run(r, {"TTL", "k"}, at_ms(8'500)) == integer(2));  // 1500 ms left: rounds to 2
+  CHECK(run(r, {"TTL", "k"}, at_ms(9'501)) == integer(0));
+  CHECK(run(r, {"EXPIRETIME", "k"}) == integer(t0_ms / 1000 + 10));
+  CHECK(run(r, {"EXPIRE", "k", "5", "GT"}) == integer(0));
+  CHECK(run(r, {"EXPIRE", "k", "5", "LT"}) == integer(1));
+  CHECK(run(r, {"EXPIRE", "k", "5", "NX"}) == integer(0));
+  CHECK(run(r, {"PERSIST", "k"}) == integer(1));
+  CHECK(run(r, {"PERSIST", "k"}) == integer(0));
+  CHECK(run(r, {"PERSIST", "missing"}) == integer(0));
+  CHECK(run(r, {"EXPIRE", "k", "5", "XX"}) == integer(0));
+  CHECK(run(r, {"EXPIRE", "k", "5", "GT"}) == integer(0));  // no deadline is an infinite one
+  CHECK(run(r, {"TTL", "k"}) == integer(-1));
+
+  const std::string deadline_ms = std::to_string(t0_ms + 20);
+  CHECK(run(r, {"PEXPIREAT", "k", deadline_ms}) == integer(1));
+  CHECK(run(r, {"PTTL", "k"}) == integer(20));
+  CHECK(run(r, {"GET", "k"}, at_ms(20)) == reply::bulk("v"));
+  CHECK(run(r, {"PERSIST", "k"}, at_ms(21)) == integer(0));  // already gone
+  CHECK(run(r, {"TTL", "k"}, at_ms(21)) == integer(-2));
+  CHECK(run(r, {"EXPIRETIME", "k"}, at_ms(21)) == integer(-2));
+
+  run(r, {"SET", "k", "v"});
+  CHECK(run(r, {"EXPIREAT", "k", std::to_string(t0_ms / 1000 + 3)}) == integer(1));
+  CHECK(run(r, {"PEXPIRETIME", "k"}) == integer(t0_ms + 3'000));
+  CHECK(run(r, {"EXPIREAT", "k", "1"}) == integer(1));  // in the past: deleted
+  CHECK(run(r, {"EXISTS", "k"}) == integer(0));
+  run(r, {"SET", "k", "v"});
+  CHECK(run(r, {"EXPIRE", "k", "0"}) == integer(1));
+  CHECK(run(r, {"EXISTS", "k"}) == integer(0));
+  run(r, {"SET", "k", "v"});
+  CHECK(run(r, {"EXPIRE", "k", "-9223372036854775"}) == integer(1));
+  CHECK(run(r, {"EXISTS", "k"}) == integer(0));
+
+  run(r, {"SET", "k", "v"});
+  CHECK(run(r, {"EXPIRE", "k", "9223372036854776"}) ==
+        reply::error("ERR invalid expire time in 'expire' command"));
+  CHECK(run(r, {"EXPIRE", "k", "-9223372036854776"}) ==
+        reply::error("ERR invalid expire time in 'expire' command"));
+  CHECK(run(r, {"EXPIREAT", "k", "9223372036854775807"}) ==
+        reply::error("ERR invalid expire time in 'expireat' command"));
+  CHECK(run(r, {"EXPIRE", "k", "10", "FOO"}) == reply::error("ERR Unsupported option FOO"));
+  CHECK(run(r, {"EXPIRE", "k", "x", "NX"}) == reply::error("ERR value is not an integer or out of range"));
+  CHECK(run(r, {"PEXPIREAT", "k", "1", "NX", "XX"}) ==
+        reply::error("ERR NX and XX, GT or LT options at the same time are not compatible"));
+  CHECK(run(r, {"EXPIREAT", "k", "1", "GT", "LT"}) ==
+        reply::error("ERR GT and LT options at the same time are not compatible"));
+  // The largest deadline there is: Redis rounds it to 9223372036854776 s without overflowing.
+  CHECK(run(r, {"PEXPIREAT", "k", "9223372036854775807"}) == integer(1));
+  CHECK(run(r, {"PEXPIRETIME", "k"}) == integer(9223372036854775807));
+  CHECK(run(r, {"EXPIRETIME", "k"}) == integer(9223372036854776));
+  CHECK(run(r, {"PEXPIREAT", "missing", "9223372036854775807"}) == integer(0));
+  CHECK(r.persist("k", t0_us) == 1);
+  CHECK(r.pttl("k", t0_us) == -1);
+}
+
+TEST_CASE("ZCOUNT, ZINCRBY, ZREMRANGEBYRANK, ZREVRANK and the reversed ranges") {
+  // Goal: the added sorted-set commands answer as redis-server 7.0.15 does. Method: execute()
+  // on a three-member set, errors and edge ranges included.
+  replica r;
+  run(r, {"ZADD", "z", "1", "a", "2", "b", "3", "c"});
+  CHECK(run(r, {"ZCOUNT", "z", "(1", "3"}) == integer(2));
+  CHECK(run(r, {"ZCOUNT", "z", "-inf", "+inf"}) == integer(3));
+  CHECK(run(r, {"ZCOUNT", "z", "3", "1"}) == integer(0));
+  CHECK(run(r, {"ZCOUNT", "z", "(1", "(1"}) == integer(0));
+  CHECK(run(r, {"ZCOUNT", "missing", "0", "1"}) == integer(0));
+  CHECK(run(r, {"ZCOUNT", "z", "x", "1"}) == reply::error("ERR min or max is not a float"));
+  CHECK(run(r, {"ZREVRANK", "z", "a"}) == integer(2));
+  CHECK(run(r, {"ZREVRANK", "z", "nope"}) == reply::nil());
+  CHECK(run(r, {"ZREVRANGE", "z", "0", "1", "WITHSCORES"}) == bulks({"c", "3", "b", "2"}));
+  CHECK(run(r, {"ZREVRANGE", "z", "0", "1", "BYSCORE"}) == reply::error("ERR syntax error"));
+  CHECK(run(r, {"ZREVRANGEBYSCORE", "z", "+inf", "-inf", "WITHSCORES", "LIMIT", "0", "2"}) ==
+        bulks({"c", "3", "b", "2"}));
+  CHECK(run(r, {"ZREVRANGEBYSCORE", "z", "(3", "1"}) == bulks({"b", "a"}));
+  CHECK(run(r, {"ZREVRANGEBYSCORE", "z", "1", "3"}) == bulks({}));
+  CHECK(run(r, {"ZREVRANGEBYSCORE", "z", "3", "1", "LIMIT", "1", "-1"}) == bulks({"b", "a"}));
+  CHECK(run(r, {"ZREVRANGEBYSCORE", "z", "1", "0", "REV"}) == reply::error("ERR syntax error"));
+  CHECK(run(r, {"ZRANGEBYSCORE", "z", "-inf", "+inf", "WITHSCORES", "LIMIT", "1", "1"}) == bulks({"b", "2"}));
+  CHECK(run(r, {"ZRANGE", "z", "0", "-1", "WITHSCORES"}) == bulks({"a", "1", "b", "2", "c", "3"}));
+
+  CHECK(run(r, {"ZINCRBY", "z", "2.5", "a"}) == reply::bulk("3.5"));
+  CHECK(run(r, {"ZINCRBY", "z", "1", "new"}) == reply::bulk("1"));
+  CHECK(run(r, {"ZINCRBY", "fresh", "-2", "m"}) == reply::bulk("-2"));
+  CHECK(run(r, {"ZINCRBY", "z", "x", "a"}) == reply::error("ERR value is not a valid float"));
+  // ZADD's parser reads an option word as an option: then ZINCRBY has too few arguments.
+  CHECK(run(r, {"ZINCRBY", "z", "nx", "a"}) == reply::error("ERR syntax error"));
+  CHECK(run(r, {"ZINCRBY", "z", "Gt", "a"}) == reply::error("ERR syntax error"));
+  CHECK(run(r, {"ZINCRBY", "z", "+inf", "a"}) == reply::bulk("inf"));
+  CHECK(run(r, {"ZINCRBY", "z", "-inf", "a"}) == reply::error("ERR resulting score is not a number (NaN)"));
+  CHECK(run(r, {"ZSCORE", "z", "a"}) == reply::bulk("inf"));
+  CHECK(r.zincrby("z", 1, "b", t0_us) == 3.0);
+  CHECK(r.zcount("z", score_bound{3.0, false}, score_bound{3.0, false}, t0_us) == 2);
+
+  // z is now new 1, b 3, c 3, a inf.
+  CHECK(run(r, {"ZREMRANGEBYRANK", "z", "5", "1"}) == integer(0));
+  CHECK(run(r, {"ZREMRANGEBYRANK", "z", "-100", "0"}) == integer(1));
+  CHECK(run(r, {"ZRANGE", "z", "0", "-1"}) == bulks({"b", "c", "a"}));
+  CHECK(run(r, {"ZREMRANGEBYRANK", "z", "x", "1"}) == reply::error("ERR value is not an integer or out of range"));
+  CHECK(run(r, {"ZREMRANGEBYRANK", "z", "-2", "-1"}) == integer(2));
+  CHECK(run(r, {"ZREMRANGEBYRANK", "z", "0", "-1"}) == integer(1));
+  CHECK(run(r, {"EXISTS", "z"}) == integer(0));  // emptied: deleted
+
+  run(r, {"SET", "s", "1"});
+  CHECK(run(r, {"ZCOUNT", "s", "0", "1"}) == reply::error("WRONGTYPE Operation against a key holding the wrong kind of value"));
+  CHECK(run(r, {"ZINCRBY", "s", "1", "m"}) == reply::error("WRONGTYPE Operation against a key holding the wrong kind of value"));
+  CHECK(run(r, {"ZREMRANGEBYRANK", "s", "0", "1"}) == reply::error("WRONGTYPE Operation against a key holding the wrong kind of value"));
+  CHECK(run(r, {"ZREVRANGEBYSCORE", "s", "1", "0"}) == reply::error("WRONGTYPE Operation against a key holding the wrong kind of value"));
+}
+
+TEST_CASE("ZPOPMIN and ZPOPMAX pop from either end and delete an emptied set") {
+  // Goal: pop replies (flat member/score pairs), count rules and error order. Method: execute().
+  replica r;
+  run(r, {"ZADD", "z", "1", "a", "2", "b", "3", "c"});
+  CHECK(run(r, {"ZPOPMIN", "z", "0"}) == bulks({}));
+  CHECK(run(r, {"ZPOPMIN", "z"}) == bulks({"a", "1"}));
+  CHECK(run(r, {"ZPOPMAX", "z", "5"}) == bulks({"c", "3", "b", "2"}));
+  CHECK(run(r, {"EXISTS", "z"}) == integer(0));
+  CHECK(run(r, {"ZPOPMIN", "z"}) == bulks({}));
+  CHECK(run(r, {"ZPOPMIN", "z", "-1"}) == reply::error("ERR value is out of range, must be positive"));
+  CHECK(run(r, {"ZPOPMIN", "z", "x"}) == reply::error("ERR value is out of range, must be positive"));
+  CHECK(run(r, {"ZPOPMIN", "z", "1", "2"}) == reply::error("ERR syntax error"));
+  CHECK(run(r, {"ZPOPMIN"}) == reply::error("ERR wrong number of arguments for 'zpopmin' command"));
+  run(r, {"SET", "s", "1"});
+  CHECK(run(r, {"ZPOPMAX", "s", "0"}) == reply::error("WRONGTYPE Operation against a key holding the wrong kind of value"));
+}
+
+TEST_CASE("Hashes: HSET, HGET, HDEL, HINCRBY and the listings, in insertion order") {
+  // Goal: hash replies, field order (a small hash's HGETALL order in Redis 7.0: first insertion)
+  // and error texts. Method: execute() against values checked on redis-server 7.0.15.
+  replica r;
+  CHECK(run(r, {"HSET", "h", "f", "v"}) == integer(1));
+  CHECK(run(r, {"HSET", "h", "a", "1", "b", "2", "a", "3"}) == integer(2));
+  CHECK(run(r, {"HMSET", "h", "a", "4", "q", "5"}) == reply::status("OK"));
+  CHECK(run(r, {"HGETALL", "h"}) == bulks({"f", "v", "a", "4", "b", "2", "q", "5"}));
+  CHECK(run(r, {"HKEYS", "h"}) == bulks({"f", "a", "b", "q"}));
+  CHECK(run(r, {"HVALS", "h"}) == bulks({"v", "4", "2", "5"}));
+  CHECK(run(r, {"HLEN", "h"}) == integer(4));
+  CHECK(run(r, {"HGET", "h", "a"}) == reply::bulk("4"));
+  CHECK(run(r, {"HGET", "h", "nope"}) == reply::nil());
+  CHECK(run(r, {"HEXISTS", "h", "q"}) == integer(1));
+  CHECK(run(r, {"HEXISTS", "h", "nope"}) == integer(0));
+  CHECK(run(r, {"HEXISTS", "missing", "a"}) == integer(0));
+  std::vector<reply> mget{reply::bulk("4"), reply::nil(), reply::bulk("5")};
+  CHECK(run(r, {"HMGET", "h", "a", "nope", "q"}) == reply::array(mget));
+  CHECK(run(r, {"HMGET", "missing", "a", "b"}) == reply::array({reply::nil(), reply::nil()}));
+  CHECK(run(r, {"HSETNX", "h", "a", "9"}) == integer(0));
+  CHECK(run(r, {"HSETNX", "h", "z", "9"}) == integer(1));
+  // A deleted field set again goes to the end.
+  CHECK(run(r, {"HDEL", "h", "f"}) == integer(1));
+  CHECK(run(r, {"HSET", "h", "f", "w"}) == integer(1));
+  CHECK(run(r, {"HKEYS", "h"}) == bulks({"a", "b", "q", "z", "f"}));
+
+  CHECK(run(r, {"HINCRBY", "h", "n", "-5"}) == integer(-5));
+  CHECK(run(r, {"HINCRBY", "h", "n", "-9223372036854775804"}) ==
+        reply::error("ERR increment or decrement would overflow"));
+  CHECK(run(r, {"HINCRBY", "h", "n", "-1"}) == integer(-6));
+  CHECK(run(r, {"HINCRBY", "h", "a", "x"}) == reply::error("ERR value is not an integer or out of range"));
+  CHECK(run(r, {"HSET", "h", "c", "007"}) == integer(1));
+  CHECK(run(r, {"HINCRBY", "h", "c", "1"}) == reply::error("ERR hash value is not an integer"));
+  CHECK(run(r, {"HINCRBY", "h", "a", "9223372036854775807"}) ==
+        reply::error("ERR increment or decrement would overflow"));
+
+  CHECK(run(r, {"HSET", "h", "a"}) == reply::error("ERR wrong number of arguments for 'hset' command"));
+  CHECK(run(r, {"HSET", "h", "a", "1", "b"}) == reply::error("ERR wrong number of arguments for 'hset' command"));
+  CHECK(run(r, {"HMSET", "h", "a"}) == reply::error("ERR wrong number of arguments for 'hmset' command"));
+  CHECK(run(r, {"HDEL", "h"}) == reply::error("ERR wrong number of arguments for 'hdel' command"));
+
+  // HDEL with many fields counts the removed ones; an emptied hash deletes its key.
+  CHECK(run(r, {"HDEL", "h", "a", "b", "nope", "q", "z", "f", "n", "c"}) == integer(7));
+  CHECK(run(r, {"EXISTS", "h"}) == integer(0));
+  CHECK(run(r, {"HGETALL", "h"}) == bulks({}));
+  CHECK(run(r, {"HLEN", "h"}) == integer(0));
+  CHECK(run(r, {"HDEL", "h", "a"}) == integer(0));
+
+  // Typed methods, for C++ script bodies.
+  CHECK(r.hset("t", "x", "1", t0_us) == 1);
+  CHECK(r.hincrby("t", "x", 41, t0_us) == 42);
+  CHECK(r.hget("t", "x", t0_us) == "42");
+  CHECK(r.hlen("t", t0_us) == 1);
+  CHECK(r.hash_view("t", t0_us)->fields().size() == 1);
+  CHECK(r.hdel("t", "x", t0_us) == 1);
+  CHECK(r.hash_view("t", t0_us) == nullptr);
+}
+
+TEST_CASE("A hash is its own type: WRONGTYPE both ways, TYPE hash, and it expires like any key") {
+  // Goal: the hash type against the other types and the clock. Method: cross-type commands.
+  const reply wrongtype = reply::error("WRONGTYPE Operation against a key holding the wrong kind of value");
+  replica r;
+  run(r, {"HSET", "h", "f", "1"});
+  run(r, {"SET", "s", "1"});
+  run(r, {"ZADD", "z", "1", "m"});
+  CHECK(run(r, {"TYPE", "h"}) == reply::status("hash"));
+  for (const char* key : {"s", "z"}) {
+    CHECK(run(r, {"HSET", key, "f", "v"}) == wrongtype);
+    CHECK(run(r, {"HMSET", key, "f", "v"}) == wrongtype);
+    CHECK(run(r, {"HSETNX", key, "f", "v"}) == wrongtype);
+    CHECK(run(r, {"HGET", key, "f"}) == wrongtype);
+    CHECK(run(r, {"HMGET", key, "f"}) == wrongtype);
+    CHECK(run(r, {"HDEL", key, "f"}) == wrongtype);
+    CHECK(run(r, {"HINCRBY", key, "f", "1"}) == wrongtype);
+    CHECK(run(r, {"HEXISTS", key, "f"}) == wrongtype);
+    CHECK(run(r, {"HLEN", key}) == wrongtype);
+    CHECK(run(r, {"HGETALL", key}) == wrongtype);
+    CHECK(run(r, {"HKEYS", key}) == wrongtype);
+    CHECK(run(r, {"HVALS", key}) == wrongtype);
+  }
+  CHECK(run(r, {"HINCRBY", "s", "f", "x"}) == reply::error("ERR value is not an integer or out of range"));
+  CHECK(run(r, {"GET", "h"}) == wrongtype);
+  CHECK(run(r, {"INCR", "h"}) == wrongtype);
+  CHECK(run(r, {"ZADD", "h", "1", "m"}) == wrongtype);
+  CHECK(run(r, {"ZCARD", "h"}) == wrongtype);
+  CHECK_THROWS_AS(r.hget("z", "f", t0_us), command_error);
+
+  CHECK(run(r, {"PEXPIRE", "h", "10"}) == integer(1));
+  CHECK(run(r, {"HINCRBY", "h", "f", "1"}, at_ms(10)) == integer(2));  // keeps the deadline
+  CHECK(run(r, {"PTTL", "h"}, at_ms(10)) == integer(0));
+  CHECK(run(r, {"HGET", "h", "f"}, at_ms(11)) == reply::nil());
+  CHECK(run(r, {"HSET", "h", "g", "v"}, at_ms(11)) == integer(1));  // a fresh hash, no deadline
+  CHECK(run(r, {"HGETALL", "h"}, at_ms(11)) == bulks({"g", "v"}));
+  CHECK(run(r, {"PTTL", "h"}, at_ms(11)) == integer(-1));
+  CHECK(run(r, {"SET", "h", "x"}, at_ms(11)) == reply::status("OK"));  // SET replaces a hash
+  CHECK(run(r, {"TYPE", "h"}, at_ms(11)) == reply::status("string"));
+}
+
+TEST_CASE("Dumps carry hashes in field order, and restore() rebuilds them") {
+  // Goal: snapshots and the agreement test's keyspace see hashes. Method: dump, render, restore.
+  replica r;
+  run(r, {"HSET", "meta", "limit", "5", "holder", "t\"1"});
+  run(r, {"PEXPIRE", "meta", "1000"});
+  CHECK(r.dump(t0_us) ==
+        "key \"meta\" hash pexpireat=1700000001000\n"
+        "  \"limit\" \"5\"\n"
+        "  \"holder\" \"t\\\"1\"\n");
+  const auto keys = r.dump_keys(t0_us);
+  REQUIRE(keys.size() == 1);
+  CHECK(keys[0].type == value_type::hash);
+  CHECK(keys[0].fields == std::vector<hash_value::field>{{"limit", "5"}, {"holder", "t\"1"}});
+  replica rebuilt;
+  rebuilt.restore(keys);
+  CHECK(rebuilt.dump_keys(t0_us) == keys);
+  CHECK(run(rebuilt, {"HKEYS", "meta"}) == bulks({"limit", "holder"}));
+  const replica snapshot = rebuilt;
+  run(rebuilt, {"HDEL", "meta", "limit"});
+  CHECK(snapshot.dump_keys(t0_us) == keys);
 }
 
 namespace {
