@@ -14,13 +14,27 @@
 //            is already gone and the holder must stop.
 // One token identifies one acquisition; every poll of it reuses the token.
 //
+// Protocols. With `lease_client_config::proto` set, the client runs that
+// protocol (gate/redis/protocol.hpp) instead of a built-in variant: each
+// operation is a whole Redis command it builds itself, EVALSHA of the
+// operation's script with the protocol's KEYS and ARGV templates filled in
+// (or the plain command a release may be), and the protocol's reply rule
+// reads the answer. A NOSCRIPT answer (the server lost its script cache, as
+// a restart does) is followed by one EVAL of the script's body, as script
+// clients do. The backoff, the acquire timeout and the renewal interval come
+// from the configuration, which the caller fills from the protocol's client
+// policy.
+//
 // Environment and transport. `Env` gives the executor, timer and monotonic
 // clock (as for async_fifo_gate). `Transport` carries script calls to Redis:
 //   template <class Token> auto async_script(redis::script_op, const script_request&, Token&&);
 // completing with (error_code, redis::script_reply); an error code means the
 // call may or may not have run on the server (a lost reply looks the same as
-// a lost request). The caller's wall clock (what `seed` passes as `now`) and
-// the jitter source are functions given at construction.
+// a lost request). For protocols, also
+//   template <class Token> auto async_command(const command_request&, Token&&);
+// completing with (error_code, redis::reply): the server's RESP answer.
+// The caller's wall clock (what `seed` passes as `now`, a protocol's
+// {now_ms}) and the jitter source are functions given at construction.
 #pragma once
 
 #include <boost/asio/as_tuple.hpp>
@@ -28,11 +42,16 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
 #include "gate/asio/gate_errc.hpp"
 #include "gate/redis/lease_scripts.hpp"
+#include "gate/redis/protocol.hpp"
+#include "gate/redis/sha1.hpp"
 
 namespace admit::gate {
 
@@ -58,8 +77,21 @@ struct lease_client_config {
   std::int64_t limit = 1;
   std::int64_t lease_ms = 15'000;
   std::int64_t acquire_timeout_ns = 30'000'000'000;
-  std::int64_t queue_timeout_ms = 0;  // fair
+  std::int64_t queue_timeout_ms = 0;  // fair, and a protocol's {queue_timeout_ms}
   backoff_policy backoff;
+  // The protocol to run; null: the built-in variant `var` (its typed calls).
+  std::shared_ptr<const redis::protocol> proto;
+};
+
+// One protocol call as the transport sends it: the whole command
+// ("EVALSHA", sha, numkeys, keys..., args... / "EVAL", body, ... / a plain
+// command). `op` and `token` say what it is for, to a simulated server's
+// monitors; a real transport sends `argv` only.
+struct command_request {
+  redis::script_op op = redis::script_op::acquire;
+  const redis::protocol* proto = nullptr;
+  std::string token;
+  std::vector<std::string> argv;
 };
 
 // One script call as the transport sees it. `key` views the client's
@@ -91,7 +123,11 @@ class lease_client {
   lease_client(const executor_type& ex, Transport& transport, lease_client_config cfg,
                std::function<std::int64_t()> wall_ms, std::function<std::int64_t(std::int64_t)> jitter_ns)
       : ex_(ex), transport_(transport), cfg_(std::move(cfg)), wall_ms_(std::move(wall_ms)),
-        jitter_ns_(std::move(jitter_ns)) {}
+        jitter_ns_(std::move(jitter_ns)) {
+    if (cfg_.proto)
+      for (const redis::protocol_script& s : cfg_.proto->scripts)
+        shas_.push_back(s.sha.empty() ? redis::sha1_hex(s.source) : s.sha);
+  }
 
   const lease_client_config& cfg() const noexcept { return cfg_; }
 
@@ -102,9 +138,7 @@ class lease_client {
     acquire_outcome out;
     for (;;) {
       ++out.attempts;
-      script_request req = request(token);
-      req.now_ms = wall_ms_();
-      auto [ec, reply] = co_await transport_.async_script(redis::script_op::acquire, req, as_tuple(use));
+      auto [ec, reply] = co_await call(redis::script_op::acquire, token);
       if (!ec && reply.granted()) {
         out.fence = reply.value;
         out.ec = {};
@@ -126,9 +160,7 @@ class lease_client {
   }
 
   awaitable<boost::system::error_code> release(std::string token) {
-    const boost::asio::use_awaitable_t<executor_type> use;
-    auto [ec, reply] =
-        co_await transport_.async_script(redis::script_op::release, request(token), boost::asio::as_tuple(use));
+    auto [ec, reply] = co_await call(redis::script_op::release, token);
     if (!ec && !reply.ok()) ec = gate_errc::unreachable;
     co_return ec;
   }
@@ -136,13 +168,59 @@ class lease_client {
   // True while the lease is still ours; false when it was lost or Redis
   // could not confirm it (fail closed: stop working under it).
   awaitable<bool> renew(std::string token) {
-    const boost::asio::use_awaitable_t<executor_type> use;
-    auto [ec, reply] =
-        co_await transport_.async_script(redis::script_op::renew, request(token), boost::asio::as_tuple(use));
+    auto [ec, reply] = co_await call(redis::script_op::renew, token);
     co_return !ec && reply.granted();
   }
 
  private:
+  // One operation: the built-in variant's typed call, or the protocol's command.
+  awaitable<std::tuple<boost::system::error_code, redis::script_reply>> call(redis::script_op op,
+                                                                            const std::string& token) {
+    using boost::asio::as_tuple;
+    const boost::asio::use_awaitable_t<executor_type> use;
+    if (!cfg_.proto) {
+      script_request req = request(token);
+      if (op == redis::script_op::acquire) req.now_ms = wall_ms_();
+      co_return co_await transport_.async_script(op, req, as_tuple(use));
+    }
+    const redis::protocol_call& c = cfg_.proto->call(op);
+    redis::call_values values;
+    values.key = cfg_.key;
+    values.token = token;
+    values.limit = cfg_.limit;
+    values.lease_ms = cfg_.lease_ms;
+    values.now_ms = wall_ms_();
+    values.queue_timeout_ms = cfg_.queue_timeout_ms;
+    command_request req = command(op, c, values, true);
+    auto [ec, answer] = co_await transport_.async_command(req, as_tuple(use));
+    if (!ec && !c.is_command() && answer.is_error() && answer.text.rfind("NOSCRIPT", 0) == 0) {
+      // The server has lost its script cache: send the body once.
+      req = command(op, c, values, false);
+      std::tie(ec, answer) = co_await transport_.async_command(req, as_tuple(use));
+    }
+    if (ec) co_return std::tuple{ec, redis::script_reply{}};
+    co_return std::tuple{ec, redis::read_reply(answer, c.rule)};
+  }
+
+  command_request command(redis::script_op op, const redis::protocol_call& c, const redis::call_values& v,
+                          bool by_sha) const {
+    command_request req;
+    req.op = op;
+    req.proto = cfg_.proto.get();
+    req.token = std::string(v.token);
+    if (c.is_command()) {
+      for (const redis::arg_template& t : c.command) req.argv.push_back(redis::expand(t, v));
+      return req;
+    }
+    req.argv.reserve(3 + c.keys.size() + c.args.size());
+    req.argv.emplace_back(by_sha ? "EVALSHA" : "EVAL");
+    req.argv.push_back(by_sha ? shas_[c.script] : cfg_.proto->scripts[c.script].source);
+    req.argv.push_back(std::to_string(c.keys.size()));
+    for (const redis::arg_template& t : c.keys) req.argv.push_back(redis::expand(t, v));
+    for (const redis::arg_template& t : c.args) req.argv.push_back(redis::expand(t, v));
+    return req;
+  }
+
   script_request request(const std::string& token) const {
     script_request r;
     r.var = cfg_.var;
@@ -159,6 +237,7 @@ class lease_client {
   lease_client_config cfg_;
   std::function<std::int64_t()> wall_ms_;
   std::function<std::int64_t(std::int64_t)> jitter_ns_;
+  std::vector<std::string> shas_;  // per protocol script: the SHA-1 EVALSHA names it by
 };
 
 }  // namespace admit::gate

@@ -78,7 +78,11 @@ std::string read_input(const std::string& path, const std::string& what, bool da
 
 scenario::scenario parse_scenario(const std::string& file, const std::string& bytes, nlohmann::ordered_json& doc) {
   try {
-    return scenario::load_scenario_text(bytes, doc);
+    // A protocol file is read like the scenario (regular files only, bounded), relative to its directory.
+    scenario::load_files files;
+    files.base_dir = file == "-" ? "" : scenario::directory_of(file);
+    files.read = [](const std::string& path) { return read_input(path, "protocol file", false); };
+    return scenario::load_scenario_text(bytes, doc, files);
   } catch (const scenario::scenario_error& e) {
     throw input_error{file, e.what()};
   }

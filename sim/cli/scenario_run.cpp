@@ -21,11 +21,11 @@ namespace {
 std::vector<scenario::scenario> parts_by_variant(const scenario::scenario& sc) {
   for (std::size_t i = 0; i < sc.gates.size(); ++i) {
     const auto& g = sc.gates[i];
-    if (g.kind != scenario::gate_kind::lease || g.lease.variants.size() < 2) continue;
+    if (g.kind != scenario::gate_kind::lease || scenario::run_count(g.lease) < 2) continue;
     std::vector<scenario::scenario> parts;
-    for (scenario::lease_variant v : g.lease.variants) {
+    for (scenario::lease_params& one : scenario::one_run_each(g.lease)) {
       parts.push_back(sc);
-      parts.back().gates[i].lease.variants = {v};
+      parts.back().gates[i].lease = std::move(one);
     }
     return parts;
   }

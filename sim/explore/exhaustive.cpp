@@ -65,23 +65,14 @@ scenario::scenario one_variant(const scenario::scenario& base, const std::string
   if (variant.empty()) return sc;
   for (auto& g : sc.gates) {
     if (g.kind != scenario::gate_kind::lease) continue;
-    for (scenario::lease_variant v : g.lease.variants)
-      if (variant == scenario::lease_variant_names[static_cast<std::size_t>(v)]) {
-        g.lease.variants = {v};
-        return sc;
-      }
+    if (scenario::keep_only_run(g.lease, variant)) return sc;
   }
-  throw std::invalid_argument("the scenario has no lease variant \"" + variant + "\"");
+  throw std::invalid_argument("the scenario has no lease variant or protocol \"" + variant + "\"");
 }
 
 std::vector<std::string> variants_of(const scenario::scenario& sc) {
   for (const auto& g : sc.gates)
-    if (g.kind == scenario::gate_kind::lease) {
-      std::vector<std::string> names;
-      for (scenario::lease_variant v : g.lease.variants)
-        names.emplace_back(scenario::lease_variant_names[static_cast<std::size_t>(v)]);
-      return names;
-    }
+    if (g.kind == scenario::gate_kind::lease) return scenario::run_names(g.lease);
   return {""};
 }
 

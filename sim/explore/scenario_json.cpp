@@ -37,10 +37,6 @@ json dist_json(const sim::duration_dist& d) {
   return nullptr;
 }
 
-bool has_variant(const lease_params& l, lease_variant v) {
-  return std::find(l.variants.begin(), l.variants.end(), v) != l.variants.end();
-}
-
 json gate_json(const gate_spec& g) {
   json j;
   j["name"] = g.name;
@@ -58,7 +54,15 @@ json gate_json(const gate_spec& g) {
   }
   const lease_params& l = g.lease;
   j["kind"] = "lease";
-  if (l.variants.size() == 1) {
+  if (!l.protocols.empty()) {
+    // Each protocol as the scenario gave it (its scripts inline), so the written scenario runs the same Lua.
+    json ps = json::array();
+    for (const protocol_ref& p : l.protocols) ps.push_back(json::parse(p.source_json));
+    j["protocol"] = ps.size() == 1 ? ps.front() : std::move(ps);
+  }
+  if (l.variants.empty()) {
+    // Only protocols: their client policy is in them, and the gate-level fields are refused.
+  } else if (l.variants.size() == 1) {
     j["variant"] = lease_variant_names[static_cast<std::size_t>(l.variants.front())];
   } else {
     json vs = json::array();
@@ -67,7 +71,8 @@ json gate_json(const gate_spec& g) {
   }
   j["limit"] = l.limit;
   j["lease"] = duration_text(l.lease_ns);
-  j["acquire_timeout"] = duration_text(l.acquire_timeout_ns);
+  // The loader takes the client fields only where a run reads them.
+  if (reads_acquire_timeout(l)) j["acquire_timeout"] = duration_text(l.acquire_timeout_ns);
   json b;
   if (l.backoff.k == backoff_spec::kind::fixed) {
     b["kind"] = "fixed";
@@ -78,10 +83,9 @@ json gate_json(const gate_spec& g) {
     b["max"] = duration_text(l.backoff.max_ns);
     b["jitter"] = l.backoff.jit == backoff_spec::jitter::full ? "full" : "none";
   }
-  j["backoff"] = std::move(b);
-  // The loader takes these only with the variant that uses them.
-  if (has_variant(l, lease_variant::renewal)) j["renew_every"] = duration_text(l.renew_every_ns);
-  if (l.queue_timeout_ns && has_variant(l, lease_variant::fair)) j["queue_timeout"] = duration_text(*l.queue_timeout_ns);
+  if (reads_backoff(l)) j["backoff"] = std::move(b);
+  if (reads_renew_every(l)) j["renew_every"] = duration_text(l.renew_every_ns);
+  if (l.queue_timeout_ns && reads_queue_timeout(l)) j["queue_timeout"] = duration_text(*l.queue_timeout_ns);
   j["key"] = l.key;
   if (g.world_mut != world_mutation::none)
     j["mutation"] = world_mutation_names[static_cast<std::size_t>(g.world_mut)];
@@ -321,8 +325,7 @@ nlohmann::ordered_json scenario_to_json(const admit::scenario::scenario& sc) {
   json ex = verdict_json(sc.expect.verdict, sc.expect.violated);
   if (!sc.expect.variants.empty()) {
     json vs = json::object();
-    for (const auto& v : sc.expect.variants)
-      vs[lease_variant_names[static_cast<std::size_t>(v.variant)]] = verdict_json(v.verdict, v.violated);
+    for (const auto& v : sc.expect.variants) vs[v.variant] = verdict_json(v.verdict, v.violated);
     ex["variants"] = std::move(vs);
   }
   j["expect"] = std::move(ex);

@@ -123,9 +123,7 @@ sc_t focus(const sc_t& sc, std::uint64_t seed, const shrink_target& t) {
   std::int64_t cap_total = 0;
   for (auto& g : c.gates) {
     cap_total += g.cap();
-    if (g.kind == scenario::gate_kind::lease)
-      for (std::size_t i = 0; i < scenario::lease_variant_count; ++i)
-        if (t.variant == scenario::lease_variant_names[i]) g.lease.variants = {static_cast<scenario::lease_variant>(i)};
+    if (g.kind == scenario::gate_kind::lease) (void)scenario::keep_only_run(g.lease, t.variant);
   }
   // The portal's cap defaults to the gates' total: pin it, so dropping a gate keeps it.
   const bool lease = std::any_of(c.gates.begin(), c.gates.end(),

@@ -25,6 +25,7 @@
 namespace admit::scenario::json_read {
 
 using json = nlohmann::ordered_json;
+using sim::vtime_ns;
 
 // A value as the message shows it: compact JSON, cut after about 60 bytes
 // (never inside a UTF-8 sequence). Written here rather than with dump(),

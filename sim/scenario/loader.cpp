@@ -10,6 +10,7 @@
 #include "sim/scenario/json_parse.hpp"
 #include "sim/scenario/json_read.hpp"
 #include "sim/scenario/memory_estimate.hpp"
+#include "sim/scenario/protocol_loader.hpp"
 
 namespace admit::scenario {
 
@@ -118,28 +119,69 @@ backoff_spec read_backoff(const json& v, const std::string& path) {
   return b;
 }
 
-bool has_variant(const lease_params& l, lease_variant v) {
-  return std::find(l.variants.begin(), l.variants.end(), v) != l.variants.end();
+
+std::vector<protocol_ref> read_protocols(const json& v, const std::string& path) {
+  constexpr std::size_t most = 8;
+  std::vector<protocol_ref> out;
+  auto one = [&](const json& x, const std::string& at) {
+    if (x.is_string())
+      fail_msg(at, "expected a protocol object; a protocol file named by path is read only by a command given the "
+                   "scenario file (admitsim run, check, explore)");
+    protocol_ref ref;
+    ref.proto = std::make_shared<const redis::protocol>(read_protocol(x, at));
+    ref.source_json = x.dump();
+    out.push_back(std::move(ref));
+  };
+  if (!v.is_array()) {
+    one(v, path);
+    return out;
+  }
+  if (v.empty() || v.size() > most)
+    fail(path, "a protocol (a file's path, or its object) or a list of 1 to " + std::to_string(most) + " of them", v);
+  for (std::size_t i = 0; i < v.size(); ++i) one(v[i], child(path, i));
+  return out;
 }
 
 void read_lease_fields(object_reader& r, const std::string& path, lease_params& l) {
+  if (const json* x = r.get("protocol")) {
+    l.protocols = read_protocols(*x, child(path, "protocol"));
+    l.variants.clear();  // a gate with protocols runs only them unless "variant" names some too
+  }
   if (const json* x = r.get("variant")) l.variants = read_variants(*x, child(path, "variant"));
+  {
+    // Runs are named in the report: every name once.
+    const std::vector<std::string> names = run_names(l);
+    for (std::size_t i = 0; i < names.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (names[i] == names[j])
+          fail_msg(child(path, "protocol"), "expected protocols whose names differ from each other and from the "
+                                            "variants' (\"" + names[i] + "\" is used twice)");
+  }
   l.limit = read_int(r.require("limit", "the number of permits"), child(path, "limit"), 1, lease_limit_max);
   if (const json* x = r.get("lease")) l.lease_ns = read_duration(*x, child(path, "lease"), sim::ms, day_ns);
   if (const json* x = r.get("acquire_timeout"))
     l.acquire_timeout_ns = read_duration(*x, child(path, "acquire_timeout"), 0, day_ns);
   if (const json* x = r.get("backoff")) l.backoff = read_backoff(*x, child(path, "backoff"));
+  // A protocol's client policy comes from its file; where the file is silent, the gate's fields apply.
+  // A gate field that no run would read is refused (it would silently do nothing).
+  if (r.has("acquire_timeout") && !reads_acquire_timeout(l))
+    fail_msg(child(path, "acquire_timeout"), "expected no \"acquire_timeout\": every protocol of this gate sets "
+                                             "its own (client.acquire_timeout)");
+  if (r.has("backoff") && !reads_backoff(l))
+    fail_msg(child(path, "backoff"), "expected no \"backoff\": every protocol of this gate sets its own (client.retry)");
   l.renew_every_ns = l.lease_ns / 3;
   if (const json* x = r.get("renew_every")) {
-    if (!has_variant(l, lease_variant::renewal))
-      fail(child(path, "renew_every"), "\"renew_every\" only with the \"renewal\" variant", *x);
+    if (!reads_renew_every(l))
+      fail(child(path, "renew_every"), "\"renew_every\" only with the \"renewal\" variant or a protocol that renews "
+                                       "without an interval of its own", *x);
     l.renew_every_ns = read_duration(*x, child(path, "renew_every"), 1);
     if (l.renew_every_ns >= l.lease_ns)
       fail(child(path, "renew_every"), "a duration below lease (" + format_duration(l.lease_ns) + ")", *x);
   }
   if (const json* x = r.get("queue_timeout")) {
-    if (!has_variant(l, lease_variant::fair))
-      fail(child(path, "queue_timeout"), "\"queue_timeout\" only with the \"fair\" variant", *x);
+    if (!reads_queue_timeout(l))
+      fail(child(path, "queue_timeout"),
+           "\"queue_timeout\" only with the \"fair\" variant or a protocol whose calls pass {queue_timeout_ms}", *x);
     l.queue_timeout_ns = read_duration(*x, child(path, "queue_timeout"), 1, day_ns);
   }
   if (const json* x = r.get("key")) {
@@ -169,6 +211,11 @@ gate_spec read_gate(const json& v, const std::string& path, bool name_required) 
           {"check_then_add", world_mutation::check_then_add},
           {"no_reaping", world_mutation::no_reaping}};
       g.world_mut = read_enum(*x, child(path, "mutation"), muts);
+      // The broken acquires replace a built-in script; a protocol's script is the user's own.
+      if (!g.lease.protocols.empty() &&
+          (g.world_mut == world_mutation::check_then_add || g.world_mut == world_mutation::no_reaping))
+        fail(child(path, "mutation"), "\"none\" or \"fail_open\" in a gate with protocols (the other mutations "
+                                      "replace a built-in acquire)", *x);
     }
     r.finish();
     return g;
@@ -966,20 +1013,24 @@ scenario load_scenario_json(const json& doc) {
     object_reader r(*ex, "/expect", "an expect object");
     read_verdict(r, sc.checks, world_of(sc), sc.expect.verdict, sc.expect.violated);
     if (const json* vs = r.get("variants")) {
-      static const std::pair<const char*, lease_variant> names[] = {{"seed", lease_variant::seed},
-                                                                    {"server_time", lease_variant::server_time},
-                                                                    {"renewal", lease_variant::renewal},
-                                                                    {"fencing", lease_variant::fencing},
-                                                                    {"fair", lease_variant::fair}};
-      if (!vs->is_object()) fail("/expect/variants", "an object mapping lease variants to verdicts", *vs);
+      if (!vs->is_object()) fail("/expect/variants", "an object mapping lease variants (or protocols) to verdicts", *vs);
+      std::string names;
+      for (const auto& g : sc.gates)
+        if (g.kind == gate_kind::lease)
+          for (const std::string& n : run_names(g.lease)) names += (names.empty() ? "\"" : ", \"") + n + "\"";
       for (auto it = vs->begin(); it != vs->end(); ++it) {
         const std::string p = child("/expect/variants", it.key());
         variant_expect ve;
-        ve.variant = read_enum(json(it.key()), p, names);
+        ve.variant = it.key();
         const bool runs = std::any_of(sc.gates.begin(), sc.gates.end(), [&](const gate_spec& g) {
-          return g.kind == gate_kind::lease && has_variant(g.lease, ve.variant);
+          if (g.kind != gate_kind::lease) return false;
+          const std::vector<std::string> ns = run_names(g.lease);
+          return std::find(ns.begin(), ns.end(), ve.variant) != ns.end();
         });
-        if (!runs) fail(p, "a variant that a lease gate of this scenario runs", it.key());
+        if (!runs)
+          fail(p, names.empty() ? std::string("no per-variant verdict in a scenario without a lease gate")
+                                : "a variant or protocol that a lease gate of this scenario runs (" + names + ")",
+               it.key());
         object_reader vr(it.value(), p, "a verdict object such as {\"verdict\": \"pass\"}");
         read_verdict(vr, sc.checks, world_of(sc), ve.verdict, ve.violated);
         vr.finish();
@@ -994,11 +1045,14 @@ scenario load_scenario_json(const json& doc) {
   return sc;
 }
 
-scenario load_scenario_text(std::string_view text, json& doc) {
+scenario load_scenario_text(std::string_view text, json& doc) { return load_scenario_text(text, doc, load_files{}); }
+
+scenario load_scenario_text(std::string_view text, json& doc, const load_files& files) {
   if (text.empty()) throw scenario_error("/", "expected a JSON object, got an empty file");
   // In time linear in the text; refuses duplicate keys, deep nesting and a
   // NUL byte with their paths (sim/scenario/json_parse.hpp).
   doc = parse_json_text(text);
+  if (files.read) inline_protocol_files(doc, files.base_dir, files.read);
   return load_scenario_json(doc);
 }
 

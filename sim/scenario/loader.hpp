@@ -7,6 +7,8 @@
 // The first error wins; nothing is partially loaded.
 #pragma once
 
+#include "sim/scenario/protocol_loader.hpp"
+
 #include <string>
 #include <string_view>
 
@@ -22,6 +24,16 @@ scenario load_scenario_text(std::string_view text);
 // The same, keeping the parsed document in `doc` (what the CLI embeds in a
 // report), so that a caller that needs both parses the text once.
 scenario load_scenario_text(std::string_view text, nlohmann::ordered_json& doc);
+// Where the files a scenario names (its lease protocols) are read from: a
+// command given a scenario file passes its directory and a bounded reader;
+// without a reader, a protocol named by path is refused.
+struct load_files {
+  std::string base_dir;
+  file_reader read;
+};
+// The same, reading the protocol files the scenario names and putting them
+// inline in `doc` (sim/scenario/protocol_loader.hpp).
+scenario load_scenario_text(std::string_view text, nlohmann::ordered_json& doc, const load_files& files);
 // The same, from an already parsed document.
 scenario load_scenario_json(const nlohmann::ordered_json& doc);
 

@@ -13,6 +13,7 @@
 #include <compare>
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "gate/fifo/fifo_gate.hpp"
+#include "gate/redis/protocol.hpp"
 #include "sim/check/invariants.hpp"
 #include "sim/check/verdict.hpp"
 #include "sim/kernel/distribution.hpp"
@@ -61,10 +63,27 @@ struct backoff_spec {
 
 inline constexpr std::int64_t lease_limit_max = 100'000;
 
+// A lease protocol a scenario names (gate "protocol"): the typed protocol and
+// the JSON object it was read from (every script inline, as compact JSON
+// text), which is what a scenario written back out (a shrunk counterexample)
+// carries.
+struct protocol_ref {
+  std::shared_ptr<const redis::protocol> proto;
+  std::string source_json;
+
+  friend bool operator==(const protocol_ref& a, const protocol_ref& b) {
+    return (a.proto == b.proto || (a.proto && b.proto && *a.proto == *b.proto)) && a.source_json == b.source_json;
+  }
+};
+
 struct lease_params {
-  // One or more variants, distinct, in file order. Each is a separate run of
-  // the scenario; variants.front() is the one a single run uses.
+  // The runs of the gate, each a separate run of the scenario, named in the
+  // report: first the built-in variants (their C++ bodies), in file order,
+  // then the protocols (their Lua, through the embedded interpreter), in file
+  // order. Names are distinct. A gate with protocols and no "variant" runs
+  // only its protocols.
   std::vector<lease_variant> variants{lease_variant::seed};
+  std::vector<protocol_ref> protocols;
   std::int64_t limit = 1;                         // permits: 1 .. 100'000
   vtime_ns lease_ns = 15 * sim::sec;              // a member older than this is reaped
   vtime_ns acquire_timeout_ns = 30 * sim::sec;    // the client gives up (defers) after this
@@ -75,6 +94,68 @@ struct lease_params {
 
   friend bool operator==(const lease_params&, const lease_params&) = default;
 };
+
+// Whether some run of the gate reads its gate-level client fields: the
+// variants always do; a protocol where its file is silent. The loader refuses
+// a field no run reads, and a scenario written back out writes those it reads.
+inline bool reads_acquire_timeout(const lease_params& l) {
+  return !l.variants.empty() || std::any_of(l.protocols.begin(), l.protocols.end(), [](const protocol_ref& p) {
+           return !p.proto->client.acquire_timeout_ns;
+         });
+}
+inline bool reads_backoff(const lease_params& l) {
+  return !l.variants.empty() ||
+         std::any_of(l.protocols.begin(), l.protocols.end(), [](const protocol_ref& p) { return !p.proto->client.retry; });
+}
+inline bool reads_renew_every(const lease_params& l) {
+  return std::find(l.variants.begin(), l.variants.end(), lease_variant::renewal) != l.variants.end() ||
+         std::any_of(l.protocols.begin(), l.protocols.end(), [](const protocol_ref& p) {
+           return p.proto->renew && !p.proto->client.renew_every_ns && !p.proto->client.renew_every_lease_fraction;
+         });
+}
+inline bool reads_queue_timeout(const lease_params& l) {
+  return std::find(l.variants.begin(), l.variants.end(), lease_variant::fair) != l.variants.end() ||
+         std::any_of(l.protocols.begin(), l.protocols.end(), [](const protocol_ref& p) {
+           return p.proto->uses(redis::placeholder::queue_timeout_ms);
+         });
+}
+
+// The names of a gate's runs, in run order: the variants', then the protocols'.
+inline std::vector<std::string> run_names(const lease_params& l) {
+  std::vector<std::string> out;
+  for (lease_variant v : l.variants) out.emplace_back(lease_variant_names[static_cast<std::size_t>(v)]);
+  for (const protocol_ref& p : l.protocols) out.push_back(p.proto->name);
+  return out;
+}
+inline std::size_t run_count(const lease_params& l) { return l.variants.size() + l.protocols.size(); }
+
+// Keeps only the run named `name`; false (and `l` unchanged) when the gate has none of that name.
+inline bool keep_only_run(lease_params& l, std::string_view name) {
+  for (lease_variant v : l.variants)
+    if (name == lease_variant_names[static_cast<std::size_t>(v)]) {
+      l.variants = {v};
+      l.protocols.clear();
+      return true;
+    }
+  for (const protocol_ref& p : l.protocols)
+    if (name == p.proto->name) {
+      protocol_ref keep = p;
+      l.variants.clear();
+      l.protocols = {std::move(keep)};
+      return true;
+    }
+  return false;
+}
+
+// The gate's runs one by one: copies of `l` holding one run each, in run order.
+inline std::vector<lease_params> one_run_each(const lease_params& l) {
+  std::vector<lease_params> out;
+  for (const std::string& name : run_names(l)) {
+    out.push_back(l);
+    keep_only_run(out.back(), name);
+  }
+  return out;
+}
 
 // Deliberately broken drivers, for showing that the monitors and the search
 // catch each kind of bug (docs/mutants.md). `none` is the real code.
@@ -295,9 +376,9 @@ struct checks_spec {
   std::optional<vtime_ns> liveness_horizon_ns;
 };
 
-// The verdict of one lease variant's run, when the scenario compares several.
+// The verdict of one lease run (a variant's or a protocol's, by name), when the scenario compares several.
 struct variant_expect {
-  lease_variant variant = lease_variant::seed;
+  std::string variant = "seed";
   std::string verdict = "pass";
   std::vector<std::string> violated;
 };
@@ -336,7 +417,7 @@ inline unsigned world_of(const scenario& sc) {
 // one, else the scenario's (sim/check/verdict.hpp judges it).
 inline check::expectation expectation_for(const scenario& sc, std::string_view variant) {
   for (const auto& v : sc.expect.variants)
-    if (!variant.empty() && variant == lease_variant_names[static_cast<std::size_t>(v.variant)])
+    if (!variant.empty() && variant == v.variant)
       return {v.verdict, v.violated};
   return {sc.expect.verdict, sc.expect.violated};
 }

@@ -39,10 +39,20 @@ redis::variant to_redis(scenario::lease_variant v) {
   return redis::variant::seed;
 }
 
-gate::lease_client_config client_config(const scenario::gate_spec& gate, redis::variant var) {
+// One run of the gate: a built-in variant (its C++ body), or a protocol (its Lua).
+struct lease_run {
+  scenario::lease_variant variant = scenario::lease_variant::seed;
+  const scenario::protocol_ref* proto = nullptr;
+
+  std::string name() const {
+    return proto ? proto->proto->name : scenario::lease_variant_names[static_cast<std::size_t>(variant)];
+  }
+};
+
+gate::lease_client_config client_config(const scenario::gate_spec& gate, const lease_run& run) {
   const scenario::lease_params& lp = gate.lease;
   gate::lease_client_config cfg;
-  cfg.var = var;
+  cfg.var = run.proto ? redis::variant::seed : to_redis(run.variant);
   cfg.key = lp.key;
   cfg.limit = lp.limit;
   cfg.lease_ms = lp.lease_ns / sim::ms;
@@ -53,15 +63,60 @@ gate::lease_client_config client_config(const scenario::gate_spec& gate, redis::
   cfg.backoff.base_ns = lp.backoff.base_ns;
   cfg.backoff.max_ns = lp.backoff.max_ns;
   cfg.backoff.full_jitter = lp.backoff.jit == scenario::backoff_spec::jitter::full;
+  if (run.proto) {
+    // The protocol's client policy; where it is silent, the gate's.
+    const redis::client_policy& c = run.proto->proto->client;
+    cfg.proto = run.proto->proto;
+    if (c.acquire_timeout_ns) cfg.acquire_timeout_ns = *c.acquire_timeout_ns;
+    if (c.retry) {
+      cfg.backoff.exponential = c.retry->exponential;
+      cfg.backoff.delay_ns = c.retry->delay_ns;
+      cfg.backoff.base_ns = c.retry->base_ns;
+      cfg.backoff.max_ns = c.retry->max_ns;
+      cfg.backoff.full_jitter = c.retry->full_jitter;
+    }
+  }
   return cfg;
 }
 
-run_record empty_record(std::uint64_t seed, scenario::lease_variant v) {
+// How often a holder renews, or nullopt when the run does not renew.
+std::optional<vtime_ns> renew_interval(const scenario::gate_spec& gate, const lease_run& run) {
+  if (run.proto) {
+    const redis::protocol& p = *run.proto->proto;
+    if (!p.renew) return std::nullopt;
+    if (p.client.renew_every_ns || p.client.renew_every_lease_fraction) return redis::renew_every_ns(p, gate.lease.lease_ns);
+    return gate.lease.renew_every_ns;  // the gate's (lease / 3 by default)
+  }
+  if (run.variant != scenario::lease_variant::renewal) return std::nullopt;
+  return gate.lease.renew_every_ns;
+}
+
+std::string describe(const script_failure& f) {
+  std::string s = "the protocol's " + f.operation + (f.script.empty() ? " command" : " script \"" + f.script + "\"");
+  if (!f.origin.empty() && f.origin != "inline") s += " (" + f.origin + ")";
+  s += f.step_limit     ? " ran past the step limit"
+       : f.memory_limit ? " ran past the memory limit"
+                        : " failed";
+  if (f.line > 0) s += " at line " + std::to_string(f.line);
+  s += " for token " + f.token + " (worker " + std::to_string(f.worker) + ") at " + std::to_string(f.at_ns) + " ns: " + f.message;
+  return s;
+}
+
+run_record empty_record(std::uint64_t seed, const lease_run& run) {
   run_record rec;
   rec.seed = seed;
-  rec.variant = scenario::lease_variant_names[static_cast<std::size_t>(v)];
+  rec.variant = run.name();
   rec.lease.emplace();
   return rec;
+}
+
+std::string holders_key(const scenario::gate_spec& gate, const lease_run& run) {
+  if (!run.proto) return gate.lease.key;
+  redis::call_values v;
+  v.key = gate.lease.key;
+  v.limit = gate.lease.limit;
+  v.lease_ms = gate.lease.lease_ns / sim::ms;
+  return redis::expand(run.proto->proto->holders.key, v);
 }
 
 // The orchestrator: arrivals (from the pump) fill the item queue, each worker's loop takes
@@ -69,8 +124,8 @@ run_record empty_record(std::uint64_t seed, scenario::lease_variant v) {
 // rest (sim/world/lease/).
 class lease_world {
  public:
-  lease_world(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant v, const lease_run_options& opts)
-      : sc_(sc), guard_(sc.checks.max_events, sc.checks.max_wall_ns), rec_(empty_record(seed, v)),
+  lease_world(const scenario::scenario& sc, std::uint64_t seed, const lease_run& run, const lease_run_options& opts)
+      : sc_(sc), guard_(sc.checks.max_events, sc.checks.max_wall_ns), rec_(empty_record(seed, run)),
         monitors_(sched_, sc, opts.trace ? static_cast<std::size_t>(sc.checks.trace_capacity) : 0, rec_.metrics,
                   *rec_.lease),
         timeline_(sched_, opts.timeline ? &rec_.series : nullptr),
@@ -78,11 +133,13 @@ class lease_world {
         node_(sc.faults.schedule), server_(sched_, node_, fleet_, monitors_, timeline_, gate().world_mut),
         net_(sched_, node_, server_, monitors_, gate().lease.key, static_cast<std::size_t>(sc.fleet.workers),
              gate().world_mut == scenario::world_mutation::check_then_add),
-        fleet_(sched_, net_, client_config(gate(), to_redis(v)), sc, seed),
+        fleet_(sched_, net_, client_config(gate(), run), sc, seed),
         portal_(sched_, monitors_, timeline_, sc.service.portal_cap.value_or(gate().lease.limit),
                 sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns)),
         faults_(sched_, fleet_, items_, node_, net_, portal_, monitors_, timeline_), src_(sc, seed),
-        pump_(sched_, src_, *this) {}
+        pump_(sched_, src_, *this), holders_key_(holders_key(gate(), run)), renew_every_ns_(renew_interval(gate(), run)) {
+    if (run.proto) server_.use_protocol(*run.proto->proto, holders_key_, gate().lease.lease_ns / sim::ms);
+  }
 
   ~lease_world() { tear_down(); }
 
@@ -178,7 +235,7 @@ class lease_world {
     }
     monitors_.granted(wi, token, sched_.now_ns() - item.arrived_ns, got.attempts, fleet_.hold(wi, token));
     std::shared_ptr<bool> renewing;
-    if (fleet_[wi].link.client->cfg().var == redis::variant::renewal) {
+    if (renew_every_ns_) {
       renewing = std::make_shared<bool>(true);
       // The renewer stops by itself at its next tick once the work is over or
       // the worker crashed (a signal has one slot, owned by the worker loop).
@@ -200,7 +257,7 @@ class lease_world {
 
   sim::awaitable<void> renew_loop(std::size_t wi, std::uint64_t gen, std::string token, std::shared_ptr<bool> on) {
     worker_state& w = fleet_[wi];
-    const vtime_ns every = gate().lease.renew_every_ns;
+    const vtime_ns every = *renew_every_ns_;
     for (;;) {
       co_await sim::sleep_for(every);
       if (!*on || w.generation != gen) co_return;
@@ -224,6 +281,11 @@ class lease_world {
     // A run cut short is inconclusive: what it did not reach is not judged.
     const std::uint64_t total = src_.total();
     const std::uint64_t pending = total - items_.ended();
+    if (const std::optional<script_failure>& f = server_.failure()) {
+      // The user's script failed: the run stopped there, and nothing after it is judged.
+      rec_.inconclusive = inconclusive_reason{"script_error", describe(*f), *f};
+      return;
+    }
     if (!monitors_.stopped())
       rec_.inconclusive = guard_.reason(rec_.status, sched_.now_ns(), sc_.checks.horizon_ns, pending, total);
     if (!monitors_.stopped() && !rec_.inconclusive) {
@@ -233,7 +295,7 @@ class lease_world {
       if (why.empty()) {
         // One lease after the end, every permit must be released or expired.
         const std::int64_t later_us = node_.server_now_us(sched_.now_ns()) + (gate().lease.lease_ns + sim::ms) / 1000;
-        const std::int64_t left = node_.members_at(gate().lease.key, later_us);
+        const std::int64_t left = node_.members_at(holders_key_, later_us);
         if (left != 0) why = std::to_string(left) + " permits still held one lease after the end";
       }
       monitors_.at_end(why);
@@ -255,13 +317,21 @@ class lease_world {
   fault_injector faults_;
   arrival_source src_;
   arrival_pump<lease_world> pump_;  // the arrivals, one ahead, to on_arrival
+  std::string holders_key_;         // where the server keeps the permits (the gate key, or a protocol's)
+  std::optional<vtime_ns> renew_every_ns_;  // set when holders renew
 };
 
 }  // namespace
 
 run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,
                               const lease_run_options& options) {
-  lease_world w(sc, seed, variant, options);
+  lease_world w(sc, seed, lease_run{variant, nullptr}, options);
+  return w.run();
+}
+
+run_record run_lease_protocol(const scenario::scenario& sc, std::uint64_t seed, const scenario::protocol_ref& proto,
+                              const lease_run_options& options) {
+  lease_world w(sc, seed, lease_run{scenario::lease_variant::seed, &proto}, options);
   return w.run();
 }
 

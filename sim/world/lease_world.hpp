@@ -57,5 +57,9 @@ struct lease_run_options {
 
 run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,
                               const lease_run_options& options = {});
+// The run of a protocol of the scenario's lease gate: its Lua through the
+// embedded interpreter (gate/redis/lua_engine.hpp), its client policy.
+run_record run_lease_protocol(const scenario::scenario& sc, std::uint64_t seed, const scenario::protocol_ref& proto,
+                              const lease_run_options& options = {});
 
 }  // namespace admit::world

@@ -87,10 +87,27 @@ struct captured_snapshot {
 // Why a run could not finish, so that nothing it did not see is judged:
 // kind is "event_budget" (checks.max_events), "horizon" (checks.horizon came
 // before every request ended), "fault_draw_limit" (faults.rates asked for
-// more faults of a kind than a run draws) or "wall_limit" (checks.max_wall).
+// more faults of a kind than a run draws), "wall_limit" (checks.max_wall) or
+// "script_error" (a protocol's script failed: its error, line and call).
+// A protocol's script (or command) that failed: the run stops there.
+struct script_failure {
+  std::string operation;  // "acquire", "release" or "renew"
+  std::string script;     // the protocol's name for the script ("" for a plain command)
+  std::string origin;     // the file the script came from ("inline" for a source in the protocol)
+  std::string message;    // the error reply, as Redis gives it
+  int line = 0;           // the script's line, 0 when unknown
+  std::string command;    // the redis.call that raised it ("" when not a command's)
+  bool step_limit = false;
+  bool memory_limit = false;
+  std::string token;
+  std::size_t worker = 0;
+  vtime_ns at_ns = 0;
+};
+
 struct inconclusive_reason {
   std::string kind;
   std::string detail;  // one sentence in the domain's words, with the figures
+  std::optional<script_failure> script{};  // kind "script_error"
 };
 
 struct run_record {

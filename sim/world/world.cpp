@@ -33,6 +33,8 @@ std::vector<run_record> run_gates(const scenario::scenario& sc, std::uint64_t se
   ADMIT_ASSERT(sc.gates.size() == 1, "a lease scenario has exactly its one lease gate");
   for (scenario::lease_variant v : sc.gates.front().lease.variants)
     out.push_back(run_lease_scenario(sc, seed, v, lease_options));
+  for (const scenario::protocol_ref& p : sc.gates.front().lease.protocols)
+    out.push_back(run_lease_protocol(sc, seed, p, lease_options));
   return out;
 }
 

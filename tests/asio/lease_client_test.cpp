@@ -5,6 +5,9 @@
 #include <vector>
 
 #include "gate/asio/lease_client.hpp"
+#include "gate/redis/lua_engine.hpp"
+#include "gate/redis/protocol.hpp"
+#include "gate/redis/sha1.hpp"
 #include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/sim_env.hpp"
 
@@ -39,6 +42,22 @@ struct fake_transport {
             r.value = a.second;
             std::move(h)(a.first, r);
           });
+        },
+        token);
+  }
+
+  // A protocol's commands go to a real script engine over a replica (when the test gives one).
+  redis::script_engine* engine = nullptr;
+  std::vector<std::vector<std::string>> commands{};
+  template <class Token>
+  auto async_command(const gate::command_request& req, Token&& token) {
+    return asio::async_initiate<Token, void(error_code, redis::reply)>(
+        [this, req](auto handler) {
+          commands.push_back(req.argv);
+          ops.push_back(req.op);
+          REQUIRE(engine != nullptr);
+          redis::reply answer = engine->execute(req.argv, 1'700'000'000'000'000 + s.now_ns() / 1000);
+          s.schedule_after(1 * ms, [h = std::move(handler), answer]() mutable { std::move(h)(error_code{}, answer); });
         },
         token);
   }
@@ -160,4 +179,94 @@ TEST_CASE("release and renew report what Redis said", "[lease_client]") {
   CHECK_FALSE(renewed_again);
   CHECK(t.ops == std::vector<redis::script_op>{redis::script_op::release, redis::script_op::renew,
                                                redis::script_op::renew});
+}
+
+namespace {
+
+// The built-in seed protocol, built by hand: the shipped Lua, its KEYS and ARGV templates.
+std::shared_ptr<const redis::protocol> seed_protocol() {
+  auto p = std::make_shared<redis::protocol>();
+  p->name = "seed";
+  const auto script = [](const char* name, redis::variant v, redis::script_op op) {
+    redis::protocol_script s;
+    s.name = name;
+    s.source = std::string(redis::lua_source(v, op));
+    s.sha = redis::sha1_hex(s.source);
+    return s;
+  };
+  p->scripts = {script("acquire", redis::variant::seed, redis::script_op::acquire),
+                script("release", redis::variant::seed, redis::script_op::release)};
+  const auto t = [](const char* text) {
+    std::string why;
+    return *redis::arg_template::parse(text, why);
+  };
+  p->acquire.script = 0;
+  p->acquire.keys = {t("{key}")};
+  p->acquire.args = {t("{now_ms}"), t("{lease_ms}"), t("{limit}"), t("{token}")};
+  p->release.script = 1;
+  p->release.keys = {t("{key}")};
+  p->release.args = {t("{token}")};
+  p->release.rule = redis::reply_rule::any;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a client given a protocol sends EVALSHA of its scripts with the templates filled in", "[lease_client][protocol]") {
+  // Goal: the shipped client runs a protocol. Method: the seed protocol against a real script engine over
+  // a replica; acquire then release, checking each command's argv and the keyspace after it.
+  scheduler s;
+  redis::replica data;
+  redis::script_engine engine(data);
+  fake_transport t{s, {}, {}, {}};
+  t.engine = &engine;
+  gate::lease_client_config cfg = config();
+  cfg.proto = seed_protocol();
+  REQUIRE(engine.script_load(cfg.proto->scripts[0].source).text == cfg.proto->scripts[0].sha);
+  REQUIRE(engine.script_load(cfg.proto->scripts[1].source).text == cfg.proto->scripts[1].sha);
+  client c(s.get_executor(), t, cfg, [&] { return std::int64_t{5'000} + s.now_ns() / ms; }, [](std::int64_t x) { return x; });
+  gate::acquire_outcome got;
+  error_code released = gate::gate_errc::unreachable;
+  asio::co_spawn(
+      s.get_executor(),
+      [&]() -> sim::awaitable<void> {
+        got = co_await c.acquire("tok");
+        released = co_await c.release("tok");
+      },
+      [](std::exception_ptr e) { REQUIRE(!e); });
+  s.run();
+  CHECK(!got.ec);
+  CHECK(got.attempts == 1);
+  CHECK(!released);
+  REQUIRE(t.commands.size() == 2);
+  CHECK(t.commands[0] == std::vector<std::string>{"EVALSHA", cfg.proto->scripts[0].sha, "1", "k", "5000", "15000", "2", "tok"});
+  CHECK(t.commands[1] == std::vector<std::string>{"EVALSHA", cfg.proto->scripts[1].sha, "1", "k", "tok"});
+  CHECK(data.zcard("k", 1'700'000'000'000'000) == 0);
+}
+
+TEST_CASE("a client whose server lost its scripts sends the body once after NOSCRIPT", "[lease_client][protocol]") {
+  // Goal: the restart case. Method: an engine with an empty cache; the acquire's EVALSHA is answered
+  // NOSCRIPT, the client sends EVAL with the body, and the grant counts as one attempt.
+  scheduler s;
+  redis::replica data;
+  redis::script_engine engine(data);
+  fake_transport t{s, {}, {}, {}};
+  t.engine = &engine;
+  gate::lease_client_config cfg = config();
+  cfg.proto = seed_protocol();
+  client c(s.get_executor(), t, cfg, [&] { return std::int64_t{5'000} + s.now_ns() / ms; }, [](std::int64_t x) { return x; });
+  gate::acquire_outcome got;
+  asio::co_spawn(s.get_executor(), c.acquire("tok"), [&](std::exception_ptr e, gate::acquire_outcome o) {
+    REQUIRE(!e);
+    got = o;
+  });
+  s.run();
+  CHECK(!got.ec);
+  CHECK(got.attempts == 1);
+  REQUIRE(t.commands.size() == 2);
+  CHECK(t.commands[0][0] == "EVALSHA");
+  CHECK(t.commands[1][0] == "EVAL");
+  CHECK(t.commands[1][1] == cfg.proto->scripts[0].source);
+  CHECK(data.zscore("k", "tok", 1'700'000'000'000'000).has_value());
+  CHECK(engine.script_exists(cfg.proto->scripts[0].sha));  // EVAL cached it
 }

@@ -38,6 +38,8 @@ class script_server {
   virtual redis::script_reply execute(std::size_t wi, redis::script_op op, const call_req& req) = 0;
   // The mutant check_then_add: the add, one round trip after the count.
   virtual void add_after_check(std::size_t wi, const call_req& req) = 0;
+  // A protocol's whole command (EVALSHA, EVAL or a plain command): the server's RESP answer.
+  virtual redis::reply execute_command(std::size_t wi, const gate::command_request& req) = 0;
 
  protected:
   ~script_server() = default;
@@ -51,6 +53,8 @@ struct redis_transport {
   std::size_t worker;
   template <class Token>
   auto async_script(redis::script_op op, const gate::script_request& req, Token&& token);
+  template <class Token>
+  auto async_command(const gate::command_request& req, Token&& token);
 };
 
 class network {
@@ -75,24 +79,28 @@ class network {
 
   template <class Handler>
   void start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler);
+  template <class Handler>
+  void start_command(std::size_t wi, const gate::command_request& request, Handler handler);
 
  private:
-  // One script call in flight: the client's handler, the request, the reply
-  // on its way back. Shared by the delivery, the reply and the timeout
-  // (call_ref); a world runs on one thread, so the count needs no atomics.
-  template <class Handler>
+  // One call in flight: the client's handler, the request, the reply on its
+  // way back. Shared by the delivery, the reply and the timeout (call_ref); a
+  // world runs on one thread, so the count needs no atomics. A built-in
+  // variant's typed call carries a call_req and a script_reply; a protocol's
+  // command its argv and the RESP reply.
+  template <class Handler, class Request, class Reply>
   struct call_state {
     std::optional<Handler> h;
     bool done = false;
     sim::timer_handle timeout;
     std::uint32_t refs = 0;
-    call_req req;
-    redis::script_reply reply;
+    Request req;
+    Reply reply;
   };
-  template <class Handler>
+  template <class State>
   class call_ref {
    public:
-    explicit call_ref(call_state<Handler>* s) noexcept : p_(s) { ++p_->refs; }
+    explicit call_ref(State* s) noexcept : p_(s) { ++p_->refs; }
     call_ref(const call_ref& o) noexcept : p_(o.p_) { ++p_->refs; }
     call_ref(call_ref&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
     call_ref& operator=(const call_ref&) = delete;
@@ -100,11 +108,15 @@ class network {
     ~call_ref() {
       if (p_ && --p_->refs == 0) delete p_;
     }
-    call_state<Handler>* operator->() const noexcept { return p_; }
+    State* operator->() const noexcept { return p_; }
 
    private:
-    call_state<Handler>* p_;
+    State* p_;
   };
+  template <class Handler>
+  using script_call = call_state<Handler, call_req, redis::script_reply>;
+  template <class Handler>
+  using command_call = call_state<Handler, gate::command_request, redis::reply>;
 
   struct cut_spec {
     std::string a, b;  // node names; b empty: the whole node a
@@ -113,10 +125,12 @@ class network {
 
   bool cut_between(const std::string& a, const std::string& b) const;
 
+  template <class State, class Reply>
+  void complete_call(const call_ref<State>& st, boost::system::error_code ec, const Reply& reply);
   template <class Handler>
-  void complete_call(const call_ref<Handler>& st, boost::system::error_code ec, const redis::script_reply& reply);
+  void deliver(std::size_t wi, redis::script_op op, const call_ref<script_call<Handler>>& st);
   template <class Handler>
-  void deliver(std::size_t wi, redis::script_op op, const call_ref<Handler>& st);
+  void deliver_command(std::size_t wi, const call_ref<command_call<Handler>>& st);
 
   sim::scheduler& sched_;
   const redis_node& node_;
@@ -130,7 +144,7 @@ class network {
 
 template <class Handler>
 void network::start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler) {
-  call_ref<Handler> st(new call_state<Handler>);
+  call_ref<script_call<Handler>> st(new script_call<Handler>);
   st->h.emplace(std::move(handler));
   st->req = call_req{request.var,   key_,          request.token, request.now_ms, request.lease_ms,
                      request.limit, request.queue_timeout_ms};
@@ -143,21 +157,50 @@ void network::start_call(std::size_t wi, redis::script_op op, const gate::script
 }
 
 template <class Handler>
-void network::complete_call(const call_ref<Handler>& st, boost::system::error_code ec,
-                            const redis::script_reply& reply) {
+void network::start_command(std::size_t wi, const gate::command_request& request, Handler handler) {
+  call_ref<command_call<Handler>> st(new command_call<Handler>);
+  st->h.emplace(std::move(handler));
+  st->req = request;
+  ++monitors_.lease().redis_calls;
+  st->timeout = sched_.schedule_after(redis_call_timeout_ns, [this, st] {
+    complete_call(st, boost::asio::error::timed_out, redis::reply{});
+  });
+  if (!link_up(wi)) return;  // the request is lost; the client waits for its socket timeout
+  sched_.schedule_after(redis_latency_ns, [this, wi, st] { deliver_command(wi, st); });
+}
+
+template <class State, class Reply>
+void network::complete_call(const call_ref<State>& st, boost::system::error_code ec, const Reply& reply) {
   if (st->done) return;  // the reply and the socket timeout race: the first one ends the call
   ADMIT_ASSERT(st->h.has_value(), "a call's handler is called once, when the call first ends");
   st->done = true;
   sched_.cancel(st->timeout);
   if (ec) ++monitors_.lease().redis_errors;
-  Handler h(std::move(*st->h));
+  auto h(std::move(*st->h));
   st->h.reset();
   auto ex = boost::asio::get_associated_executor(h, sched_.get_executor());
   boost::asio::dispatch(ex, [h = std::move(h), ec, reply]() mutable { std::move(h)(ec, reply); });
 }
 
 template <class Handler>
-void network::deliver(std::size_t wi, redis::script_op op, const call_ref<Handler>& st) {
+void network::deliver_command(std::size_t wi, const call_ref<command_call<Handler>>& st) {
+  if (!link_up(wi)) return;
+  if (sched_.now_ns() < node_.paused_until()) {
+    // A paused server runs the command late: its effect lands even if the client gave up.
+    sched_.schedule_at(node_.paused_until(), [this, wi, st] { deliver_command(wi, st); });
+    return;
+  }
+  st->reply = server_.execute_command(wi, st->req);
+  sched_.schedule_after(redis_latency_ns, [this, wi, st] {
+    if (link_up(wi))
+      complete_call(st, {}, st->reply);
+    else
+      monitors_.hit(lp_lost_reply);
+  });
+}
+
+template <class Handler>
+void network::deliver(std::size_t wi, redis::script_op op, const call_ref<script_call<Handler>>& st) {
   if (!link_up(wi)) return;
   if (sched_.now_ns() < node_.paused_until()) {
     // A paused server runs the script late: its effect lands even if the client gave up.
@@ -195,6 +238,12 @@ auto redis_transport::async_script(redis::script_op op, const gate::script_reque
       // The request outlives the initiation: a use_awaitable call initiates inside the co_await
       // of the expression that holds it.
       [this, op, r = &req](auto handler) { net->start_call(worker, op, *r, std::move(handler)); }, token);
+}
+
+template <class Token>
+auto redis_transport::async_command(const gate::command_request& req, Token&& token) {
+  return boost::asio::async_initiate<Token, void(boost::system::error_code, redis::reply)>(
+      [this, r = &req](auto handler) { net->start_command(worker, *r, std::move(handler)); }, token);
 }
 
 }  // namespace admit::world::lease

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gate/admit_assert.hpp"
+
 namespace admit::world::lease {
 
 redis_node::redis_node(std::span<const scenario::fault_spec> faults) {
@@ -44,12 +46,15 @@ redis::script_reply redis_node::run_script(redis::replica& r, redis::script_op o
 
 void redis_node::replicate_upto(vtime_ns upto) {
   while (!log_.empty() && log_.front().at_ns <= upto) {
-    (void)run_script(follower_, log_.front().op, log_.front().req, log_.front().server_now_us);
+    if (!log_.front().argv.empty())
+      (void)engine_of(follower_).execute(log_.front().argv, log_.front().server_now_us);
+    else
+      (void)run_script(follower_, log_.front().op, log_.front().req, log_.front().server_now_us);
     log_.pop_front();
   }
 }
 
-void redis_node::before_script(vtime_ns now, std::int64_t now_us, redis::script_op op, const call_req& req) {
+void redis_node::aof_tick(vtime_ns now) {
   // AOF every second: the copy a restart would recover is the state at the
   // last whole second of activity.
   const vtime_ns second = now / sim::sec;
@@ -57,6 +62,57 @@ void redis_node::before_script(vtime_ns now, std::int64_t now_us, redis::script_
     aof_copy_ = primary_;
     aof_second_ = second;
   }
+}
+
+redis::script_engine& redis_node::engine_of(redis::replica& r) {
+  std::unique_ptr<redis::script_engine>& e = &r == &primary_ ? primary_engine_ : follower_engine_;
+  ADMIT_ASSERT(&r == &primary_ || &r == &follower_, "an engine runs over the primary or the follower");
+  if (!e) e = std::make_unique<redis::script_engine>(r);
+  return *e;
+}
+
+redis::reply redis_node::run_command(vtime_ns now, std::int64_t now_us, std::span<const std::string> argv,
+                                     const redis::protocol& proto) {
+  aof_tick(now);
+  if (max_lag_ns_ > 0) replicate_upto(now - max_lag_ns_);
+  redis::reply answer = engine_of(primary_).execute(argv, now_us);
+  if (max_lag_ns_ > 0) {
+    const bool noscript = answer.is_error() && answer.text.rfind("NOSCRIPT", 0) == 0;
+    if (!noscript) {
+      logged_op op{now, now_us, redis::script_op::acquire, call_req{}, {argv.begin(), argv.end()}};
+      if (!op.argv.empty() && op.argv.front() == "EVALSHA" && op.argv.size() > 1) {
+        // The follower applies the script, which its own cache may not hold.
+        for (const redis::protocol_script& s : proto.scripts)
+          if (s.sha == op.argv[1]) {
+            op.argv[0] = "EVAL";
+            op.argv[1] = s.source;
+          }
+      }
+      log_.push_back(std::move(op));
+    }
+  }
+  return answer;
+}
+
+void redis_node::deploy(const redis::protocol& proto) {
+  for (const redis::protocol_script& s : proto.scripts) {
+    // A script that does not compile stays out of the cache: its first call answers the compile error.
+    (void)engine_of(primary_).script_load(s.source);
+    if (max_lag_ns_ > 0) (void)engine_of(follower_).script_load(s.source);
+  }
+}
+
+const redis::script_error_info& redis_node::last_script_error() const {
+  ADMIT_ASSERT(primary_engine_ != nullptr, "a script failed only where a protocol's command ran");
+  return primary_engine_->last_error();
+}
+
+std::uint64_t redis_node::last_script_steps() const {
+  return primary_engine_ ? primary_engine_->steps_of_last_call() : 0;
+}
+
+void redis_node::before_script(vtime_ns now, std::int64_t now_us, redis::script_op op, const call_req& req) {
+  aof_tick(now);
   if (max_lag_ns_ > 0) {
     log_.push_back(logged_op{now, now_us, op, req});
     replicate_upto(now - max_lag_ns_);
@@ -99,6 +155,9 @@ void redis_node::restart(scenario::persistence persist, vtime_ns now, vtime_ns d
   follower_ = primary_;
   log_.clear();
   down_until_ns_ = now + down_ns;
+  // A restarted server has an empty script cache: the next EVALSHA answers NOSCRIPT.
+  if (primary_engine_) primary_engine_->script_flush();
+  if (follower_engine_) follower_engine_->script_flush();
 }
 
 void redis_node::failover(vtime_ns replication_lag_ns, vtime_ns now, vtime_ns down_ns) {
@@ -108,6 +167,8 @@ void redis_node::failover(vtime_ns replication_lag_ns, vtime_ns now, vtime_ns do
   primary_ = follower_;
   if (keep_aof_) aof_copy_ = primary_;
   down_until_ns_ = now + down_ns;
+  // The promoted follower never cached the scripts the clients loaded on the old primary.
+  if (primary_engine_) primary_engine_->script_flush();
 }
 
 }  // namespace admit::world::lease

@@ -15,12 +15,16 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "gate/redis/lease_scripts.hpp"
+#include "gate/redis/lua_engine.hpp"
+#include "gate/redis/protocol.hpp"
 #include "gate/redis/replica.hpp"
 #include "sim/kernel/vtime.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -86,6 +90,21 @@ class redis_node {
   }
   std::int64_t members_at(std::string_view key, std::int64_t now_us) { return primary_.zcard(key, now_us); }
 
+  // --- protocols (Lua through the embedded interpreter) ----------------------
+  // The AOF copy and the follower's replication for a command at `now`, and
+  // the command itself on the primary: the engine's RESP answer. A write that
+  // a failover could lose is logged for the follower after it ran; an EVALSHA
+  // is logged as the EVAL of its body (the follower applies the script).
+  redis::reply run_command(vtime_ns now, std::int64_t now_us, std::span<const std::string> argv,
+                           const redis::protocol& proto);
+  // SCRIPT LOAD of each of the protocol's scripts, as a deployment loads them
+  // before its clients start (a restart or failover loses them again).
+  void deploy(const redis::protocol& proto);
+  // Why the last failed script failed.
+  const redis::script_error_info& last_script_error() const;
+  // The Lua steps of the last script call (the engine's count).
+  std::uint64_t last_script_steps() const;
+
   // Faults.
   void restart(scenario::persistence persist, vtime_ns now, vtime_ns down_ns);
   void failover(vtime_ns replication_lag_ns, vtime_ns now, vtime_ns down_ns);
@@ -98,7 +117,11 @@ class redis_node {
     std::int64_t server_now_us;
     redis::script_op op;
     call_req req;
+    std::vector<std::string> argv{};  // a protocol's command (EVAL with the body); empty: the typed call `req`
   };
+  // The engines over the primary and the follower, made at a protocol's first command.
+  redis::script_engine& engine_of(redis::replica& r);
+  void aof_tick(vtime_ns now);
 
   static redis::script_reply run_script(redis::replica& r, redis::script_op op, const call_req& req,
                                         std::int64_t now_us);
@@ -115,6 +138,8 @@ class redis_node {
   vtime_ns down_until_ns_ = 0;
   vtime_ns paused_until_ns_ = 0;
   vtime_ns offset_ns_ = 0;
+  std::unique_ptr<redis::script_engine> primary_engine_;
+  std::unique_ptr<redis::script_engine> follower_engine_;
 };
 
 }  // namespace admit::world::lease

@@ -76,4 +76,95 @@ void server_side::add_after_check(std::size_t /*wi*/, const call_req& req) {
   monitors_.check_split_add(members);
 }
 
+void server_side::use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms) {
+  proto_ = &proto;
+  node_.deploy(proto);
+  holders_key_ = std::move(holders_key);
+  lease_ms_ = lease_ms;
+}
+
+void server_side::notice_losses(const gate::command_request& req, const std::vector<std::string>& before,
+                                const redis::sorted_set* after) {
+  for (const std::string& member : before) {
+    if (after && after->score(member).has_value()) continue;
+    if (req.op == redis::script_op::release && member == req.token) continue;  // its own release
+    if (const worker_state* holder = fleet_.lost_permit(member)) monitors_.reaped_live(member, holder->index);
+  }
+}
+
+void server_side::script_failed(std::size_t wi, const gate::command_request& req) {
+  if (failure_) return;
+  const redis::script_error_info& e = node_.last_script_error();
+  const redis::protocol_call& c = proto_->call(req.op);
+  script_failure f;
+  f.operation = req.op == redis::script_op::acquire   ? "acquire"
+                : req.op == redis::script_op::release ? "release"
+                                                      : "renew";
+  if (!c.is_command()) {
+    f.script = proto_->scripts[c.script].name;
+    f.origin = proto_->scripts[c.script].origin;
+  }
+  f.message = e.message;
+  f.line = e.line;
+  f.command = e.command;
+  f.step_limit = e.step_limit;
+  f.memory_limit = e.memory_limit;
+  f.token = req.token;
+  f.worker = wi;
+  f.at_ns = sched_.now_ns();
+  failure_ = std::move(f);
+  monitors_.trace("redis", trace_text("script error in ").word(failure_->operation), 0, wi);
+  sched_.stop();
+}
+
+redis::reply server_side::execute_command(std::size_t wi, const gate::command_request& req) {
+  ADMIT_ASSERT(proto_ != nullptr, "a protocol's command reaches a server that runs that protocol");
+  const vtime_ns now = sched_.now_ns();
+  const std::int64_t now_us = node_.server_now_us(now);
+  call_req key_only;
+  key_only.key = holders_key_;
+  notice_expiry(key_only, now_us);
+  // The holders before the command, to see whose permits it takes.
+  std::vector<std::string> before;
+  bool was_member = false;
+  if (const redis::sorted_set* set = node_.set_view(holders_key_, now_us)) {
+    before.reserve(set->size());
+    for (const redis::sorted_set::entry& e : set->entries()) before.push_back(e.member);
+    was_member = set->score(req.token).has_value();
+  }
+  const redis::reply answer = node_.run_command(now, now_us, req.argv, *proto_);
+  const redis::protocol_call& c = proto_->call(req.op);
+  if (answer.is_error() && !(answer.text.rfind("NOSCRIPT", 0) == 0 && !c.is_command())) {
+    // The user's script (or command) failed: nothing after it is judged.
+    script_failed(wi, req);
+    return answer;
+  }
+  const redis::sorted_set* after = node_.set_view(holders_key_, now_us);
+  const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
+  notice_losses(req, before, after);
+  if (req.op == redis::script_op::release) {
+    const worker_state& w = fleet_[wi];
+    // Every way a permit leaves the set while its holder works is noticed: by the
+    // diff above, by the key's expiry, or with the node's state.
+    if (w.holding && *w.holding == req.token && !before.empty())
+      ADMIT_ASSERT(was_member || w.lost, "a worker releasing a permit it holds has it in the set, or was told it lost it");
+  }
+  const redis::script_reply read = redis::read_reply(answer, c.rule);
+  if (req.op == redis::script_op::acquire) {
+    // Every permit past its expiry (by the server's clock) must be gone after an acquire.
+    const std::int64_t now_ms = now_us / 1000;
+    const double stale = static_cast<double>(proto_->holders.scores == redis::score_meaning::acquired_at
+                                                 ? now_ms - lease_ms_
+                                                 : now_ms);
+    const auto [first, last] =
+        after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
+              : std::pair<std::size_t, std::size_t>{0, 0};
+    monitors_.after_acquire_reaping(first == last ? nullptr : &after->entries()[first].member);
+  }
+  monitors_.members_after_script(members);
+  tl_.set_members(members);
+  monitors_.script_ran(wi, req.op, req.token, read, members, was_member);
+  return answer;
+}
+
 }  // namespace admit::world::lease

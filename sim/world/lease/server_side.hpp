@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "sim/kernel/scheduler.hpp"
 #include "sim/world/lease/fleet.hpp"
@@ -26,8 +29,21 @@ class server_side final : public script_server {
 
   redis::script_reply execute(std::size_t wi, redis::script_op op, const call_req& req) override;
   void add_after_check(std::size_t wi, const call_req& req) override;
+  redis::reply execute_command(std::size_t wi, const gate::command_request& req) override;
+
+  // A protocol run: where its permits live (the holders key, expanded) and
+  // what their scores mean.
+  void use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms);
+  // The first script error of a protocol run (the run stops there and is inconclusive).
+  const std::optional<script_failure>& failure() const noexcept { return failure_; }
 
  private:
+  // Which holders lost their permits to this command (every member of the
+  // holders set before it that is gone after it, but the caller's own release).
+  void notice_losses(const gate::command_request& req, const std::vector<std::string>& before,
+                     const redis::sorted_set* after);
+  void script_failed(std::size_t wi, const gate::command_request& req);
+
   // The holders whose permits the key's expiry takes at this command.
   void notice_expiry(const call_req& req, std::int64_t now_us);
   // The holders whose permits this script's reaping takes.
@@ -39,6 +55,10 @@ class server_side final : public script_server {
   lease_monitors& monitors_;
   lease_timeline& tl_;
   scenario::world_mutation mut_;
+  const redis::protocol* proto_ = nullptr;
+  std::string holders_key_;
+  std::int64_t lease_ms_ = 0;
+  std::optional<script_failure> failure_;
 };
 
 }  // namespace admit::world::lease

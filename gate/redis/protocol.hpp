@@ -1,0 +1,181 @@
+// protocol: a lease semaphore's protocol as data.
+//
+// Model. A lease protocol is the Lua a team deploys plus the way its client
+// calls it. The scripts are named sources. Each operation (acquire, release,
+// and optionally renew) is either a script call, whose KEYS and ARGV are
+// templates over the call's values, or (release only) a plain command. A
+// reply rule says how a reply reads: granted / kept, or not. The client
+// policy says how the caller behaves around the calls: how it retries an
+// acquire, how long it waits in all, how often it renews, what a lost
+// renewal does to the work under it, and what a client timeout does to the
+// permit. The holders rule says where the server keeps the permits and what
+// a permit's score means, so that a checker can count the holders as the
+// server sees them.
+//
+// Templates. An argument is literal text with placeholders in braces:
+// {key} (the gate's key), {token} (the caller's identity for this
+// acquisition), {limit}, {lease_ms}, {now_ms} (the caller's wall clock in
+// ms), {expiry_ms} (now_ms + lease_ms), {queue_timeout_ms}. "{{" and "}}"
+// stand for literal braces. "{key}:fence" is the gate key with a suffix.
+//
+// This header is pure data and pure functions: no JSON, no Lua, no I/O. The
+// scenario loader reads protocol files into it (sim/scenario/protocol_loader);
+// the simulator and the Asio client both run it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gate/redis/lease_scripts.hpp"
+#include "gate/redis/reply.hpp"
+
+namespace admit::redis {
+
+enum class placeholder : std::uint8_t { key, token, limit, lease_ms, now_ms, expiry_ms, queue_timeout_ms };
+inline constexpr const char* placeholder_names[] = {"key",    "token",     "limit",           "lease_ms",
+                                                    "now_ms", "expiry_ms", "queue_timeout_ms"};
+
+// One KEYS or ARGV entry: literal pieces and placeholders, in order.
+struct arg_template {
+  struct piece {
+    std::string literal;                 // used when `value` is empty
+    std::optional<placeholder> value;
+    friend bool operator==(const piece&, const piece&) = default;
+  };
+  std::vector<piece> pieces;
+
+  // Parses "{key}:fence"; nullopt with `why` set when a brace is unmatched or
+  // a placeholder is unknown.
+  static std::optional<arg_template> parse(std::string_view text, std::string& why);
+  // The template as written (placeholders in braces, literal braces doubled).
+  [[nodiscard]] std::string text() const;
+  [[nodiscard]] bool uses(placeholder p) const noexcept;
+
+  friend bool operator==(const arg_template&, const arg_template&) = default;
+};
+
+// The values one call fills its templates with.
+struct call_values {
+  std::string_view key;
+  std::string_view token;
+  std::int64_t limit = 0;
+  std::int64_t lease_ms = 0;
+  std::int64_t now_ms = 0;  // the caller's wall clock
+  std::int64_t queue_timeout_ms = 0;
+};
+
+// Appends the expansion of `t` to `out`.
+void expand_into(const arg_template& t, const call_values& v, std::string& out);
+[[nodiscard]] std::string expand(const arg_template& t, const call_values& v);
+
+// How a reply reads. Each rule names what counts as "yes" (granted, kept,
+// released); anything else is "no", and an error reply is an error.
+enum class reply_rule : std::uint8_t {
+  equals_one,        // the integer 1
+  positive_integer,  // an integer >= 1 (a fencing number)
+  ok_status,         // the status reply OK
+  not_nil,           // any reply but nil (and but an error)
+  any,               // any reply that is not an error (a release whose answer is not read)
+};
+inline constexpr const char* reply_rule_names[] = {"equals_1", "positive_integer", "ok", "not_nil", "any"};
+
+// The reply as the client reads it: `value` > 0 means yes (the integer
+// itself when the reply was a positive integer, else 1); `error` holds the
+// error reply's text.
+[[nodiscard]] script_reply read_reply(const reply& r, reply_rule rule);
+
+struct protocol_script {
+  std::string name;    // how the operations refer to it
+  std::string origin;  // the file it came from ("inline" for a source in the protocol file)
+  std::string source;  // the Lua text
+  std::string sha;     // its SHA-1 in hex, what EVALSHA names it by (the loader computes it)
+
+  friend bool operator==(const protocol_script&, const protocol_script&) = default;
+};
+
+// One operation: a script call, or (release only) a plain command.
+struct protocol_call {
+  std::size_t script = 0;              // index into protocol::scripts (script calls)
+  std::vector<arg_template> command;   // a plain command's argv (empty for a script call)
+  std::vector<arg_template> keys;
+  std::vector<arg_template> args;
+  reply_rule rule = reply_rule::equals_one;
+
+  [[nodiscard]] bool is_command() const noexcept { return !command.empty(); }
+  [[nodiscard]] bool uses(placeholder p) const noexcept;
+
+  friend bool operator==(const protocol_call&, const protocol_call&) = default;
+};
+
+enum class renewal_loss : std::uint8_t {
+  keep_working,    // finish the request under the lost lease (the default: what most clients do)
+  stop_new_work,   // finish it, then take no new work until the client is restarted
+  abort_request,   // give up the request at once (the downstream work may go on)
+};
+inline constexpr const char* renewal_loss_names[] = {"keep_working", "stop_new_work", "abort_request"};
+
+enum class timeout_permit : std::uint8_t {
+  release,       // a client timeout releases the permit at once (the connection may still be open)
+  hold_to_end,   // the permit is held until the downstream connection really ends
+};
+inline constexpr const char* timeout_permit_names[] = {"release", "hold_to_end"};
+
+struct retry_policy {
+  bool exponential = false;
+  std::int64_t delay_ns = 200'000'000;  // fixed
+  std::int64_t base_ns = 50'000'000;    // exponential: first wait, doubled per attempt
+  std::int64_t max_ns = 2'000'000'000;  // exponential: cap
+  bool full_jitter = true;
+
+  friend bool operator==(const retry_policy&, const retry_policy&) = default;
+};
+
+struct client_policy {
+  std::optional<retry_policy> retry;                // unset: the scenario's (or the default) backoff
+  std::optional<std::int64_t> acquire_timeout_ns;   // unset: the scenario's
+  std::optional<std::int64_t> renew_every_ns;       // a fixed interval ...
+  std::optional<double> renew_every_lease_fraction; // ... or a fraction of the lease (0.8 = every 0.8 lease)
+  renewal_loss on_renewal_lost = renewal_loss::keep_working;
+  timeout_permit on_client_timeout = timeout_permit::release;
+
+  friend bool operator==(const client_policy&, const client_policy&) = default;
+};
+
+// Where the permits live and what their scores mean.
+enum class score_meaning : std::uint8_t { acquired_at, expires_at };
+inline constexpr const char* score_meaning_names[] = {"acquired_at", "expires_at"};
+
+struct holders_rule {
+  arg_template key;  // a sorted set; usually {key}
+  score_meaning scores = score_meaning::acquired_at;
+
+  friend bool operator==(const holders_rule&, const holders_rule&) = default;
+};
+
+struct protocol {
+  std::string name;
+  std::string description;
+  std::vector<protocol_script> scripts;
+  protocol_call acquire;
+  protocol_call release;
+  std::optional<protocol_call> renew;
+  client_policy client;
+  holders_rule holders;
+  // A built-in protocol's C++ body (lease_scripts.hpp): the simulator's fast
+  // path, proven equal to the Lua by tests/redis/protocol_differential_test.
+  std::optional<variant> fast_path;
+
+  [[nodiscard]] bool uses(placeholder p) const noexcept;
+  [[nodiscard]] const protocol_call& call(script_op op) const;
+
+  friend bool operator==(const protocol&, const protocol&) = default;
+};
+
+// The renew interval the policy gives for a lease, or nullopt when the
+// protocol does not renew.
+[[nodiscard]] std::optional<std::int64_t> renew_every_ns(const protocol& p, std::int64_t lease_ns);
+
+}  // namespace admit::redis

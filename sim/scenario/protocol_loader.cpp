@@ -1,0 +1,302 @@
+#include "sim/scenario/protocol_loader.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <set>
+
+#include "gate/redis/sha1.hpp"
+#include "sim/scenario/json_parse.hpp"
+#include "sim/scenario/json_read.hpp"
+
+namespace admit::scenario {
+
+namespace {
+
+using namespace json_read;
+using redis::arg_template;
+using redis::placeholder;
+using redis::protocol;
+using redis::protocol_call;
+using redis::reply_rule;
+
+constexpr vtime_ns hour_ns = 3600 * sim::sec;
+
+template <class E, std::size_t N>
+E read_named(const json& v, const std::string& path, const char* const (&names)[N]) {
+  std::array<std::pair<const char*, E>, N> options{};
+  for (std::size_t i = 0; i < N; ++i) options[i] = {names[i], static_cast<E>(i)};
+  return read_enum(v, path, options);
+}
+
+arg_template read_template(const json& v, const std::string& path) {
+  const std::string what = "a string template such as \"{key}\" or \"{key}:fence\" (placeholders {key} {token} "
+                           "{limit} {lease_ms} {now_ms} {expiry_ms} {queue_timeout_ms}), or an integer";
+  if (v.is_number_integer()) {
+    // A literal number, as the caller would pass it.
+    arg_template t;
+    t.pieces.push_back(arg_template::piece{v.dump(), std::nullopt});
+    return t;
+  }
+  if (!v.is_string()) fail(path, what, v);
+  const std::string& text = v.get_ref<const std::string&>();
+  if (text.size() > 512) fail(path, "a template of at most 512 bytes", v);
+  std::string why;
+  std::optional<arg_template> t = arg_template::parse(text, why);
+  if (!t) fail(path, "a template without " + why, v);
+  return std::move(*t);
+}
+
+std::vector<arg_template> read_templates(const json& v, const std::string& path, std::size_t min_n) {
+  const std::string what = "an array of " + std::to_string(min_n) + " to " + std::to_string(protocol_call_args_max) +
+                           " templates";
+  if (!v.is_array() || v.size() < min_n || v.size() > protocol_call_args_max) fail(path, what, v);
+  std::vector<arg_template> out;
+  for (std::size_t i = 0; i < v.size(); ++i) out.push_back(read_template(v[i], child(path, i)));
+  return out;
+}
+
+std::size_t script_index(const protocol& p, const json& v, const std::string& path) {
+  std::string names;
+  for (const auto& s : p.scripts) names += (names.empty() ? "\"" : ", \"") + s.name + "\"";
+  const std::string what = "the name of a script of /scripts (" + names + ")";
+  if (!v.is_string()) fail(path, what, v);
+  for (std::size_t i = 0; i < p.scripts.size(); ++i)
+    if (p.scripts[i].name == v.get_ref<const std::string&>()) return i;
+  fail(path, what, v);
+}
+
+// acquire / renew / release: a script call; release may be a plain command.
+protocol_call read_call(const protocol& p, const json& v, const std::string& path, const char* rule_key,
+                        reply_rule default_rule, bool command_allowed) {
+  object_reader r(v, path,
+                  command_allowed ? "a call object: {\"script\": NAME, \"keys\": [...], \"args\": [...]} or "
+                                    "{\"command\": [\"ZREM\", \"{key}\", \"{token}\"]}"
+                                  : "a call object: {\"script\": NAME, \"keys\": [...], \"args\": [...]}");
+  protocol_call c;
+  c.rule = default_rule;
+  const json* command = command_allowed ? r.get("command") : nullptr;
+  if (command != nullptr) {
+    if (r.has("script") || r.has("keys") || r.has("args"))
+      fail_msg(child(path, "command"), "a call is a script or a command, not both");
+    c.command = read_templates(*command, child(path, "command"), 1);
+    if (c.command.front().pieces.size() != 1 || c.command.front().pieces.front().value)
+      fail(child(child(path, "command"), std::size_t{0}), "a command name (literal text)", (*command)[0]);
+  } else {
+    c.script = script_index(p, r.require("script", "the script it runs"), child(path, "script"));
+    if (const json* x = r.get("keys")) c.keys = read_templates(*x, child(path, "keys"), 0);
+    if (const json* x = r.get("args")) c.args = read_templates(*x, child(path, "args"), 0);
+  }
+  if (const json* x = r.get(rule_key)) c.rule = read_named<reply_rule>(*x, child(path, rule_key), redis::reply_rule_names);
+  r.finish();
+  if (!c.uses(placeholder::token))
+    fail_msg(path, "expected a call that passes {token} in its keys, args or command (each permit is tracked by its "
+                   "token)");
+  return c;
+}
+
+redis::retry_policy read_retry(const json& v, const std::string& path) {
+  object_reader r(v, path,
+                  "a retry object such as {\"kind\": \"fixed\", \"delay\": \"200ms\"} or {\"kind\": "
+                  "\"exponential\", \"base\": \"50ms\", \"max\": \"2s\", \"jitter\": \"full\"}");
+  static const std::pair<const char*, bool> kinds[] = {{"fixed", false}, {"exponential", true}};
+  redis::retry_policy b;
+  b.exponential = read_enum(r.require("kind", "\"fixed\" or \"exponential\""), child(path, "kind"), kinds);
+  if (!b.exponential) {
+    if (const json* x = r.get("delay")) b.delay_ns = read_duration(*x, child(path, "delay"), 1, hour_ns);
+  } else {
+    if (const json* x = r.get("base")) b.base_ns = read_duration(*x, child(path, "base"), 1, hour_ns);
+    if (const json* x = r.get("max")) {
+      b.max_ns = read_duration(*x, child(path, "max"), 1, hour_ns);
+      if (b.max_ns < b.base_ns) fail(child(path, "max"), "a duration not below base (" + format_duration(b.base_ns) + ")", *x);
+    } else if (b.max_ns < b.base_ns) {
+      b.max_ns = b.base_ns;
+    }
+    if (const json* x = r.get("jitter")) {
+      static const std::pair<const char*, bool> jit[] = {{"full", true}, {"none", false}};
+      b.full_jitter = read_enum(*x, child(path, "jitter"), jit);
+    }
+  }
+  r.finish();
+  return b;
+}
+
+redis::client_policy read_client(const protocol& p, const json& v, const std::string& path) {
+  object_reader r(v, path, "a client policy object");
+  redis::client_policy c;
+  if (const json* x = r.get("retry")) c.retry = read_retry(*x, child(path, "retry"));
+  if (const json* x = r.get("acquire_timeout"))
+    c.acquire_timeout_ns = read_duration(*x, child(path, "acquire_timeout"), 0, day_ns);
+  if (const json* x = r.get("renew_every")) {
+    const std::string at = child(path, "renew_every");
+    if (!p.renew) fail(at, "no \"renew_every\" in a protocol without a \"renew\" call", *x);
+    if (x->is_object()) {
+      object_reader f(*x, at, "a duration such as \"4s\" or {\"lease_fraction\": 0.8}");
+      c.renew_every_lease_fraction =
+          read_double(f.require("lease_fraction", "a number above 0 and below 1"), child(at, "lease_fraction"), 0.001, 0.999);
+      f.finish();
+    } else {
+      c.renew_every_ns = read_duration(*x, at, 1, day_ns);
+    }
+  }
+  if (const json* x = r.get("on_renewal_lost")) {
+    if (!p.renew) fail(child(path, "on_renewal_lost"), "no \"on_renewal_lost\" in a protocol without a \"renew\" call", *x);
+    c.on_renewal_lost = read_named<redis::renewal_loss>(*x, child(path, "on_renewal_lost"), redis::renewal_loss_names);
+  }
+  if (const json* x = r.get("on_client_timeout"))
+    c.on_client_timeout = read_named<redis::timeout_permit>(*x, child(path, "on_client_timeout"), redis::timeout_permit_names);
+  r.finish();
+  return c;
+}
+
+void read_scripts(protocol& p, const json& v, const std::string& path) {
+  const std::string what = "an object of 1 to " + std::to_string(protocol_scripts_max) +
+                           " scripts by name, each {\"source\": LUA} (or {\"file\": PATH} in a protocol file)";
+  if (!v.is_object() || v.empty() || v.size() > protocol_scripts_max) fail(path, what, v);
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string at = child(path, it.key());
+    (void)read_name(json(it.key()), at);
+    object_reader r(it.value(), at, "a script object: {\"source\": LUA, \"origin\": FILE} or {\"file\": PATH}");
+    if (r.has("file"))
+      fail_msg(child(at, "file"), "a script file is read only where the protocol itself comes from a file (name the "
+                                  "protocol file by path, or give the script's \"source\")");
+    redis::protocol_script s;
+    s.name = it.key();
+    const json& src = r.require("source", "the script's Lua text");
+    s.source = read_string(src, child(at, "source"), "the script's Lua text");
+    if (s.source.empty() || s.source.size() > protocol_script_bytes_max)
+      fail(child(at, "source"), "Lua text of 1 byte to 1 MiB", src);
+    if (s.source.find('\0') != std::string::npos) fail(child(at, "source"), "Lua text without a NUL byte", src);
+    s.sha = redis::sha1_hex(s.source);
+    s.origin = "inline";
+    if (const json* o = r.get("origin")) s.origin = read_string(*o, child(at, "origin"), "the file the source came from");
+    r.finish();
+    p.scripts.push_back(std::move(s));
+  }
+}
+
+}  // namespace
+
+redis::protocol read_protocol(const json& v, const std::string& path) {
+  object_reader r(v, path, "a lease protocol object (docs/protocols.md)");
+  const json& format = r.require("format", std::string("\"") + protocol_format + "\"");
+  if (!format.is_string() || format.get_ref<const std::string&>() != protocol_format)
+    fail(child(path, "format"), std::string("\"") + protocol_format + "\"", format);
+  protocol p;
+  p.name = read_name(r.require("name", "the protocol's name (names its runs in a report)"), child(path, "name"));
+  if (const json* x = r.get("description")) p.description = read_string(*x, child(path, "description"), "a string");
+  read_scripts(p, r.require("scripts", "the Lua scripts by name"), child(path, "scripts"));
+  p.acquire = read_call(p, r.require("acquire", "the acquire call"), child(path, "acquire"), "granted_when",
+                        reply_rule::equals_one, false);
+  p.release = read_call(p, r.require("release", "the release call"), child(path, "release"), "released_when",
+                        reply_rule::any, true);
+  if (const json* x = r.get("renew"))
+    p.renew = read_call(p, *x, child(path, "renew"), "kept_when", reply_rule::equals_one, false);
+  if (const json* x = r.get("client")) p.client = read_client(p, *x, child(path, "client"));
+  p.holders.key.pieces.push_back(arg_template::piece{{}, placeholder::key});
+  if (const json* x = r.get("holders")) {
+    const std::string at = child(path, "holders");
+    object_reader h(*x, at, "a holders object: {\"key\": \"{key}\", \"scores\": \"acquired_at\" or \"expires_at\"}");
+    if (const json* k = h.get("key")) {
+      p.holders.key = read_template(*k, child(at, "key"));
+      if (p.holders.key.uses(placeholder::token) || p.holders.key.uses(placeholder::now_ms) ||
+          p.holders.key.uses(placeholder::expiry_ms))
+        fail(child(at, "key"), "a key template over {key}, {limit}, {lease_ms} or literal text (the same key for every caller)", *k);
+    }
+    if (const json* s = h.get("scores"))
+      p.holders.scores = read_named<redis::score_meaning>(*s, child(at, "scores"), redis::score_meaning_names);
+    h.finish();
+  }
+  r.finish();
+  // Every script is called by an operation: a script nothing runs is a mistake, never a silent no-op.
+  for (std::size_t i = 0; i < p.scripts.size(); ++i) {
+    const bool called = p.acquire.script == i || (!p.release.is_command() && p.release.script == i) ||
+                        (p.renew && p.renew->script == i);
+    if (!called)
+      fail_msg(child(child(path, "scripts"), p.scripts[i].name), "expected a script that acquire, release or renew calls");
+  }
+  return p;
+}
+
+std::string directory_of(const std::string& file) {
+  const std::size_t slash = file.rfind('/');
+  if (slash == std::string::npos) return "";
+  return slash == 0 ? "/" : file.substr(0, slash);
+}
+
+namespace {
+
+std::string joined(const std::string& dir, const std::string& path) {
+  if (path.empty() || path.front() == '/' || dir.empty()) return path;
+  return dir == "/" ? "/" + path : dir + "/" + path;
+}
+
+json protocol_from_file(const std::string& file, const std::string& at, const file_reader& read) {
+  std::string bytes;
+  try {
+    bytes = read(file);
+  } catch (const scenario_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail_msg(at, std::string("expected a readable protocol file: ") + e.what());
+  }
+  json p;
+  try {
+    p = parse_json_text(bytes);
+  } catch (const scenario_error& e) {
+    fail_msg(at, "expected a protocol file of JSON text: " + file + ": " + e.what());
+  }
+  if (!p.is_object()) fail_msg(at, "expected a protocol file holding a JSON object: " + file);
+  const auto scripts = p.find("scripts");
+  if (scripts == p.end() || !scripts->is_object()) return p;  // read_protocol names what is wrong
+  const std::string dir = directory_of(file);
+  for (auto it = scripts->begin(); it != scripts->end(); ++it) {
+    json& s = it.value();
+    if (!s.is_object()) continue;
+    const auto f = s.find("file");
+    if (f == s.end()) continue;
+    if (!f->is_string())
+      fail(at + " (" + file + ": /scripts/" + it.key() + "/file)", "a path to a Lua file", *f);
+    if (s.contains("source"))
+      fail_msg(at + " (" + file + ": /scripts/" + it.key() + ")", "a script is a \"file\" or a \"source\", not both");
+    const std::string lua_path = joined(dir, f->get<std::string>());
+    std::string source;
+    try {
+      source = read(lua_path);
+    } catch (const std::exception& e) {
+      fail_msg(at + " (" + file + ": /scripts/" + it.key() + "/file)", std::string("expected a readable Lua file: ") + e.what());
+    }
+    json inline_script = json::object();
+    inline_script["source"] = std::move(source);
+    inline_script["origin"] = f->get<std::string>();
+    for (auto k = s.begin(); k != s.end(); ++k)
+      if (k.key() != "file") inline_script[k.key()] = k.value();  // unknown keys stay, for read_protocol to refuse
+    s = std::move(inline_script);
+  }
+  return p;
+}
+
+void inline_gate(json& gate, const std::string& at, const std::string& base_dir, const file_reader& read) {
+  if (!gate.is_object()) return;
+  const auto it = gate.find("protocol");
+  if (it == gate.end()) return;
+  const std::string here = child(at, "protocol");
+  auto one = [&](json& ref, const std::string& p) {
+    if (ref.is_string()) ref = protocol_from_file(joined(base_dir, ref.get<std::string>()), p, read);
+  };
+  if (it->is_array()) {
+    for (std::size_t i = 0; i < it->size(); ++i) one((*it)[i], child(here, i));
+  } else {
+    one(*it, here);
+  }
+}
+
+}  // namespace
+
+void inline_protocol_files(json& doc, const std::string& base_dir, const file_reader& read) {
+  if (!doc.is_object()) return;
+  if (const auto g = doc.find("gate"); g != doc.end()) inline_gate(*g, "/gate", base_dir, read);
+  if (const auto gs = doc.find("gates"); gs != doc.end() && gs->is_array())
+    for (std::size_t i = 0; i < gs->size(); ++i) inline_gate((*gs)[i], child("/gates", i), base_dir, read);
+}
+
+}  // namespace admit::scenario
