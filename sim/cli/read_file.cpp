@@ -1,5 +1,7 @@
 #include "sim/cli/read_file.hpp"
 
+#include "sim/scenario/json_parse.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,11 +91,9 @@ scenario::scenario parse_scenario(const std::string& file, const std::string& by
 }
 
 scenario::scenario parse_scenario(const std::string& file, const std::string& bytes) {
-  try {
-    return scenario::load_scenario_text(bytes);
-  } catch (const scenario::scenario_error& e) {
-    throw input_error{file, e.what()};
-  }
+  nlohmann::ordered_json doc;
+  const scenario::json_dismantler teardown{doc};  // frees without allocating, also while a bad_alloc unwinds
+  return parse_scenario(file, bytes, doc);
 }
 
 }  // namespace admit::cli
