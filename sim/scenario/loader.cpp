@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -1060,6 +1062,35 @@ scenario load_scenario_text(std::string_view text) {
   json doc;
   const json_dismantler teardown{doc};  // frees the document without allocating, also while unwinding a bad_alloc
   return load_scenario_text(text, doc);
+}
+
+file_reader plain_file_reader(std::size_t limit) {
+  return [limit](const std::string& path) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::is_regular_file(st))
+      throw std::runtime_error(path + ": expected a regular file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error(path + ": cannot be opened");
+    std::string bytes;
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+      bytes.append(buf, static_cast<std::size_t>(in.gcount()));
+      if (bytes.size() > limit) throw std::runtime_error(path + ": larger than " + std::to_string(limit) + " bytes");
+    }
+    return bytes;
+  };
+}
+
+scenario load_scenario_file(const std::string& path, json& doc) {
+  const file_reader read = plain_file_reader();
+  return load_scenario_text(read(path), doc, load_files{directory_of(path), read});
+}
+
+scenario load_scenario_file(const std::string& path) {
+  json doc;
+  const json_dismantler teardown{doc};
+  return load_scenario_file(path, doc);
 }
 
 std::string printable(std::string_view s) { return printable_bytes(s); }

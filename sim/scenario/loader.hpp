@@ -34,6 +34,13 @@ struct load_files {
 // The same, reading the protocol files the scenario names and putting them
 // inline in `doc` (sim/scenario/protocol_loader.hpp).
 scenario load_scenario_text(std::string_view text, nlohmann::ordered_json& doc, const load_files& files);
+
+// Reads regular files only, of at most `limit` bytes (what tests and tools
+// use; the CLI has its own, sim/cli/read_file.hpp, with its messages).
+file_reader plain_file_reader(std::size_t limit = std::size_t{256} << 20);
+// The scenario file at `path` and the protocol files it names (relative to its directory).
+scenario load_scenario_file(const std::string& path, nlohmann::ordered_json& doc);
+scenario load_scenario_file(const std::string& path);
 // The same, from an already parsed document.
 scenario load_scenario_json(const nlohmann::ordered_json& doc);
 

@@ -54,8 +54,9 @@ TEST_CASE("requests bound a gate's queue: places that no request can take cost n
   for (const auto& e : fs::directory_iterator(source_path("scenarios"))) {
     if (e.path().extension() != ".json" || e.path().filename() == "schema.json") continue;
     CAPTURE(e.path().string());
-    const nlohmann::ordered_json doc = parse_json_text(read_bytes(e.path().string()));
-    const memory_estimate est = estimate_memory(load_scenario_json(doc), doc);
+    nlohmann::ordered_json doc;
+    const scenario sc = load_scenario_file(e.path().string(), doc);  // with the protocol files it names, inline
+    const memory_estimate est = estimate_memory(sc, doc);
     CHECK(est.bytes < memory_limit_bytes / 64);
     CHECK(est.biggest_bytes <= est.bytes);
     ++files;

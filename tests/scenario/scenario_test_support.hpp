@@ -33,4 +33,14 @@ inline std::string rejection(const std::string& text) {
   return "";
 }
 
+// The same for a scenario file, with the protocol files it names.
+inline std::string file_rejection(const std::string& path) {
+  try {
+    (void)scenario::load_scenario_file(path);
+  } catch (const scenario::scenario_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace admit::test

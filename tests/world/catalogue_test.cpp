@@ -26,7 +26,7 @@ TEST_CASE("every catalogue scenario comes out as it expects", "[world][catalogue
   const auto files = catalogue();
   REQUIRE(files.size() >= 10);
   for (const auto& f : files) {
-    const auto sc = admit::scenario::load_scenario_text(admit::test::slurp(f));
+    const auto sc = admit::scenario::load_scenario_file(f);
     const auto runs = admit::world::run_all(sc, sc.seed);
     REQUIRE_FALSE(runs.empty());
     for (const auto& r : runs) {
@@ -44,7 +44,7 @@ TEST_CASE("the lease catalogue shows the seed design breaking and a hardened var
   for (const char* f : {"scenarios/clock_skew.json", "scenarios/lease_shorter_than_request.json",
                         "scenarios/march1_surge.json"}) {
     INFO(f);
-    const auto sc = admit::scenario::load_scenario_text(admit::test::slurp(f));
+    const auto sc = admit::scenario::load_scenario_file(f);
     const auto runs = admit::world::run_all(sc, sc.seed);
     REQUIRE(runs.size() == 2);
     CHECK(runs[0].variant == "seed");

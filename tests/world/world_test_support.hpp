@@ -28,8 +28,11 @@ struct rendered {
 };
 
 inline rendered run_text(const std::string& text, std::uint64_t seed, const std::string& file = "inline.json") {
-  const scenario::scenario sc = scenario::load_scenario_text(text);
-  const auto doc = nlohmann::ordered_json::parse(text);
+  // A file's protocol paths are read relative to it, as the CLI reads them.
+  nlohmann::ordered_json doc;
+  const scenario::scenario sc =
+      file == "inline.json" ? scenario::load_scenario_text(text, doc)
+                            : scenario::load_scenario_text(text, doc, {scenario::directory_of(file), scenario::plain_file_reader()});
   rendered r;
   r.runs = world::run_all(sc, seed);
   r.rec = r.runs.front();
