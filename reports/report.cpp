@@ -99,6 +99,23 @@ json inconclusive_json(const world::inconclusive_reason& why) {
   json j;
   j["reason"] = why.kind;
   j["detail"] = why.detail;
+  if (why.script) {
+    // Which script of the protocol failed, where, and on which call.
+    const world::script_failure& f = *why.script;
+    json s;
+    s["operation"] = f.operation;
+    s["script"] = f.script;
+    s["origin"] = f.origin;
+    s["line"] = f.line;
+    s["error"] = f.message;
+    s["command"] = f.command;
+    s["step_limit"] = f.step_limit;
+    s["memory_limit"] = f.memory_limit;
+    s["token"] = f.token;
+    s["worker"] = f.worker;
+    s["at_ns"] = f.at_ns;
+    j["script"] = std::move(s);
+  }
   return j;
 }
 

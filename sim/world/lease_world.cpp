@@ -138,7 +138,12 @@ class lease_world {
                 sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns)),
         faults_(sched_, fleet_, items_, node_, net_, portal_, monitors_, timeline_), src_(sc, seed),
         pump_(sched_, src_, *this), holders_key_(holders_key(gate(), run)), renew_every_ns_(renew_interval(gate(), run)) {
-    if (run.proto) server_.use_protocol(*run.proto->proto, holders_key_, gate().lease.lease_ns / sim::ms);
+    if (run.proto) {
+      redis::script_limits limits;
+      limits.max_steps = opts.script_steps_max;
+      node_.set_script_limits(limits, opts.script_cache_survives_restart);
+      server_.use_protocol(*run.proto->proto, holders_key_, gate().lease.lease_ns / sim::ms);
+    }
   }
 
   ~lease_world() { tear_down(); }

@@ -53,6 +53,13 @@ inline constexpr std::int64_t default_portal_read_timeout_ns = 20'000'000'000;
 struct lease_run_options {
   bool timeline = true;  // run_record::series
   bool trace = true;     // run_record::trace (trace_dropped stays 0 without it)
+  // A protocol's script may run at most this many Lua steps per call (the
+  // engine counts VM instructions by thousands); past it the call fails and
+  // the run is inconclusive (docs/limits.md).
+  std::uint64_t script_steps_max = 100'000'000;
+  // For the tests that show a protocol run differs from its fast path only by
+  // the NOSCRIPT round trips after a restart or failover: keep the cache.
+  bool script_cache_survives_restart = false;
 };
 
 run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,

@@ -67,7 +67,7 @@ void redis_node::aof_tick(vtime_ns now) {
 redis::script_engine& redis_node::engine_of(redis::replica& r) {
   std::unique_ptr<redis::script_engine>& e = &r == &primary_ ? primary_engine_ : follower_engine_;
   ADMIT_ASSERT(&r == &primary_ || &r == &follower_, "an engine runs over the primary or the follower");
-  if (!e) e = std::make_unique<redis::script_engine>(r);
+  if (!e) e = std::make_unique<redis::script_engine>(r, limits_);
   return *e;
 }
 
@@ -156,6 +156,7 @@ void redis_node::restart(scenario::persistence persist, vtime_ns now, vtime_ns d
   log_.clear();
   down_until_ns_ = now + down_ns;
   // A restarted server has an empty script cache: the next EVALSHA answers NOSCRIPT.
+  if (cache_survives_restart_) return;
   if (primary_engine_) primary_engine_->script_flush();
   if (follower_engine_) follower_engine_->script_flush();
 }
@@ -168,7 +169,7 @@ void redis_node::failover(vtime_ns replication_lag_ns, vtime_ns now, vtime_ns do
   if (keep_aof_) aof_copy_ = primary_;
   down_until_ns_ = now + down_ns;
   // The promoted follower never cached the scripts the clients loaded on the old primary.
-  if (primary_engine_) primary_engine_->script_flush();
+  if (primary_engine_ && !cache_survives_restart_) primary_engine_->script_flush();
 }
 
 }  // namespace admit::world::lease

@@ -100,6 +100,12 @@ class redis_node {
   // SCRIPT LOAD of each of the protocol's scripts, as a deployment loads them
   // before its clients start (a restart or failover loses them again).
   void deploy(const redis::protocol& proto);
+  // The engines' limits (before the first command), and whether a restart or
+  // a failover keeps the script cache (only the tests ask it to).
+  void set_script_limits(const redis::script_limits& limits, bool cache_survives_restart) {
+    limits_ = limits;
+    cache_survives_restart_ = cache_survives_restart;
+  }
   // Why the last failed script failed.
   const redis::script_error_info& last_script_error() const;
   // The Lua steps of the last script call (the engine's count).
@@ -138,6 +144,8 @@ class redis_node {
   vtime_ns down_until_ns_ = 0;
   vtime_ns paused_until_ns_ = 0;
   vtime_ns offset_ns_ = 0;
+  redis::script_limits limits_;
+  bool cache_survives_restart_ = false;
   std::unique_ptr<redis::script_engine> primary_engine_;
   std::unique_ptr<redis::script_engine> follower_engine_;
 };

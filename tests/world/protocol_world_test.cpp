@@ -1,0 +1,191 @@
+// Lease protocols in the world: the built-in protocol files run through the
+// embedded Lua exactly as their C++ bodies do, a user's script error is an
+// inconclusive run that names the script, and the monitors judge a user's
+// protocol as they judge the built-ins (a protocol that forgets to reap is
+// caught).
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "world_test_support.hpp"
+
+namespace {
+
+using json = nlohmann::ordered_json;
+namespace fs = std::filesystem;
+
+// Each run's part of the report, without what only the kernel or the file name decides.
+json runs_of(const admit::test::rendered& r) {
+  json report = admit::test::without_diagnostics(r.report);
+  if (report.contains("variants")) return report["variants"];
+  json one = json::object();
+  one[r.rec.variant] = report;
+  return one;
+}
+
+admit::test::rendered run_doc(const json& doc, std::uint64_t seed, const admit::world::lease_run_options& opts = {}) {
+  const std::string text = doc.dump(2);
+  json parsed;
+  const admit::scenario::scenario sc =
+      admit::scenario::load_scenario_text(text, parsed, {".", admit::scenario::plain_file_reader()});
+  admit::test::rendered r;
+  r.runs = admit::world::run_all(sc, seed, opts);
+  r.rec = r.runs.front();
+  admit::reports::report_input in;
+  in.sc = &sc;
+  in.source = &parsed;
+  in.file = "inline.json";
+  in.sha256 = admit::reports::sha256_hex(text);
+  for (const auto& run : r.runs) in.runs.push_back(&run);
+  r.report = admit::reports::build_report(in);
+  return r;
+}
+
+// The scenario with each of its gate's variants replaced by the built-in protocol file of that name.
+json through_protocol_files(json doc) {
+  json& g = doc["gate"];
+  json names = g.contains("variant") ? g["variant"] : json("seed");
+  if (!names.is_array()) names = json::array({names});
+  json paths = json::array();
+  for (const auto& n : names) paths.push_back("gate/redis/protocols/" + n.get<std::string>() + ".json");
+  g.erase("variant");
+  g["protocol"] = paths;
+  return doc;
+}
+
+std::vector<std::string> lease_catalogue() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator("scenarios")) {
+    if (e.path().extension() != ".json" || e.path().filename() == "schema.json") continue;
+    const json doc = json::parse(admit::test::slurp(e.path().string()));
+    if (!doc.contains("gate") || doc["gate"].value("kind", "") != "lease" || doc["gate"].contains("protocol")) continue;
+    const std::string mut = doc["gate"].value("mutation", "none");
+    if (mut == "check_then_add" || mut == "no_reaping") continue;  // they replace a built-in acquire
+    out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool restarts_redis(const json& doc) {
+  const std::string text = doc.dump();
+  return text.find("redis_restart") != std::string::npos || text.find("redis_failover") != std::string::npos;
+}
+
+const char* const sparse_lease = R"({"name": "user", "seed": 3,
+  "gate": {"kind": "lease", "limit": 2, "lease": "2s"},
+  "fleet": {"workers": 3},
+  "service": {"service_time": "500ms"},
+  "workload": {"arrivals": [{"kind": "constant", "count": 12, "every": "300ms"}]}})";
+
+// A protocol object with inline scripts: `acquire` (and the plain ZREM release).
+json user_protocol(const std::string& name, const std::string& acquire_lua) {
+  json p;
+  p["format"] = "admitsim-protocol/1";
+  p["name"] = name;
+  p["scripts"]["acquire"]["source"] = acquire_lua;
+  p["scripts"]["acquire"]["origin"] = name + "_acquire.lua";
+  p["acquire"] = json{{"script", "acquire"}, {"keys", {"{key}"}}, {"args", {"{lease_ms}", "{limit}", "{token}"}}};
+  p["release"] = json{{"command", {"ZREM", "{key}", "{token}"}}};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("the built-in protocol files give their variants' reports, run after run", "[world][protocol]") {
+  // Goal: the shipped Lua is the simulated script. Method: every lease scenario of the catalogue, once with its
+  // variants (the C++ bodies) and once with the same-named protocol files (their Lua, through the engine); the
+  // runs' reports must be equal but for the kernel's diagnostics. A restart or failover empties the server's
+  // script cache, so there the client's NOSCRIPT round trip shifts later times: those compare with the cache
+  // kept (the one stated difference), and differ without it.
+  const auto files = lease_catalogue();
+  REQUIRE(files.size() >= 10);
+  int compared = 0;
+  for (const auto& f : files) {
+    INFO(f);
+    const json doc = json::parse(admit::test::slurp(f));
+    const std::uint64_t seed = doc.value("seed", std::uint64_t{1});
+    const auto builtin = run_doc(doc, seed);
+    admit::world::lease_run_options keep;
+    keep.script_cache_survives_restart = true;
+    const auto lua = run_doc(through_protocol_files(doc), seed, restarts_redis(doc) ? keep : admit::world::lease_run_options{});
+    CHECK(runs_of(lua) == runs_of(builtin));
+    CHECK(lua.report["verdict"] == builtin.report["verdict"]);
+    if (restarts_redis(doc)) CHECK(runs_of(run_doc(through_protocol_files(doc), seed)) != runs_of(builtin));
+    ++compared;
+  }
+  CHECK(compared == static_cast<int>(files.size()));
+}
+
+TEST_CASE("a user's script error ends the run inconclusive, naming the script, its line and the call", "[world][protocol]") {
+  // Goal: a broken script is never a pass. Method: an acquire whose ZADD gets a score that is not a number;
+  // the run stops at the first call, and the record names the script, the line, the command and the token.
+  json doc = json::parse(sparse_lease);
+  doc["gate"]["protocol"] = user_protocol("typo", "local n = 1\nreturn redis.call('ZADD', KEYS[1], 'now', ARGV[3])\n");
+  const auto r = run_doc(doc, 3);
+  REQUIRE(r.rec.inconclusive.has_value());
+  CHECK(r.rec.inconclusive->kind == "script_error");
+  REQUIRE(r.rec.inconclusive->script.has_value());
+  const auto& f = *r.rec.inconclusive->script;
+  CHECK(f.operation == "acquire");
+  CHECK(f.script == "acquire");
+  CHECK(f.origin == "typo_acquire.lua");
+  CHECK(f.line == 2);
+  CHECK(f.message.find("not a valid float") != std::string::npos);
+  CHECK(f.token == "w0-1");
+  CHECK(std::string(r.rec.verdict()) == "inconclusive");
+  CHECK(r.report["verdict"] == "inconclusive");
+  CHECK(runs_of(r)["typo"]["inconclusive"]["script"]["line"] == 2);
+  CHECK(runs_of(r)["typo"]["inconclusive"]["script"]["origin"] == "typo_acquire.lua");
+  CHECK_FALSE(admit::reports::as_expected(admit::scenario::load_scenario_text(doc.dump()), r.rec));  // expects a pass
+}
+
+TEST_CASE("a script that loops is stopped at the step limit and the run is inconclusive", "[world][protocol]") {
+  // Goal: a user's script cannot hang the simulator. Method: an acquire that never returns, under a step
+  // limit of 100,000; the run ends inconclusive with the step limit named.
+  json doc = json::parse(sparse_lease);
+  doc["gate"]["protocol"] = user_protocol("spin", "while true do end\n");
+  admit::world::lease_run_options opts;
+  opts.script_steps_max = 100'000;
+  const auto r = run_doc(doc, 3, opts);
+  REQUIRE(r.rec.inconclusive.has_value());
+  REQUIRE(r.rec.inconclusive->script.has_value());
+  CHECK(r.rec.inconclusive->script->step_limit);
+  CHECK(r.rec.inconclusive->detail.find("step limit") != std::string::npos);
+}
+
+TEST_CASE("a user's protocol that never reaps is caught by the same monitors as the built-ins", "[world][protocol]") {
+  // Goal: the checks judge the user's Lua, not ours. Method: an acquire that grants while ZCARD < limit but never
+  // removes expired permits, and a crashed holder; the permit it leaves outlives its lease (expired_leases_reaped)
+  // and, once the gate is full of dead permits, nobody is admitted again. The honest version passes.
+  const std::string leaky =
+      "local gate, lease_ms, limit, token = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]\n"
+      "local t = redis.call('TIME')\n"
+      "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+      "if redis.call('ZCARD', gate) >= limit then return 0 end\n"
+      "redis.call('ZADD', gate, now, token)\n"
+      "return 1\n";
+  const std::string reaping =
+      "local gate, lease_ms, limit, token = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]\n"
+      "local t = redis.call('TIME')\n"
+      "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+      "redis.call('ZREMRANGEBYSCORE', gate, '-inf', now - lease_ms)\n"
+      "if redis.call('ZCARD', gate) >= limit then return 0 end\n"
+      "redis.call('ZADD', gate, now, token)\n"
+      "return 1\n";
+  json doc = json::parse(sparse_lease);
+  doc["faults"]["schedule"] = json::array({json{{"at", "100ms"}, {"kind", "crash"}, {"target", "worker:0"}, {"duration", "1s"}}});
+  doc["gate"]["protocol"] = json::array({user_protocol("leaky", leaky), user_protocol("reaping", reaping)});
+  const auto r = run_doc(doc, 3);
+  REQUIRE(r.runs.size() == 2);
+  CHECK(r.runs[0].variant == "leaky");
+  CHECK(r.runs[0].any_violation());
+  bool reaped_broken = false;
+  for (const auto& inv : r.runs[0].invariants)
+    if (inv.name == "expired_leases_reaped") reaped_broken = !inv.holds;
+  CHECK(reaped_broken);
+  CHECK(r.runs[1].variant == "reaping");
+  CHECK_FALSE(r.runs[1].any_violation());
+  CHECK_FALSE(r.runs[1].inconclusive.has_value());
+}
