@@ -139,6 +139,8 @@ class lease_world {
         faults_(sched_, fleet_, items_, node_, net_, portal_, monitors_, timeline_), src_(sc, seed),
         pump_(sched_, src_, *this), holders_key_(holders_key(gate(), run)), renew_every_ns_(renew_interval(gate(), run)) {
     if (run.proto) {
+      on_renewal_lost_ = run.proto->proto->client.on_renewal_lost;
+      on_client_timeout_ = run.proto->proto->client.on_client_timeout;
       redis::script_limits limits;
       limits.max_steps = opts.script_steps_max;
       node_.set_script_limits(limits, opts.script_cache_survives_restart);
@@ -195,6 +197,7 @@ class lease_world {
     w.started = true;
     for (;;) {
       ADMIT_CHECKPOINT(fleet_, wi, gen);
+      if (w.retired) co_return;  // its protocol takes no new work after a lost renewal
       if (items_.empty()) {
         if (items_.arrivals_done()) co_return;
         fleet_.set_idle(wi, true);
@@ -210,7 +213,7 @@ class lease_world {
   }
 
   static const char* outcome_of(int status) {
-    return status == 200 ? "completed" : status == 429 ? "rate_limited" : "client_timeout";
+    return status == 200 ? "completed" : status == 429 ? "rate_limited" : status == 0 ? "client_timeout" : "aborted";
   }
 
   sim::awaitable<void> process(std::size_t wi, std::uint64_t gen, work_item item) {
@@ -247,8 +250,14 @@ class lease_world {
       asio::co_spawn(sched_.get_executor(), renew_loop(wi, gen, token, renewing), [](std::exception_ptr) {});
     }
     const vtime_ns started = sched_.now_ns();
-    const int status = co_await portal_.call(wi, item);
+    const bool may_abort = renew_every_ns_ && on_renewal_lost_ == redis::renewal_loss::abort_request;
+    const int status = co_await portal_.call(wi, item, may_abort ? &w.portal_wait : nullptr);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
+    if (status == 0 && on_client_timeout_ == redis::timeout_permit::hold_to_end) {
+      // The client gave up waiting, but its protocol holds the permit until the connection really ends.
+      co_await sim::sleep_for(item.service_ns - item.read_timeout_ns);
+      ADMIT_CHECKPOINT(fleet_, wi, gen);
+    }
     monitors_.served(sched_.now_ns() - started);
     if (renewing) *renewing = false;
     // The "finally": release whatever happened at the portal.
@@ -272,6 +281,9 @@ class lease_world {
       if (!kept) {
         w.lost = true;
         monitors_.renewal_lost(wi, token, fleet_.holders());
+        // What the protocol does about it (keep_working: nothing).
+        if (on_renewal_lost_ == redis::renewal_loss::stop_new_work) w.retired = true;
+        if (on_renewal_lost_ == redis::renewal_loss::abort_request && w.portal_wait != nullptr) w.portal_wait->cancel();
         co_return;
       }
     }
@@ -324,6 +336,8 @@ class lease_world {
   arrival_pump<lease_world> pump_;  // the arrivals, one ahead, to on_arrival
   std::string holders_key_;         // where the server keeps the permits (the gate key, or a protocol's)
   std::optional<vtime_ns> renew_every_ns_;  // set when holders renew
+  redis::renewal_loss on_renewal_lost_ = redis::renewal_loss::keep_working;  // a protocol's client policy
+  redis::timeout_permit on_client_timeout_ = redis::timeout_permit::release;
 };
 
 }  // namespace

@@ -189,3 +189,80 @@ TEST_CASE("a user's protocol that never reaps is caught by the same monitors as 
   CHECK_FALSE(r.runs[1].any_violation());
   CHECK_FALSE(r.runs[1].inconclusive.has_value());
 }
+
+namespace {
+
+// A built-in protocol file as an inline object (its Lua files read in), to change its client policy.
+json builtin_inline(const std::string& name) {
+  json p = json::parse(admit::test::slurp("gate/redis/protocols/" + name + ".json"));
+  for (auto& [script, spec] : p["scripts"].items()) {
+    const std::string file = spec["file"].get<std::string>();
+    spec = json{{"source", admit::test::slurp("gate/redis/protocols/" + file)}, {"origin", file}};
+  }
+  return p;
+}
+
+// One worker whose process pauses for 3s while it works a 5s request under a 2s lease renewed every 600ms:
+// its next renewal finds the permit reaped, with its request still at the portal.
+json paused_renewer(const std::string& on_renewal_lost) {
+  json doc = json::parse(R"({"name": "paused_renewer", "seed": 1,
+    "gate": {"kind": "lease", "limit": 1, "lease": "2s", "renew_every": "600ms"},
+    "fleet": {"workers": 1},
+    "service": {"portal_cap": 1, "service_time": "5s", "client_timeout": "20s"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 3, "every": "1s"}]},
+    "faults": {"schedule": [{"at": "500ms", "kind": "pause", "target": "worker:0", "duration": "3s"}]}})");
+  json p = builtin_inline("renewal");
+  p["client"]["on_renewal_lost"] = on_renewal_lost;
+  doc["gate"]["protocol"] = p;
+  return doc;
+}
+
+const admit::world::invariant_result& invariant(const admit::world::run_record& r, const std::string& name) {
+  for (const auto& i : r.invariants)
+    if (i.name == name) return i;
+  FAIL("no invariant " << name);
+  return r.invariants.front();
+}
+
+}  // namespace
+
+TEST_CASE("what a lost renewal does is the protocol's: keep working, stop new work, or abort the request", "[world][protocol]") {
+  // Goal: client.on_renewal_lost is honoured. Method: the paused renewer under each policy. Keeping on finishes
+  // all three requests; stopping new work leaves the two queued ones unended (liveness breaks); aborting gives up
+  // the request at the portal, whose connection stays open, so the next grant opens a second one (the cap breaks).
+  const auto keep = run_doc(paused_renewer("keep_working"), 1);
+  CHECK(keep.rec.lease->renewals_lost == 1);
+  CHECK(keep.rec.metrics.completed == 3);
+  CHECK_FALSE(keep.rec.any_violation());
+
+  const auto stop = run_doc(paused_renewer("stop_new_work"), 1);
+  CHECK(stop.rec.lease->renewals_lost == 1);
+  CHECK(stop.rec.metrics.completed == 1);
+  CHECK_FALSE(invariant(stop.rec, "liveness").holds);
+  REQUIRE(invariant(stop.rec, "liveness").first.has_value());
+  CHECK(invariant(stop.rec, "liveness").first->detail.find("2 work items never ended") != std::string::npos);
+
+  const auto abort = run_doc(paused_renewer("abort_request"), 1);
+  CHECK(abort.rec.lease->renewals_lost == 1);
+  CHECK(abort.rec.metrics.refused.at("aborted") == 1);
+  CHECK_FALSE(invariant(abort.rec, "portal_inflight_le_cap").holds);
+}
+
+TEST_CASE("a protocol that holds the permit until the connection ends survives the client-timeout overshoot", "[world][protocol]") {
+  // Goal: client.on_client_timeout is honoured. Method: the catalogue's client_timeout_overshoot (3s read timeout,
+  // requests up to 10s) through the server_time protocol: releasing at the timeout breaks the portal's cap, as the
+  // catalogue says of every variant; holding the permit until the connection closes keeps it.
+  json doc = json::parse(admit::test::slurp("scenarios/client_timeout_overshoot.json"));
+  doc["gate"].erase("variant");
+  doc.erase("expect");
+  json p = builtin_inline("server_time");
+  doc["gate"]["protocol"] = p;
+  const auto release = run_doc(doc, 17);
+  CHECK_FALSE(invariant(release.rec, "portal_inflight_le_cap").holds);
+  p["client"]["on_client_timeout"] = "hold_to_end";
+  doc["gate"]["protocol"] = p;
+  const auto hold = run_doc(doc, 17);
+  CHECK(hold.rec.metrics.client_timeouts > 0);
+  CHECK_FALSE(hold.rec.any_violation());
+  CHECK_FALSE(hold.rec.inconclusive.has_value());
+}

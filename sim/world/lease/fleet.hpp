@@ -37,6 +37,7 @@
 #include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/prng.hpp"
 #include "sim/kernel/sim_env.hpp"
+#include "sim/kernel/sim_timer.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/idle_set.hpp"
 #include "sim/world/lease/network.hpp"
@@ -93,6 +94,8 @@ struct worker_state {
   std::optional<std::string> holding;  // token of the permit it believes it holds
   bool lost = false;                   // told it lost the permit of its current item
   std::optional<work_item> current;    // the item it works on
+  bool retired = false;                // its protocol stops new work after a lost renewal (until a restart)
+  sim::sim_timer* portal_wait = nullptr;  // the portal call's wait while one runs (a lost renewal may abort it)
 };
 
 // The checkpoint a worker's coroutine passes after every wait: nothing

@@ -1,11 +1,13 @@
 #include "sim/world/lease/portal.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+
 #include "gate/admit_assert.hpp"
 #include "sim/kernel/sim_timer.hpp"
 
 namespace admit::world::lease {
 
-sim::awaitable<int> portal::call(std::size_t wi, const work_item& item) {
+sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, sim::sim_timer** wait_slot) {
   const std::int64_t attempt = open_ + 1;
   monitors_.portal_attempt(wi, attempt, cap_);
   const auto number = static_cast<std::int64_t>(item.number);
@@ -22,6 +24,25 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item) {
   sched_.schedule_after(item.service_ns, [this, n = item.number, wi] { close(n, wi); });
   // sim::sleep_for's body, without a coroutine frame of its own.
   sim::sim_timer wait(sched_);
+  if (wait_slot != nullptr) [[unlikely]] {
+    // A client that may give up the call: its wait can be cancelled.
+    *wait_slot = &wait;
+    const bool served = item.service_ns <= item.read_timeout_ns;
+    wait.expires_after(served ? item.service_ns : item.read_timeout_ns);
+    auto [ec] = co_await wait.async_wait(boost::asio::as_tuple(sim::use_awaitable));
+    *wait_slot = nullptr;
+    if (ec) {
+      monitors_.trace("worker", trace_text("gave up item ").number(number), open_, wi);
+      if (lane* l = tl_.lane_of(item.number)) l->gave_up_ns = sched_.now_ns();
+      co_return -1;
+    }
+    if (served) co_return 200;
+    ++monitors_.metrics().client_timeouts;
+    monitors_.hit(lp_client_read_timeout);
+    monitors_.trace("worker", trace_text("ReadTimeout item ").number(number), open_, wi);
+    if (lane* l = tl_.lane_of(item.number)) l->gave_up_ns = sched_.now_ns();
+    co_return 0;
+  }
   if (item.service_ns <= item.read_timeout_ns) {
     wait.expires_after(item.service_ns);
     co_await wait.async_wait(sim::use_awaitable);

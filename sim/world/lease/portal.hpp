@@ -25,8 +25,11 @@ class portal {
          vtime_ns read_timeout_default_ns)
       : sched_(sched), monitors_(monitors), tl_(tl), cap_(cap), read_timeout_default_ns_(read_timeout_default_ns) {}
 
-  // One call for `item` from worker `wi`: 200, 429, or 0 when the client's read timeout came first.
-  sim::awaitable<int> call(std::size_t wi, const work_item& item);
+  // One call for `item` from worker `wi`: 200, 429, 0 when the client's read
+  // timeout came first, or -1 when the client gave up the call itself
+  // (`*wait_slot` names the call's wait while it runs, for the client to
+  // cancel; the connection stays open for its service time all the same).
+  sim::awaitable<int> call(std::size_t wi, const work_item& item, sim::sim_timer** wait_slot = nullptr);
 
   std::int64_t open() const noexcept { return open_; }
 
