@@ -275,7 +275,12 @@ class lease_world {
     for (;;) {
       co_await sim::sleep_for(every);
       if (!*on || w.generation != gen) co_return;
-      if (sched_.now_ns() < w.paused_until) continue;  // a paused process renews nothing
+      // A paused process renews nothing while paused; its overdue timer fires as the pause ends, as a real
+      // timer does after a GC pause or SIGSTOP (the renewal is late, not skipped).
+      while (sched_.now_ns() < w.paused_until) {
+        co_await sim::sleep_for(w.paused_until - sched_.now_ns());
+        if (!*on || w.generation != gen) co_return;
+      }
       const bool kept = co_await w.link.client->renew(token);
       if (!*on || w.generation != gen) co_return;
       if (!kept) {
