@@ -18,6 +18,7 @@
 #include "sim/explore/scenario_json.hpp"
 #include "sim/scenario/json_parse.hpp"
 #include "sim/scenario/loader.hpp"
+#include "tests/scenario/json_schema_subset.hpp"
 #include "tests/scenario/scenario_test_support.hpp"
 
 namespace {
@@ -649,4 +650,44 @@ TEST_CASE("a scenario with protocols, written back by scenario_json and loaded a
   REQUIRE(gate["protocol"].is_array());
   CHECK(gate["protocol"][0]["scripts"]["renew"]["source"] == read_bytes(source_path("gate/redis/lua/renew.lua")));
   CHECK(gate["protocol"][0]["scripts"]["renew"]["origin"] == "../lua/renew.lua");
+}
+
+// --- docs/protocols.md ---------------------------------------------------------------
+
+TEST_CASE("docs/protocols.md: its examples load and validate, and its limits are the code's") {
+  // Goal: the reference cannot drift from the loader. Method: each ```json block that is a protocol is read by
+  // read_protocol and validated against the protocol schema; each scenario block against the scenario schema; the
+  // limits table rows carry the constants' values.
+  const std::string doc = read_bytes(source_path("docs/protocols.md"));
+  const admit::test::schema_subset_validator protocols(read_json(source_path("gate/redis/protocols/schema.json")));
+  const admit::test::schema_subset_validator scenarios(read_json(source_path("scenarios/schema.json")));
+  std::size_t protocol_blocks = 0, scenario_blocks = 0;
+  const std::string open = "```json\n";
+  for (std::size_t at = doc.find(open); at != std::string::npos; at = doc.find(open, at + 1)) {
+    const std::size_t body = at + open.size();
+    const std::size_t end = doc.find("\n```", body);
+    REQUIRE(end != std::string::npos);
+    const std::string text = doc.substr(body, end - body + 1);
+    CAPTURE(text);
+    const json j = parse_json_text(text);
+    if (j.contains("format")) {
+      CHECK_NOTHROW(read_protocol(j, ""));
+      CHECK(protocols.validate(j).value_or("") == "");
+      CHECK(rejection(lease_scenario(text)) == "");
+      ++protocol_blocks;
+    } else {
+      CHECK(scenarios.validate(j).value_or("") == "");
+      ++scenario_blocks;
+    }
+  }
+  CHECK(protocol_blocks >= 1);
+  CHECK(scenario_blocks >= 1);
+  for (const std::string row : {"| Scripts per protocol | " + std::to_string(protocol_scripts_max) + " |",
+                                "| Bytes of Lua per script | 1 MiB (" + std::to_string(protocol_script_bytes_max) + ")",
+                                "| `keys`, `args` or `command` entries per call | " + std::to_string(protocol_call_args_max),
+                                std::string("| Protocols per gate | 8 |"), std::string("| Bytes per template | 512 |")}) {
+    CAPTURE(row);
+    CHECK(doc.find(row) != std::string::npos);
+  }
+  CHECK(doc.find("## From your script to a verdict\n") != std::string::npos);
 }
