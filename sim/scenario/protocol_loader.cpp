@@ -74,6 +74,9 @@ protocol_call read_call(const protocol& p, const json& v, const std::string& pat
                                   : "a call object: {\"script\": NAME, \"keys\": [...], \"args\": [...]}");
   protocol_call c;
   c.rule = default_rule;
+  if (!command_allowed && r.has("command"))
+    fail_msg(child(path, "command"), "expected no \"command\" in " + path.substr(path.rfind('/') + 1) +
+                                         ": only release may be a plain command (acquire and renew call a script)");
   const json* command = command_allowed ? r.get("command") : nullptr;
   if (command != nullptr) {
     if (r.has("script") || r.has("keys") || r.has("args"))
@@ -200,7 +203,8 @@ redis::protocol read_protocol(const json& v, const std::string& path) {
       p.holders.key = read_template(*k, child(at, "key"));
       if (p.holders.key.uses(placeholder::token) || p.holders.key.uses(placeholder::now_ms) ||
           p.holders.key.uses(placeholder::expiry_ms))
-        fail(child(at, "key"), "a key template over {key}, {limit}, {lease_ms} or literal text (the same key for every caller)", *k);
+        fail(child(at, "key"), "a key template over {key}, {limit}, {lease_ms}, {queue_timeout_ms} or literal text (the same key "
+                                  "for every caller)", *k);
     }
     if (const json* s = h.get("scores"))
       p.holders.scores = read_named<redis::score_meaning>(*s, child(at, "scores"), redis::score_meaning_names);
@@ -254,16 +258,19 @@ json protocol_from_file(const std::string& file, const std::string& at, const fi
     if (!s.is_object()) continue;
     const auto f = s.find("file");
     if (f == s.end()) continue;
-    if (!f->is_string())
-      fail(at + " (" + file + ": /scripts/" + it.key() + "/file)", "a path to a Lua file", *f);
-    if (s.contains("source"))
-      fail_msg(at + " (" + file + ": /scripts/" + it.key() + ")", "a script is a \"file\" or a \"source\", not both");
+    // The error's path stays a JSON Pointer into the scenario (the protocol's reference); the message names the
+    // protocol file and the pointer into it, as the CLI names a scenario file.
+    const std::string in_file = file + ": " + child("/scripts", it.key());
+    if (!f->is_string()) fail_msg(at, in_file + "/file: expected a path to a Lua file, got " + shown(*f));
+    // The origin of a script read from a file is that file's path; an "origin" beside it would name another.
+    if (s.contains("source") || s.contains("origin"))
+      fail_msg(at, in_file + ": expected a script given by \"file\" or by \"source\" (with its \"origin\"), not both");
     const std::string lua_path = joined(dir, f->get<std::string>());
     std::string source;
     try {
       source = read(lua_path);
     } catch (const std::exception& e) {
-      fail_msg(at + " (" + file + ": /scripts/" + it.key() + "/file)", std::string("expected a readable Lua file: ") + e.what());
+      fail_msg(at, in_file + "/file: expected a readable Lua file: " + e.what());
     }
     json inline_script = json::object();
     inline_script["source"] = std::move(source);
