@@ -164,9 +164,6 @@ struct protocol {
   std::optional<protocol_call> renew;
   client_policy client;
   holders_rule holders;
-  // A built-in protocol's C++ body (lease_scripts.hpp): the simulator's fast
-  // path, proven equal to the Lua by tests/redis/protocol_differential_test.
-  std::optional<variant> fast_path;
 
   [[nodiscard]] bool uses(placeholder p) const noexcept;
   [[nodiscard]] const protocol_call& call(script_op op) const;

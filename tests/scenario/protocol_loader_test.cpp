@@ -682,7 +682,7 @@ TEST_CASE("docs/protocols.md: its examples load and validate, and its limits are
   }
   CHECK(protocol_blocks >= 1);
   CHECK(scenario_blocks >= 1);
-  for (const std::string row : {"| Scripts per protocol | " + std::to_string(protocol_scripts_max) + " |",
+  for (const std::string& row : {"| Scripts per protocol | " + std::to_string(protocol_scripts_max) + " |",
                                 "| Bytes of Lua per script | 1 MiB (" + std::to_string(protocol_script_bytes_max) + ")",
                                 "| `keys`, `args` or `command` entries per call | " + std::to_string(protocol_call_args_max),
                                 std::string("| Protocols per gate | 8 |"), std::string("| Bytes per template | 512 |")}) {
