@@ -11,8 +11,9 @@
 // steps before, so about four permits are held and the scripts do their
 // whole work (reap, count, add, expire; remove). Argument 0 picks the
 // protocol: 0 `seed` (the caller's clock in ARGV), 1 `server_time` (the
-// script reads TIME). The Lua paths build their argv per call, as a client
-// does; (a) takes typed arguments, as the simulator's fast path does.
+// script reads TIME). The Lua paths get argv built before timing (only the
+// seed's clock argument is rewritten per call); (a) takes typed arguments,
+// as the simulator's fast path does.
 //
 // The server for (c): --redis=HOST:PORT, else 127.0.0.1:$ADMITSIM_REDIS_PORT
 // (tests/integration/run_with_redis.sh starts a private one and sets it):
@@ -83,16 +84,43 @@ admit::redis::release_args release_for(const std::vector<std::string>& tokens, s
   return a;
 }
 
-// EVALSHA sha numkeys keys... args..., rebuilt in place (no allocation once
-// the strings have grown to their size).
-void fill_evalsha(std::vector<std::string>& argv, const std::string& sha, const admit::redis::lua_call& call) {
-  argv.resize(3 + call.keys.size() + call.argv.size());
-  argv[0] = "EVALSHA";
-  argv[1] = sha;
-  argv[2] = std::to_string(call.keys.size());
-  std::size_t at = 3;
-  for (const std::string& k : call.keys) argv[at++] = k;
-  for (const std::string& a : call.argv) argv[at++] = a;
+// EVALSHA sha numkeys keys... args... of a call.
+std::vector<std::string> evalsha_argv(const std::string& sha, const admit::redis::lua_call& call) {
+  std::vector<std::string> argv{"EVALSHA", sha, std::to_string(call.keys.size())};
+  argv.insert(argv.end(), call.keys.begin(), call.keys.end());
+  argv.insert(argv.end(), call.argv.begin(), call.argv.end());
+  return argv;
+}
+
+// Each token's calls, built before timing, so that the Lua paths time the
+// engine (or the server), not the making of strings: per step only the
+// seed's ARGV[1], the caller's clock, is rewritten in place (no allocation).
+struct prepared_calls {
+  admit::redis::lua_call acquire;
+  admit::redis::lua_call release;
+  std::vector<std::string> acquire_evalsha;
+  std::vector<std::string> release_evalsha;
+};
+
+std::vector<prepared_calls> prepare(variant v, const std::vector<std::string>& tokens, const std::string& acquire_sha,
+                                    const std::string& release_sha) {
+  std::vector<prepared_calls> out;
+  for (std::uint64_t step = 0; step < tokens.size(); ++step) {
+    prepared_calls p;
+    p.acquire = admit::redis::lua_acquire_call(v, acquire_for(tokens, step, t0_us));
+    p.release = admit::redis::lua_release_call(v, release_for(tokens, step));
+    p.acquire_evalsha = evalsha_argv(acquire_sha, p.acquire);
+    p.release_evalsha = evalsha_argv(release_sha, p.release);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// The seed's ARGV[1] (now_ms) at `now_us`; other variants take no clock.
+void set_clock(variant v, prepared_calls& p, std::int64_t now_us) {
+  if (v != variant::seed) return;
+  p.acquire.argv[0] = std::to_string(now_us / 1000);
+  p.acquire_evalsha[3 + p.acquire.keys.size()] = p.acquire.argv[0];
 }
 
 void finish(benchmark::State& state, std::int64_t granted, std::int64_t released, std::uint64_t steps) {
@@ -135,7 +163,7 @@ void pair_engine(benchmark::State& state) {
   const std::string acquire_sha = engine.script_load(acquire_body).text;
   const std::string release_sha = engine.script_load(release_body).text;
   const auto tokens = make_tokens();
-  std::vector<std::string> argv;
+  auto calls = prepare(v, tokens, acquire_sha, release_sha);
   std::int64_t now_us = t0_us;
   std::uint64_t step = 0;
   std::int64_t granted = 0;
@@ -143,16 +171,14 @@ void pair_engine(benchmark::State& state) {
   for (auto _ : state) {
     for (std::int64_t i = 0; i < steps_per_iteration; ++i, ++step) {
       now_us += 50'000;
-      const admit::redis::lua_call acquire = admit::redis::lua_acquire_call(v, acquire_for(tokens, step, now_us));
-      const admit::redis::lua_call release = admit::redis::lua_release_call(v, release_for(tokens, step));
+      prepared_calls& p = calls[step % calls.size()];
+      set_clock(v, p, now_us);
       if constexpr (by_handle) {
-        granted += engine.call(acquire_handle, acquire.keys, acquire.argv, now_us).integer;
-        released += engine.call(release_handle, release.keys, release.argv, now_us).integer;
+        granted += engine.call(acquire_handle, p.acquire.keys, p.acquire.argv, now_us).integer;
+        released += engine.call(release_handle, p.release.keys, p.release.argv, now_us).integer;
       } else {
-        fill_evalsha(argv, acquire_sha, acquire);
-        granted += engine.execute(argv, now_us).integer;
-        fill_evalsha(argv, release_sha, release);
-        released += engine.execute(argv, now_us).integer;
+        granted += engine.execute(p.acquire_evalsha, now_us).integer;
+        released += engine.execute(p.release_evalsha, now_us).integer;
       }
     }
   }
@@ -206,7 +232,7 @@ void BM_pair_redis_evalsha(benchmark::State& state) {
   const std::string release_sha = command(c.get(), {"SCRIPT", "LOAD", release_body})->str;
   (void)command(c.get(), {"DEL", gate_key});
   const auto tokens = make_tokens();
-  std::vector<std::string> argv;
+  auto calls = prepare(v, tokens, acquire_sha, release_sha);
   std::vector<const char*> pointers;
   std::vector<std::size_t> lengths;
   std::int64_t now_us = t0_us;
@@ -214,7 +240,7 @@ void BM_pair_redis_evalsha(benchmark::State& state) {
   std::int64_t granted = 0;
   std::int64_t released = 0;
   bool failed = false;
-  const auto round_trip = [&]() -> std::int64_t {
+  const auto round_trip = [&](const std::vector<std::string>& argv) -> std::int64_t {
     pointers.clear();
     lengths.clear();
     for (const std::string& a : argv) {
@@ -233,10 +259,10 @@ void BM_pair_redis_evalsha(benchmark::State& state) {
   for (auto _ : state) {
     for (std::int64_t i = 0; i < steps_per_iteration; ++i, ++step) {
       now_us += 50'000;
-      fill_evalsha(argv, acquire_sha, admit::redis::lua_acquire_call(v, acquire_for(tokens, step, now_us)));
-      granted += round_trip();
-      fill_evalsha(argv, release_sha, admit::redis::lua_release_call(v, release_for(tokens, step)));
-      released += round_trip();
+      prepared_calls& p = calls[step % calls.size()];
+      set_clock(v, p, now_us);
+      granted += round_trip(p.acquire_evalsha);
+      released += round_trip(p.release_evalsha);
     }
     if (failed) {
       state.SkipWithError("a redis-server reply was not an integer (or the connection failed)");
