@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -113,8 +114,20 @@ bool parse_strict_int64(std::string_view s, std::int64_t& out) {
 }
 
 // A number as redis.call passes it to a command: "%.17g", in every locale.
+// An integer below 2^53 in magnitude prints its digits under "%.17g" (at
+// most 16 of them, so no exponent), which the integer formatter gives far
+// more cheaply; -0 is not one of them ("%.17g" prints "-0").
 void format_number_argument(double v, std::string& out) {
   char buffer[64];
+  constexpr double exact_max = 9007199254740992.0;  // 2^53
+  if (v > -exact_max && v < exact_max && v != 0) {
+    const auto i = static_cast<std::int64_t>(v);
+    if (static_cast<double>(i) == v) {
+      const auto result = std::to_chars(buffer, buffer + sizeof buffer, i);
+      out.assign(buffer, result.ptr);
+      return;
+    }
+  }
   const auto result = std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::general, 17);
   out.assign(buffer, result.ptr);
 }
@@ -654,6 +667,65 @@ int math_random(lua_State* L) {
   return 1;
 }
 
+// Lua 5.1's tonumber (luaB_tonumber), with one shortcut: a string of at
+// most 15 decimal digits, with an optional '-' and surrounding white space,
+// is that integer exactly (below 10^15 < 2^53, so strtod's rounding is exact
+// too), which skips strtod, called twice by the stock function (lua_isnumber,
+// then lua_tonumber). Everything else goes the stock way, with the stock
+// checks and error texts.
+bool plain_decimal(const char* s, std::size_t size, lua_Number& out) {
+  std::size_t i = 0;
+  const auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  while (i < size && space(s[i])) ++i;
+  bool negative = false;
+  if (i < size && s[i] == '-') {
+    negative = true;
+    ++i;
+  }
+  const std::size_t first = i;
+  std::int64_t v = 0;
+  while (i < size && s[i] >= '0' && s[i] <= '9' && i - first < 15) v = v * 10 + (s[i++] - '0');
+  if (i == first) return false;
+  while (i < size && space(s[i])) ++i;
+  if (i != size) return false;  // more digits, a '.', an exponent, "0x", an embedded NUL, ...
+  out = negative ? -static_cast<lua_Number>(v) : static_cast<lua_Number>(v);
+  return true;
+}
+
+int tonumber(lua_State* L) {
+  const int base = luaL_optint(L, 2, 10);
+  if (base == 10) {
+    luaL_checkany(L, 1);
+    if (lua_type(L, 1) == LUA_TSTRING) {
+      std::size_t size = 0;
+      const char* s = lua_tolstring(L, 1, &size);
+      lua_Number n = 0;
+      if (plain_decimal(s, size, n)) {
+        lua_pushnumber(L, n);
+        return 1;
+      }
+    }
+    if (lua_isnumber(L, 1)) {
+      lua_pushnumber(L, lua_tonumber(L, 1));
+      return 1;
+    }
+  } else {
+    const char* s1 = luaL_checkstring(L, 1);
+    char* s2 = nullptr;
+    luaL_argcheck(L, 2 <= base && base <= 36, 2, "base out of range");
+    const unsigned long n = std::strtoul(s1, &s2, base);
+    if (s1 != s2) {
+      while (std::isspace(static_cast<unsigned char>(*s2))) ++s2;
+      if (*s2 == '\0') {
+        lua_pushnumber(L, static_cast<lua_Number>(n));
+        return 1;
+      }
+    }
+  }
+  lua_pushnil(L);
+  return 1;
+}
+
 int math_randomseed(lua_State* L) {
   const auto seed = static_cast<std::uint32_t>(luaL_checkint(L, 1));
   rand_state_of(L) = ((std::uint64_t{seed} << 16) | 0x330E) & rand48_mask;
@@ -739,6 +811,7 @@ int setup_state(lua_State* L) {
   set_function(L, -1, "randomseed", math_randomseed);
   lua_pop(L, 1);
 
+  set_function(L, real_globals, "tonumber", tonumber);
   set_function(L, real_globals, "pcall", pcall_wrapper);
   set_function(L, real_globals, "rawget", rawget_wrapper);
   set_function(L, real_globals, "rawset", rawset_wrapper);
