@@ -178,7 +178,11 @@ struct script_engine::lua_side {
   int proxies_ref = LUA_NOREF;  // proxy table -> the real table behind it
 
   // Scratch for redis.call: results of the C++ phase, read by the Lua phase.
-  std::vector<std::string> argv;
+  // `args` views the call's arguments: a string argument in place on the Lua
+  // stack (it stays there until the C function returns), a number as its
+  // text in `number_text`.
+  std::vector<std::string_view> args;
+  std::vector<std::string> number_text;
   std::string name;  // the command, upper case
   reply command_reply;
   std::string error_text;          // the error a Lua phase must push or raise
@@ -301,35 +305,43 @@ enum class command_outcome : std::uint8_t { ok, error };
 // leaves the reply (or the error text) in `side`. Never throws.
 command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
   try {
-    side.argv.resize(static_cast<std::size_t>(argc));
+    const auto count = static_cast<std::size_t>(argc);
+    // Sized before any view is taken: growing `number_text` later would move its strings.
+    if (side.args.size() < count) side.args.resize(count);
+    if (side.number_text.size() < count) side.number_text.resize(count);
     for (int i = 1; i <= argc; ++i) {
-      std::string& arg = side.argv[static_cast<std::size_t>(i - 1)];
+      const auto at = static_cast<std::size_t>(i - 1);
       const int type = lua_type(L, i);
       if (type == LUA_TSTRING) {
         std::size_t size = 0;
         const char* bytes = lua_tolstring(L, i, &size);  // a string: no conversion, no allocation
-        arg.assign(bytes, size);
+        side.args[at] = std::string_view(bytes, size);
       } else if (type == LUA_TNUMBER) {
-        format_number_argument(lua_tonumber(L, i), arg);
+        format_number_argument(lua_tonumber(L, i), side.number_text[at]);
+        side.args[at] = side.number_text[at];
       } else {
         side.error_text = "ERR Lua redis lib command arguments must be strings or integers";
         return command_outcome::error;
       }
     }
-    side.name = upper(side.argv[0]);
-    if (!commands::contains(commands::redis_commands, side.name)) {
+    side.name.assign(side.args[0]);
+    for (char& c : side.name) {
+      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    }
+    const commands::command_flags flags = commands::flags_of(side.name);
+    if (!flags.known) {
       side.error_text = "ERR Unknown Redis command called from script";
       return command_outcome::error;
     }
-    if (commands::contains(commands::noscript_commands, side.name)) {
+    if (flags.noscript) {
       side.error_text = "ERR This Redis command is not allowed from script";
       return command_outcome::error;
     }
-    if (side.read_only && commands::contains(commands::write_commands, side.name)) {
+    if (side.read_only && flags.write) {
       side.error_text = "ERR Write commands are not allowed from read-only scripts.";
       return command_outcome::error;
     }
-    side.command_reply = replica_of(side).execute(side.argv, side.now_us);
+    side.command_reply = replica_of(side).execute(std::span<const std::string_view>(side.args.data(), count), side.now_us);
     if (!side.command_reply.is_error()) return command_outcome::ok;
     const std::string& text = side.command_reply.text;
     if (text.starts_with("ERR unknown command '")) {
