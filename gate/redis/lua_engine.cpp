@@ -176,6 +176,7 @@ struct script_engine::lua_side {
   int error_handler_ref = LUA_NOREF;
   int real_globals_ref = LUA_NOREF;
   int proxies_ref = LUA_NOREF;  // proxy table -> the real table behind it
+  int set_keys_ref = LUA_NOREF;  // set_keys_and_argv as a Lua function
 
   // Scratch for redis.call: results of the C++ phase, read by the Lua phase.
   // `args` views the call's arguments: a string argument in place on the Lua
@@ -795,6 +796,8 @@ void push_proxy(lua_State* L, int real, int proxies, int locked_metatable) {
   lua_rawset(L, proxies);  // proxies[proxy] = real
 }
 
+int set_keys_and_argv(lua_State* L);
+
 int setup_state(lua_State* L) {
   lua_side& side = *static_cast<lua_side*>(lua_touserdata(L, 1));
   lua_settop(L, 0);
@@ -866,6 +869,8 @@ int setup_state(lua_State* L) {
 
   lua_pushcfunction(L, error_handler);
   side.error_handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushcfunction(L, set_keys_and_argv);
+  side.set_keys_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushcfunction(L, error_handler);
   lua_setfield(L, real_globals, "__redis__err__handler");
 
@@ -1004,13 +1009,21 @@ void script_engine::script_flush() {
   open_state();
 }
 
-bool script_engine::script_exists(std::string_view sha) const {
-  if (sha.size() != 40) return false;
-  return by_sha_.contains(lower(sha));
+const std::size_t* script_engine::find_sha(std::string_view sha) const noexcept {
+  if (sha.size() != 40) return nullptr;
+  char lowered[40];
+  for (std::size_t i = 0; i < sha.size(); ++i) {
+    const char c = sha[i];
+    lowered[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  const auto it = by_sha_.find(std::string_view(lowered, sizeof lowered));
+  return it == by_sha_.end() ? nullptr : &it->second;
 }
 
+bool script_engine::script_exists(std::string_view sha) const { return find_sha(sha) != nullptr; }
+
 bool script_engine::find_or_compile(std::string_view body, std::string_view sha, std::size_t& index) {
-  if (const auto it = by_sha_.find(std::string(sha)); it != by_sha_.end()) {
+  if (const auto it = by_sha_.find(sha); it != by_sha_.end()) {
     index = it->second;
     return true;
   }
@@ -1078,10 +1091,9 @@ reply script_engine::eval(std::string_view body, std::span<const std::string> ke
 
 reply script_engine::evalsha(std::string_view sha, std::span<const std::string> keys,
                              std::span<const std::string> args, std::int64_t server_now_us) {
-  if (sha.size() != 40) return fail(std::string(sha), std::string(noscript_text));
-  const auto it = by_sha_.find(lower(sha));
-  if (it == by_sha_.end()) return fail(std::string(sha), std::string(noscript_text));
-  return run(it->second, keys, args, server_now_us, false);
+  const std::size_t* index = find_sha(sha);
+  if (index == nullptr) return fail(std::string(sha), std::string(noscript_text));
+  return run(*index, keys, args, server_now_us, false);
 }
 
 namespace {
@@ -1176,7 +1188,11 @@ reply script_engine::run(std::size_t index, std::span<const std::string> keys,
   const std::string& sha = scripts_[index].sha;
 
   call_setup setup{side_, keys, args};
-  if (lua_cpcall(lua_, set_keys_and_argv, &setup) != 0) {
+  // As lua_cpcall(set_keys_and_argv), without the C closure lua_cpcall makes
+  // (and the collector later frees) on every call: the function is made once.
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, side.set_keys_ref);
+  lua_pushlightuserdata(lua_, &setup);
+  if (lua_pcall(lua_, 1, 0, 0) != 0) {
     lua_settop(lua_, 0);
     lua_gc(lua_, LUA_GCCOLLECT, 0);
     reply out = fail(sha, "ERR admitsim: KEYS and ARGV exceed the Lua heap limit of " +
@@ -1281,10 +1297,9 @@ reply script_engine::eval_command(std::span<const std::string> argv, std::int64_
   std::size_t index = 0;
   if (by_sha) {
     const std::string& sha = argv[1];
-    if (sha.size() != 40) return fail(sha, std::string(noscript_text));
-    const auto it = by_sha_.find(lower(sha));
-    if (it == by_sha_.end()) return fail(sha, std::string(noscript_text));
-    index = it->second;
+    const std::size_t* found = find_sha(sha);
+    if (found == nullptr) return fail(sha, std::string(noscript_text));
+    index = *found;
   } else {
     const std::string sha = sha1_hex(argv[1]);
     if (!find_or_compile(argv[1], sha, index)) return fail(sha, compile_error_);
