@@ -4,6 +4,7 @@
 #include <locale.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cctype>
 #include <cmath>
@@ -184,6 +185,17 @@ struct script_engine::lua_side {
   // text in `number_text`.
   std::vector<std::string_view> args;
   std::vector<std::string> number_text;
+  // The last command names redis.call saw, exactly as given, with their
+  // upper-case form and flags: a script calls a handful of names over and
+  // over, and a hit costs one short comparison instead of a search of the
+  // command table. Replaced in turn; a miss only costs the search.
+  struct known_name {
+    std::string given;
+    std::string upper;
+    commands::command_flags flags;
+  };
+  std::array<known_name, 8> recent_names;
+  std::size_t next_recent_name = 0;
   std::string name;  // the command, upper case
   reply command_reply;
   std::string error_text;          // the error a Lua phase must push or raise
@@ -325,11 +337,26 @@ command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
         return command_outcome::error;
       }
     }
-    side.name.assign(side.args[0]);
-    for (char& c : side.name) {
-      if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+    const lua_side::known_name* known = nullptr;
+    for (const lua_side::known_name& k : side.recent_names) {
+      if (k.given == side.args[0] && !k.upper.empty()) {
+        known = &k;
+        break;
+      }
     }
-    const commands::command_flags flags = commands::flags_of(side.name);
+    if (known == nullptr) {
+      lua_side::known_name& k = side.recent_names[side.next_recent_name];
+      side.next_recent_name = (side.next_recent_name + 1) % side.recent_names.size();
+      k.given.assign(side.args[0]);
+      k.upper.assign(side.args[0]);
+      for (char& c : k.upper) {
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+      }
+      k.flags = commands::flags_of(k.upper);
+      known = &k;
+    }
+    side.name.assign(known->upper);
+    const commands::command_flags flags = known->flags;
     if (!flags.known) {
       side.error_text = "ERR Unknown Redis command called from script";
       return command_outcome::error;
