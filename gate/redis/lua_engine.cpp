@@ -4,7 +4,9 @@
 #include <locale.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -113,8 +115,20 @@ bool parse_strict_int64(std::string_view s, std::int64_t& out) {
 }
 
 // A number as redis.call passes it to a command: "%.17g", in every locale.
+// An integer below 2^53 in magnitude prints its digits under "%.17g" (at
+// most 16 of them, so no exponent), which the integer formatter gives far
+// more cheaply; -0 is not one of them ("%.17g" prints "-0").
 void format_number_argument(double v, std::string& out) {
   char buffer[64];
+  constexpr double exact_max = 9007199254740992.0;  // 2^53
+  if (v > -exact_max && v < exact_max && v != 0) {
+    const auto i = static_cast<std::int64_t>(v);
+    if (static_cast<double>(i) == v) {
+      const auto result = std::to_chars(buffer, buffer + sizeof buffer, i);
+      out.assign(buffer, result.ptr);
+      return;
+    }
+  }
   const auto result = std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::general, 17);
   out.assign(buffer, result.ptr);
 }
@@ -163,9 +177,25 @@ struct script_engine::lua_side {
   int error_handler_ref = LUA_NOREF;
   int real_globals_ref = LUA_NOREF;
   int proxies_ref = LUA_NOREF;  // proxy table -> the real table behind it
+  int set_keys_ref = LUA_NOREF;  // set_keys_and_argv as a Lua function
 
   // Scratch for redis.call: results of the C++ phase, read by the Lua phase.
-  std::vector<std::string> argv;
+  // `args` views the call's arguments: a string argument in place on the Lua
+  // stack (it stays there until the C function returns), a number as its
+  // text in `number_text`.
+  std::vector<std::string_view> args;
+  std::vector<std::string> number_text;
+  // The last command names redis.call saw, exactly as given, with their
+  // upper-case form and flags: a script calls a handful of names over and
+  // over, and a hit costs one short comparison instead of a search of the
+  // command table. Replaced in turn; a miss only costs the search.
+  struct known_name {
+    std::string given;
+    std::string upper;
+    commands::command_flags flags;
+  };
+  std::array<known_name, 8> recent_names;
+  std::size_t next_recent_name = 0;
   std::string name;  // the command, upper case
   reply command_reply;
   std::string error_text;          // the error a Lua phase must push or raise
@@ -288,35 +318,58 @@ enum class command_outcome : std::uint8_t { ok, error };
 // leaves the reply (or the error text) in `side`. Never throws.
 command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
   try {
-    side.argv.resize(static_cast<std::size_t>(argc));
+    const auto count = static_cast<std::size_t>(argc);
+    // Sized before any view is taken: growing `number_text` later would move its strings.
+    if (side.args.size() < count) side.args.resize(count);
+    if (side.number_text.size() < count) side.number_text.resize(count);
     for (int i = 1; i <= argc; ++i) {
-      std::string& arg = side.argv[static_cast<std::size_t>(i - 1)];
+      const auto at = static_cast<std::size_t>(i - 1);
       const int type = lua_type(L, i);
       if (type == LUA_TSTRING) {
         std::size_t size = 0;
         const char* bytes = lua_tolstring(L, i, &size);  // a string: no conversion, no allocation
-        arg.assign(bytes, size);
+        side.args[at] = std::string_view(bytes, size);
       } else if (type == LUA_TNUMBER) {
-        format_number_argument(lua_tonumber(L, i), arg);
+        format_number_argument(lua_tonumber(L, i), side.number_text[at]);
+        side.args[at] = side.number_text[at];
       } else {
         side.error_text = "ERR Lua redis lib command arguments must be strings or integers";
         return command_outcome::error;
       }
     }
-    side.name = upper(side.argv[0]);
-    if (!commands::contains(commands::redis_commands, side.name)) {
+    const lua_side::known_name* known = nullptr;
+    for (const lua_side::known_name& k : side.recent_names) {
+      if (k.given == side.args[0] && !k.upper.empty()) {
+        known = &k;
+        break;
+      }
+    }
+    if (known == nullptr) {
+      lua_side::known_name& k = side.recent_names[side.next_recent_name];
+      side.next_recent_name = (side.next_recent_name + 1) % side.recent_names.size();
+      k.given.assign(side.args[0]);
+      k.upper.assign(side.args[0]);
+      for (char& c : k.upper) {
+        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+      }
+      k.flags = commands::flags_of(k.upper);
+      known = &k;
+    }
+    side.name.assign(known->upper);
+    const commands::command_flags flags = known->flags;
+    if (!flags.known) {
       side.error_text = "ERR Unknown Redis command called from script";
       return command_outcome::error;
     }
-    if (commands::contains(commands::noscript_commands, side.name)) {
+    if (flags.noscript) {
       side.error_text = "ERR This Redis command is not allowed from script";
       return command_outcome::error;
     }
-    if (side.read_only && commands::contains(commands::write_commands, side.name)) {
+    if (side.read_only && flags.write) {
       side.error_text = "ERR Write commands are not allowed from read-only scripts.";
       return command_outcome::error;
     }
-    side.command_reply = replica_of(side).execute(side.argv, side.now_us);
+    side.command_reply = replica_of(side).execute(std::span<const std::string_view>(side.args.data(), count), side.now_us);
     if (!side.command_reply.is_error()) return command_outcome::ok;
     const std::string& text = side.command_reply.text;
     if (text.starts_with("ERR unknown command '")) {
@@ -654,6 +707,65 @@ int math_random(lua_State* L) {
   return 1;
 }
 
+// Lua 5.1's tonumber (luaB_tonumber), with one shortcut: a string of at
+// most 15 decimal digits, with an optional '-' and surrounding white space,
+// is that integer exactly (below 10^15 < 2^53, so strtod's rounding is exact
+// too), which skips strtod, called twice by the stock function (lua_isnumber,
+// then lua_tonumber). Everything else goes the stock way, with the stock
+// checks and error texts.
+bool plain_decimal(const char* s, std::size_t size, lua_Number& out) {
+  std::size_t i = 0;
+  const auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  while (i < size && space(s[i])) ++i;
+  bool negative = false;
+  if (i < size && s[i] == '-') {
+    negative = true;
+    ++i;
+  }
+  const std::size_t first = i;
+  std::int64_t v = 0;
+  while (i < size && s[i] >= '0' && s[i] <= '9' && i - first < 15) v = v * 10 + (s[i++] - '0');
+  if (i == first) return false;
+  while (i < size && space(s[i])) ++i;
+  if (i != size) return false;  // more digits, a '.', an exponent, "0x", an embedded NUL, ...
+  out = negative ? -static_cast<lua_Number>(v) : static_cast<lua_Number>(v);
+  return true;
+}
+
+int tonumber(lua_State* L) {
+  const int base = luaL_optint(L, 2, 10);
+  if (base == 10) {
+    luaL_checkany(L, 1);
+    if (lua_type(L, 1) == LUA_TSTRING) {
+      std::size_t size = 0;
+      const char* s = lua_tolstring(L, 1, &size);
+      lua_Number n = 0;
+      if (plain_decimal(s, size, n)) {
+        lua_pushnumber(L, n);
+        return 1;
+      }
+    }
+    if (lua_isnumber(L, 1)) {
+      lua_pushnumber(L, lua_tonumber(L, 1));
+      return 1;
+    }
+  } else {
+    const char* s1 = luaL_checkstring(L, 1);
+    char* s2 = nullptr;
+    luaL_argcheck(L, 2 <= base && base <= 36, 2, "base out of range");
+    const unsigned long n = std::strtoul(s1, &s2, base);
+    if (s1 != s2) {
+      while (std::isspace(static_cast<unsigned char>(*s2))) ++s2;
+      if (*s2 == '\0') {
+        lua_pushnumber(L, static_cast<lua_Number>(n));
+        return 1;
+      }
+    }
+  }
+  lua_pushnil(L);
+  return 1;
+}
+
 int math_randomseed(lua_State* L) {
   const auto seed = static_cast<std::uint32_t>(luaL_checkint(L, 1));
   rand_state_of(L) = ((std::uint64_t{seed} << 16) | 0x330E) & rand48_mask;
@@ -711,6 +823,8 @@ void push_proxy(lua_State* L, int real, int proxies, int locked_metatable) {
   lua_rawset(L, proxies);  // proxies[proxy] = real
 }
 
+int set_keys_and_argv(lua_State* L);
+
 int setup_state(lua_State* L) {
   lua_side& side = *static_cast<lua_side*>(lua_touserdata(L, 1));
   lua_settop(L, 0);
@@ -739,6 +853,7 @@ int setup_state(lua_State* L) {
   set_function(L, -1, "randomseed", math_randomseed);
   lua_pop(L, 1);
 
+  set_function(L, real_globals, "tonumber", tonumber);
   set_function(L, real_globals, "pcall", pcall_wrapper);
   set_function(L, real_globals, "rawget", rawget_wrapper);
   set_function(L, real_globals, "rawset", rawset_wrapper);
@@ -781,6 +896,8 @@ int setup_state(lua_State* L) {
 
   lua_pushcfunction(L, error_handler);
   side.error_handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushcfunction(L, set_keys_and_argv);
+  side.set_keys_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushcfunction(L, error_handler);
   lua_setfield(L, real_globals, "__redis__err__handler");
 
@@ -919,13 +1036,21 @@ void script_engine::script_flush() {
   open_state();
 }
 
-bool script_engine::script_exists(std::string_view sha) const {
-  if (sha.size() != 40) return false;
-  return by_sha_.contains(lower(sha));
+const std::size_t* script_engine::find_sha(std::string_view sha) const noexcept {
+  if (sha.size() != 40) return nullptr;
+  char lowered[40];
+  for (std::size_t i = 0; i < sha.size(); ++i) {
+    const char c = sha[i];
+    lowered[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  const auto it = by_sha_.find(std::string_view(lowered, sizeof lowered));
+  return it == by_sha_.end() ? nullptr : &it->second;
 }
 
+bool script_engine::script_exists(std::string_view sha) const { return find_sha(sha) != nullptr; }
+
 bool script_engine::find_or_compile(std::string_view body, std::string_view sha, std::size_t& index) {
-  if (const auto it = by_sha_.find(std::string(sha)); it != by_sha_.end()) {
+  if (const auto it = by_sha_.find(sha); it != by_sha_.end()) {
     index = it->second;
     return true;
   }
@@ -993,10 +1118,9 @@ reply script_engine::eval(std::string_view body, std::span<const std::string> ke
 
 reply script_engine::evalsha(std::string_view sha, std::span<const std::string> keys,
                              std::span<const std::string> args, std::int64_t server_now_us) {
-  if (sha.size() != 40) return fail(std::string(sha), std::string(noscript_text));
-  const auto it = by_sha_.find(lower(sha));
-  if (it == by_sha_.end()) return fail(std::string(sha), std::string(noscript_text));
-  return run(it->second, keys, args, server_now_us, false);
+  const std::size_t* index = find_sha(sha);
+  if (index == nullptr) return fail(std::string(sha), std::string(noscript_text));
+  return run(*index, keys, args, server_now_us, false);
 }
 
 namespace {
@@ -1091,7 +1215,11 @@ reply script_engine::run(std::size_t index, std::span<const std::string> keys,
   const std::string& sha = scripts_[index].sha;
 
   call_setup setup{side_, keys, args};
-  if (lua_cpcall(lua_, set_keys_and_argv, &setup) != 0) {
+  // As lua_cpcall(set_keys_and_argv), without the C closure lua_cpcall makes
+  // (and the collector later frees) on every call: the function is made once.
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, side.set_keys_ref);
+  lua_pushlightuserdata(lua_, &setup);
+  if (lua_pcall(lua_, 1, 0, 0) != 0) {
     lua_settop(lua_, 0);
     lua_gc(lua_, LUA_GCCOLLECT, 0);
     reply out = fail(sha, "ERR admitsim: KEYS and ARGV exceed the Lua heap limit of " +
@@ -1196,10 +1324,9 @@ reply script_engine::eval_command(std::span<const std::string> argv, std::int64_
   std::size_t index = 0;
   if (by_sha) {
     const std::string& sha = argv[1];
-    if (sha.size() != 40) return fail(sha, std::string(noscript_text));
-    const auto it = by_sha_.find(lower(sha));
-    if (it == by_sha_.end()) return fail(sha, std::string(noscript_text));
-    index = it->second;
+    const std::size_t* found = find_sha(sha);
+    if (found == nullptr) return fail(sha, std::string(noscript_text));
+    index = *found;
   } else {
     const std::string sha = sha1_hex(argv[1]);
     if (!find_or_compile(argv[1], sha, index)) return fail(sha, compile_error_);

@@ -37,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -144,7 +145,16 @@ class script_engine {
   lua_State* lua_ = nullptr;
   lua_side* side_ = nullptr;
   std::vector<cached_script> scripts_;
-  std::unordered_map<std::string, std::size_t> by_sha_;  // lookups only, never iterated
+  // Found by a view (EVALSHA's argument, lower-cased on the stack): no
+  // string is made per call.
+  struct sha_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view sha) const noexcept { return std::hash<std::string_view>{}(sha); }
+  };
+  // The cached script whose SHA is `sha` in any case; nullptr when none.
+  [[nodiscard]] const std::size_t* find_sha(std::string_view sha) const noexcept;
+
+  std::unordered_map<std::string, std::size_t, sha_hash, std::equal_to<>> by_sha_;  // lookups only, never iterated
   std::uint32_t generation_ = 1;
   std::string compile_error_;
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string_view>
 
 namespace admit::redis::commands {
@@ -70,6 +71,35 @@ template <std::size_t n>
 [[nodiscard]] constexpr bool contains(const std::array<std::string_view, n>& names,
                                       std::string_view upper) noexcept {
   return std::binary_search(names.begin(), names.end(), upper);
+}
+
+// What a script's redis.call needs to know of a command, from one search.
+struct command_flags {
+  bool known = false;     // in redis_commands
+  bool write = false;     // in write_commands
+  bool noscript = false;  // in noscript_commands
+};
+
+namespace detail {
+inline constexpr auto flag_bits = [] {
+  std::array<std::uint8_t, redis_commands.size()> bits{};
+  for (std::size_t i = 0; i < redis_commands.size(); ++i) {
+    bits[i] = static_cast<std::uint8_t>((contains(write_commands, redis_commands[i]) ? 1 : 0) |
+                                        (contains(noscript_commands, redis_commands[i]) ? 2 : 0));
+  }
+  return bits;
+}();
+static_assert(std::is_sorted(redis_commands.begin(), redis_commands.end()));
+static_assert(std::is_sorted(write_commands.begin(), write_commands.end()));
+static_assert(std::is_sorted(noscript_commands.begin(), noscript_commands.end()));
+}  // namespace detail
+
+// `upper` is a command name in upper case.
+[[nodiscard]] constexpr command_flags flags_of(std::string_view upper) noexcept {
+  const auto it = std::lower_bound(redis_commands.begin(), redis_commands.end(), upper);
+  if (it == redis_commands.end() || *it != upper) return {};
+  const std::uint8_t bits = detail::flag_bits[static_cast<std::size_t>(it - redis_commands.begin())];
+  return command_flags{true, (bits & 1) != 0, (bits & 2) != 0};
 }
 
 }  // namespace admit::redis::commands

@@ -75,11 +75,30 @@ std::optional<std::int64_t> parse_int64(std::string_view s) {
   return static_cast<std::int64_t>(v);
 }
 
+// A score or bound the scripts send most: an optional '-' and 1 to 15
+// decimal digits, nothing else. Below 10^15 < 2^53 such an integer is a
+// double exactly, so strtod would give this very value ("-0" gives -0.0,
+// as strtod does); anything else goes to strtod.
+std::optional<double> plain_decimal(std::string_view text) {
+  std::size_t i = 0;
+  const bool negative = !text.empty() && text[0] == '-';
+  if (negative) i = 1;
+  const std::size_t digits = text.size() - i;
+  if (digits == 0 || digits > 15) return std::nullopt;
+  std::int64_t v = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    v = v * 10 + (text[i] - '0');
+  }
+  return negative ? -static_cast<double>(v) : static_cast<double>(v);
+}
+
 // Redis's getDoubleFromObject, as ZADD parses a score: strtod over the whole
 // argument, no leading space, no NaN, no overflow or underflow to zero.
 std::optional<double> parse_score(std::string_view text) {
   if (text.empty()) return std::nullopt;
   if (text[0] == ' ' || (text[0] >= '\t' && text[0] <= '\r')) return std::nullopt;
+  if (const auto plain = plain_decimal(text)) return plain;
   const std::string s(text);  // strtod needs the terminating NUL
   errno = 0;
   char* end = nullptr;
@@ -96,6 +115,10 @@ std::optional<double> parse_score(std::string_view text) {
 // One end of zslParseRange: "(" makes the end exclusive; the rest goes to
 // strtod, which must stop at the terminating NUL (so "" reads as 0, as in Redis).
 std::optional<score_bound> parse_bound(std::string_view text) {
+  {
+    const bool exclusive = !text.empty() && text[0] == '(';
+    if (const auto plain = plain_decimal(exclusive ? text.substr(1) : text)) return score_bound{*plain, exclusive};
+  }
   const std::string s(text);  // strtod needs the terminating NUL
   score_bound bound;
   const char* start = s.c_str();
@@ -1471,21 +1494,48 @@ std::string unknown_command_error(argv_span argv) {
   return out;
 }
 
+// The table in name order, for a binary search (a script's every command
+// passes here).
+constexpr auto commands_by_name = [] {
+  auto sorted = commands;
+  std::sort(sorted.begin(), sorted.end(), [](const command_spec& a, const command_spec& b) { return a.name < b.name; });
+  return sorted;
+}();
+constexpr std::size_t longest_command_name = [] {
+  std::size_t n = 0;
+  for (const command_spec& spec : commands) n = std::max(n, spec.name.size());
+  return n;
+}();
+static_assert(std::adjacent_find(commands_by_name.begin(), commands_by_name.end(),
+                                 [](const command_spec& a, const command_spec& b) { return a.name == b.name; }) ==
+                  commands_by_name.end(),
+              "each command is in the table once");
+
+// The entry for a name in any case; nullptr when the replica has no such command.
+const command_spec* find_command(std::string_view name) {
+  if (name.size() > longest_command_name) return nullptr;
+  std::array<char, longest_command_name> buffer{};
+  for (std::size_t i = 0; i < name.size(); ++i) buffer[i] = ascii_lower(name[i]);
+  const std::string_view lowered(buffer.data(), name.size());
+  const auto it = std::lower_bound(commands_by_name.begin(), commands_by_name.end(), lowered,
+                                   [](const command_spec& spec, std::string_view n) { return spec.name < n; });
+  if (it == commands_by_name.end() || it->name != lowered) return nullptr;
+  return &*it;
+}
+
 }  // namespace
 
 reply replica::execute(std::span<const std::string_view> argv, std::int64_t server_now_us,
                        pubsub* bus) {
   ADMIT_ASSERT(!argv.empty(), "a command has a name");
   ADMIT_ASSERT(server_now_us >= 0, "the server clock counts from the Unix epoch");
-  for (const command_spec& spec : commands) {
-    if (!equals_ci(argv[0], spec.name)) continue;
-    const auto argc = static_cast<int>(argv.size());
-    if ((spec.arity > 0 && argc != spec.arity) || (spec.arity < 0 && argc < -spec.arity)) {
-      return reply::error(arity_error(spec.name));
-    }
-    return spec.run(*this, argv, server_now_us, bus);
+  const command_spec* spec = find_command(argv[0]);
+  if (spec == nullptr) return reply::error(unknown_command_error(argv));
+  const auto argc = static_cast<int>(argv.size());
+  if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity)) {
+    return reply::error(arity_error(spec->name));
   }
-  return reply::error(unknown_command_error(argv));
+  return spec->run(*this, argv, server_now_us, bus);
 }
 
 reply replica::execute(std::span<const std::string> argv, std::int64_t server_now_us, pubsub* bus) {

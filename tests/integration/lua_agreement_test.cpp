@@ -166,6 +166,19 @@ const std::vector<std::string> rule_scripts{
     // numbers
     "return tostring(0.1)", "return tostring(1/3)", "return tostring(1e100)", "return tostring(2^53)",
     "return tostring(-0)", "return string.format('%.3f', 1.5)", "return tonumber('0x10')", "return tonumber(' 12 ')",
+    // tonumber's plain-decimal shortcut and its edges (the stock conversion takes the rest)
+    "return {tostring(tonumber('-0')), tostring(tonumber('007')), tostring(tonumber('\\t-12\\n'))}",
+    "return {tostring(tonumber('123456789012345')), tostring(tonumber('1234567890123456')), "
+    "tostring(tonumber('99999999999999999999'))}",
+    "local t = {} for _, s in ipairs({'', ' ', '-', '+5', '1 2', '12a', '12\\0', '1e3', '5.', '.5', '- 1'}) do "
+    "t[#t + 1] = tostring(tonumber(s)) end return t",
+    "return {tostring(tonumber('10', 2)), tostring(tonumber(' ff ', 16)), tostring(tonumber(12))}",
+    "return tonumber()", "return tonumber('7', 99)", "return tonumber({})",
+    // integer-valued numbers as command arguments ("%.17g"), -0 included
+    "redis.call('SET', 'n', -0) return redis.call('GET', 'n')",
+    "redis.call('SET', 'n', 2^53 - 1) return redis.call('GET', 'n')",
+    "redis.call('SET', 'n', 2^53) return redis.call('GET', 'n')",
+    "redis.call('SET', 'n', -123456789) return redis.call('GET', 'n')",
     // math.random after a seed (the server's generator state is shared, so each seeds first)
     "math.randomseed(42); return {math.random(1000), math.random(1000), tostring(math.random())}",
     "math.randomseed(7.9) return math.random(100000)", "math.randomseed(-1) return math.random(100000)",

@@ -83,7 +83,7 @@ void server_side::use_protocol(const redis::protocol& proto, std::string holders
   lease_ms_ = lease_ms;
 }
 
-void server_side::notice_losses(const gate::command_request& req, const std::vector<std::string>& before,
+void server_side::notice_losses(const gate::command_request& req, std::span<const std::string> before,
                                 const redis::sorted_set* after) {
   for (const std::string& member : before) {
     if (after && after->score(member).has_value()) continue;
@@ -125,13 +125,14 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
   key_only.key = holders_key_;
   notice_expiry(key_only, now_us);
   // The holders before the command, to see whose permits it takes.
-  std::vector<std::string> before;
+  holders_before_count_ = 0;
   bool was_member = false;
   if (const redis::sorted_set* set = node_.set_view(holders_key_, now_us)) {
-    before.reserve(set->size());
-    for (const redis::sorted_set::entry& e : set->entries()) before.push_back(e.member);
+    if (holders_before_.size() < set->size()) holders_before_.resize(set->size());
+    for (const redis::sorted_set::entry& e : set->entries()) holders_before_[holders_before_count_++].assign(e.member);
     was_member = set->score(req.token).has_value();
   }
+  const std::span<const std::string> before(holders_before_.data(), holders_before_count_);
   const redis::reply answer = node_.run_command(now, now_us, req.argv, *proto_);
   const redis::protocol_call& c = proto_->call(req.op);
   if (answer.is_error() && !(answer.text.rfind("NOSCRIPT", 0) == 0 && !c.is_command())) {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,7 @@ class server_side final : public script_server {
  private:
   // Which holders lost their permits to this command (every member of the
   // holders set before it that is gone after it, but the caller's own release).
-  void notice_losses(const gate::command_request& req, const std::vector<std::string>& before,
+  void notice_losses(const gate::command_request& req, std::span<const std::string> before,
                      const redis::sorted_set* after);
   void script_failed(std::size_t wi, const gate::command_request& req);
 
@@ -58,6 +59,12 @@ class server_side final : public script_server {
   const redis::protocol* proto_ = nullptr;
   std::string holders_key_;
   std::int64_t lease_ms_ = 0;
+  // execute_command's copy of the holders before the command, kept between
+  // commands so that its strings keep their capacity (no allocation per
+  // command once they have grown); only the first `holders_before_count_`
+  // are this command's.
+  std::vector<std::string> holders_before_;
+  std::size_t holders_before_count_ = 0;
   std::optional<script_failure> failure_;
 };
 
