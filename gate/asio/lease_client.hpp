@@ -23,7 +23,10 @@
 // a restart does) is followed by one EVAL of the script's body, as script
 // clients do. The backoff, the acquire timeout and the renewal interval come
 // from the configuration, which the caller fills from the protocol's client
-// policy.
+// policy. With the policy's `wake_on` channel, a client waiting between
+// attempts is subscribed to it through the transport (`subscribe(channel,
+// on_message)` returns a subscription that ends when it is destroyed), and a
+// message ends the wait early.
 //
 // Environment and transport. `Env` gives the executor, timer and monotonic
 // clock (as for async_fifo_gate). `Transport` carries script calls to Redis:
@@ -155,6 +158,19 @@ class lease_client {
       if (now + wait > deadline_ns) wait = deadline_ns - now;  // one last attempt at the deadline
       typename Env::timer_type t(ex_);
       Env::expires_at(t, now + wait);
+      if (cfg_.proto && cfg_.proto->client.wake_on) {
+        // Listen for a release while waiting: a message cancels the wait (the attempt comes at once).
+        redis::call_values v;
+        v.key = cfg_.key;
+        v.token = token;
+        v.limit = cfg_.limit;
+        v.lease_ms = cfg_.lease_ms;
+        v.queue_timeout_ms = cfg_.queue_timeout_ms;
+        const std::string channel = redis::expand(*cfg_.proto->client.wake_on, v);
+        const auto listening = transport_.subscribe(channel, [&t] { t.cancel(); });
+        (void)co_await t.async_wait(as_tuple(use));
+        continue;
+      }
       co_await t.async_wait(use);
     }
   }

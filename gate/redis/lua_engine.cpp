@@ -208,6 +208,7 @@ namespace {
 using lua_side = script_engine::lua_side;
 
 replica& replica_of(lua_side& side);
+pubsub* bus_of(lua_side& side);
 std::uint64_t& rand_state_of(lua_State* L);
 
 lua_side& side_of(lua_State* L) {
@@ -369,7 +370,8 @@ command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
       side.error_text = "ERR Write commands are not allowed from read-only scripts.";
       return command_outcome::error;
     }
-    side.command_reply = replica_of(side).execute(std::span<const std::string_view>(side.args.data(), count), side.now_us);
+    side.command_reply =
+        replica_of(side).execute(std::span<const std::string_view>(side.args.data(), count), side.now_us, bus_of(side));
     if (!side.command_reply.is_error()) return command_outcome::ok;
     const std::string& text = side.command_reply.text;
     if (text.starts_with("ERR unknown command '")) {
@@ -977,11 +979,13 @@ int set_keys_and_argv(lua_State* L) {
 // Reaches the engine's private parts from the C functions above.
 struct engine_access {
   static replica& data(script_engine& e) { return e.data_; }
+  static pubsub* bus(script_engine& e) { return e.bus_; }
   static std::uint64_t& rand_state(script_engine& e) { return e.rand48_state_; }
 };
 
 namespace {
 replica& replica_of(lua_side& side) { return engine_access::data(*side.engine); }
+pubsub* bus_of(lua_side& side) { return engine_access::bus(*side.engine); }
 std::uint64_t& rand_state_of(lua_State* L) { return engine_access::rand_state(*side_of(L).engine); }
 }  // namespace
 
@@ -1362,14 +1366,14 @@ reply script_engine::script_command(std::span<const std::string> argv) {
 }
 
 reply script_engine::execute(std::span<const std::string> argv, std::int64_t server_now_us) {
-  if (argv.empty()) return data_.execute(argv, server_now_us);
+  if (argv.empty()) return data_.execute(argv, server_now_us, bus_);
   const std::string name = upper(argv[0]);
   if (name == "EVAL") return eval_command(argv, server_now_us, false, false);
   if (name == "EVALSHA") return eval_command(argv, server_now_us, true, false);
   if (name == "EVAL_RO") return eval_command(argv, server_now_us, false, true);
   if (name == "EVALSHA_RO") return eval_command(argv, server_now_us, true, true);
   if (name == "SCRIPT") return script_command(argv);
-  return data_.execute(argv, server_now_us);
+  return data_.execute(argv, server_now_us, bus_);
 }
 
 }  // namespace admit::redis

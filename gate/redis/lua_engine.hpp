@@ -108,6 +108,9 @@ class script_engine {
              std::span<const std::string> args, std::int64_t server_now_us);
 
   [[nodiscard]] const script_error_info& last_error() const noexcept { return last_error_; }
+  // Where PUBLISH (from a script or as a command) delivers: the subscribed
+  // clients of the world. Without one, PUBLISH answers 0.
+  void set_pubsub(pubsub* bus) noexcept { bus_ = bus; }
   // VM instructions of the last call, to the hook's granularity (1000).
   [[nodiscard]] std::uint64_t steps_of_last_call() const noexcept { return steps_; }
   // Bytes the Lua state holds on its heap now.
@@ -141,6 +144,7 @@ class script_engine {
   reply fail(std::string sha, std::string message);
 
   replica& data_;
+  pubsub* bus_ = nullptr;  // where PUBLISH delivers (none: it reaches nobody)
   script_limits limits_;
   lua_State* lua_ = nullptr;
   lua_side* side_ = nullptr;

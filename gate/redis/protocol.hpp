@@ -140,6 +140,10 @@ struct client_policy {
   std::optional<double> renew_every_lease_fraction; // ... or a fraction of the lease (0.8 = every 0.8 lease)
   renewal_loss on_renewal_lost = renewal_loss::keep_working;
   timeout_permit on_client_timeout = timeout_permit::release;
+  // A pub/sub channel a client waiting between acquire attempts listens on: a
+  // message on it (a release script's PUBLISH) ends the wait, and the client
+  // tries again at once. Unset: it waits out its backoff.
+  std::optional<arg_template> wake_on;
 
   friend bool operator==(const client_policy&, const client_policy&) = default;
 };

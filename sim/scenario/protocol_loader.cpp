@@ -145,6 +145,7 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
     if (!p.renew) fail(child(path, "on_renewal_lost"), "no \"on_renewal_lost\" in a protocol without a \"renew\" call", *x);
     c.on_renewal_lost = read_named<redis::renewal_loss>(*x, child(path, "on_renewal_lost"), redis::renewal_loss_names);
   }
+  if (const json* x = r.get("wake_on")) c.wake_on = read_template(*x, child(path, "wake_on"));
   if (const json* x = r.get("on_client_timeout"))
     c.on_client_timeout = read_named<redis::timeout_permit>(*x, child(path, "on_client_timeout"), redis::timeout_permit_names);
   r.finish();

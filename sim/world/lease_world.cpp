@@ -144,6 +144,7 @@ class lease_world {
       redis::script_limits limits;
       limits.max_steps = opts.script_steps_max;
       node_.set_script_limits(limits, opts.script_cache_survives_restart);
+      node_.set_pubsub(&net_.pubsub());
       server_.use_protocol(*run.proto->proto, holders_key_, gate().lease.lease_ns / sim::ms);
     }
   }

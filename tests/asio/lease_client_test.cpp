@@ -46,6 +46,14 @@ struct fake_transport {
         token);
   }
 
+  // A protocol's wake-up channel: the test client never publishes, so a subscription only records its channel.
+  std::vector<std::string> subscribed{};
+  struct subscription {};
+  subscription subscribe(std::string channel, std::function<void()> /*on_message*/) {
+    subscribed.push_back(std::move(channel));
+    return {};
+  }
+
   // A protocol's commands go to a real script engine over a replica (when the test gives one).
   redis::script_engine* engine = nullptr;
   std::vector<std::vector<std::string>> commands{};

@@ -266,3 +266,32 @@ TEST_CASE("a protocol that holds the permit until the connection ends survives t
   CHECK_FALSE(hold.rec.any_violation());
   CHECK_FALSE(hold.rec.inconclusive.has_value());
 }
+
+TEST_CASE("a waiter listening on its protocol's channel is woken by a release's PUBLISH", "[world][protocol]") {
+  // Goal: PUBLISH reaches the world's subscribed clients. Method: one permit, two workers, requests of 1s, a fixed
+  // retry of 5s; the release script publishes on {key}:free. Without wake_on the second request waits for its
+  // next attempt, 5s after its first; with it, it is granted one round trip after the release.
+  json p = builtin_inline("server_time");
+  p["scripts"]["release"] = json{{"source", "redis.call('PUBLISH', KEYS[1] .. ':free', ARGV[1])\n"
+                                            "return redis.call('ZREM', KEYS[1], ARGV[1])\n"},
+                                 {"origin", "publishing_release.lua"}};
+  p["client"]["retry"] = json{{"kind", "fixed"}, {"delay", "5s"}};
+  json doc = json::parse(R"({"name": "wake", "seed": 1,
+    "gate": {"kind": "lease", "limit": 1, "lease": "15s"},
+    "fleet": {"workers": 2},
+    "service": {"portal_cap": 1, "service_time": "1s"},
+    "workload": {"requests": [{"id": "a", "at": "0ms"}, {"id": "b", "at": "10ms"}]}})");
+  doc["gate"]["protocol"] = p;
+  const auto polling = run_doc(doc, 1);
+  p["client"]["wake_on"] = "{key}:free";
+  doc["gate"]["protocol"] = p;
+  const auto woken = run_doc(doc, 1);
+  CHECK_FALSE(polling.rec.any_violation());
+  CHECK_FALSE(woken.rec.any_violation());
+  CHECK(polling.rec.metrics.completed == 2);
+  CHECK(woken.rec.metrics.completed == 2);
+  // b waits for a's release (about 1s) when woken, for its next attempt (5s) when polling.
+  CHECK(polling.rec.metrics.wait_ns.max() >= 5 * admit::sim::sec);
+  CHECK(woken.rec.metrics.wait_ns.max() < 1100 * admit::sim::ms);
+  CHECK(woken.rec.metrics.wait_ns.max() >= 990 * admit::sim::ms);  // b came 10ms after a
+}

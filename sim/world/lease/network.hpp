@@ -17,6 +17,8 @@
 #include <boost/asio/error.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,6 +57,25 @@ struct redis_transport {
   auto async_script(redis::script_op op, const gate::script_request& req, Token&& token);
   template <class Token>
   auto async_command(const gate::command_request& req, Token&& token);
+
+  // The worker listens on `channel` while the returned subscription lives.
+  class subscription {
+   public:
+    subscription(network* net, std::size_t worker, std::string channel) noexcept
+        : net_(net), worker_(worker), channel_(std::move(channel)) {}
+    subscription(subscription&& o) noexcept
+        : net_(std::exchange(o.net_, nullptr)), worker_(o.worker_), channel_(std::move(o.channel_)) {}
+    subscription(const subscription&) = delete;
+    subscription& operator=(const subscription&) = delete;
+    subscription& operator=(subscription&&) = delete;
+    ~subscription();
+
+   private:
+    network* net_;
+    std::size_t worker_;
+    std::string channel_;
+  };
+  subscription subscribe(std::string channel, std::function<void()> on_message);
 };
 
 class network {
@@ -81,6 +102,22 @@ class network {
   void start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler);
   template <class Handler>
   void start_command(std::size_t wi, const gate::command_request& request, Handler handler);
+
+  // --- pub/sub ----------------------------------------------------------------
+  // PUBLISH as the node runs it (redis::pubsub): the receivers are the workers
+  // subscribed now; each gets the message one latency later if its link is up
+  // and it is still subscribed then.
+  class bus final : public redis::pubsub {
+   public:
+    explicit bus(network& net) : net_(net) {}
+    std::int64_t publish(std::string_view channel, std::string_view message) override;
+
+   private:
+    network& net_;
+  };
+  bus& pubsub() noexcept { return bus_; }
+  void listen(std::string channel, std::size_t wi, std::function<void()> on_message);
+  void stop_listening(const std::string& channel, std::size_t wi);
 
  private:
   // One call in flight: the client's handler, the request, the reply on its
@@ -140,6 +177,9 @@ class network {
   std::vector<std::string> worker_names_;  // "worker:<index>", as partitions name them
   std::vector<cut_spec> cuts_;
   bool split_add_;
+  // Subscribers by channel, by worker (ordered: a PUBLISH delivers in worker order).
+  std::map<std::string, std::map<std::size_t, std::function<void()>>, std::less<>> listeners_;
+  bus bus_{*this};
 };
 
 template <class Handler>
@@ -244,6 +284,15 @@ template <class Token>
 auto redis_transport::async_command(const gate::command_request& req, Token&& token) {
   return boost::asio::async_initiate<Token, void(boost::system::error_code, redis::reply)>(
       [this, r = &req](auto handler) { net->start_command(worker, *r, std::move(handler)); }, token);
+}
+
+inline redis_transport::subscription::~subscription() {
+  if (net_ != nullptr) net_->stop_listening(channel_, worker_);
+}
+
+inline redis_transport::subscription redis_transport::subscribe(std::string channel, std::function<void()> on_message) {
+  net->listen(channel, worker, std::move(on_message));
+  return subscription{net, worker, std::move(channel)};
 }
 
 }  // namespace admit::world::lease

@@ -67,7 +67,11 @@ void redis_node::aof_tick(vtime_ns now) {
 redis::script_engine& redis_node::engine_of(redis::replica& r) {
   std::unique_ptr<redis::script_engine>& e = &r == &primary_ ? primary_engine_ : follower_engine_;
   ADMIT_ASSERT(&r == &primary_ || &r == &follower_, "an engine runs over the primary or the follower");
-  if (!e) e = std::make_unique<redis::script_engine>(r, limits_);
+  if (!e) {
+    e = std::make_unique<redis::script_engine>(r, limits_);
+    // The follower's PUBLISH reaches nobody: the clients listen on the primary.
+    if (&r == &primary_) e->set_pubsub(bus_);
+  }
   return *e;
 }
 

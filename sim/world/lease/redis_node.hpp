@@ -102,6 +102,8 @@ class redis_node {
   void deploy(const redis::protocol& proto);
   // The engines' limits (before the first command), and whether a restart or
   // a failover keeps the script cache (only the tests ask it to).
+  // Where the primary's PUBLISH delivers (the world's subscribed clients), before the first command.
+  void set_pubsub(redis::pubsub* bus) noexcept { bus_ = bus; }
   void set_script_limits(const redis::script_limits& limits, bool cache_survives_restart) {
     limits_ = limits;
     cache_survives_restart_ = cache_survives_restart;
@@ -145,6 +147,7 @@ class redis_node {
   vtime_ns paused_until_ns_ = 0;
   vtime_ns offset_ns_ = 0;
   redis::script_limits limits_;
+  redis::pubsub* bus_ = nullptr;
   bool cache_survives_restart_ = false;
   std::unique_ptr<redis::script_engine> primary_engine_;
   std::unique_ptr<redis::script_engine> follower_engine_;
