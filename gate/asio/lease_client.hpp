@@ -82,6 +82,7 @@ struct lease_client_config {
   std::int64_t acquire_timeout_ns = 30'000'000'000;
   std::int64_t queue_timeout_ms = 0;  // fair, and a protocol's {queue_timeout_ms}
   backoff_policy backoff;
+  std::int64_t renew_every_ns = 0;    // keep_renewed's interval (0: the client does not renew)
   // The protocol to run; null: the built-in variant `var` (its typed calls).
   std::shared_ptr<const redis::protocol> proto;
 };
@@ -179,6 +180,30 @@ class lease_client {
     auto [ec, reply] = co_await call(redis::script_op::release, token);
     if (!ec && !reply.ok()) ec = gate_errc::unreachable;
     co_return ec;
+  }
+
+  // Renewal on the client's own timer: every renew_every_ns while `*holding`
+  // stays true, renew `token`. Before each renewal `ready` (when given) may
+  // hold the client (a paused process renews when it runs again). Completes
+  // true once `*holding` is false (the work ended, or the holder is gone),
+  // false when a renewal found the lease lost or Redis could not confirm it:
+  // the caller then stops working under it, or not, by its policy.
+  awaitable<bool> keep_renewed(std::string token, std::shared_ptr<const bool> holding,
+                               std::function<awaitable<void>()> ready = {}) {
+    const boost::asio::use_awaitable_t<executor_type> use;
+    for (;;) {
+      typename Env::timer_type t(ex_);
+      Env::expires_at(t, Env::now_ns(ex_) + cfg_.renew_every_ns);
+      co_await t.async_wait(use);
+      if (!*holding) co_return true;
+      if (ready) {
+        co_await ready();
+        if (!*holding) co_return true;
+      }
+      const bool kept = co_await renew(token);
+      if (!*holding) co_return true;
+      if (!kept) co_return false;
+    }
   }
 
   // True while the lease is still ours; false when it was lost or Redis

@@ -49,6 +49,18 @@ struct lease_run {
   }
 };
 
+// How often a holder renews, or nullopt when the run does not renew.
+std::optional<vtime_ns> renew_interval(const scenario::gate_spec& gate, const lease_run& run) {
+  if (run.proto) {
+    const redis::protocol& p = *run.proto->proto;
+    if (!p.renew) return std::nullopt;
+    if (p.client.renew_every_ns || p.client.renew_every_lease_fraction) return redis::renew_every_ns(p, gate.lease.lease_ns);
+    return gate.lease.renew_every_ns;  // the gate's (lease / 3 by default)
+  }
+  if (run.variant != scenario::lease_variant::renewal) return std::nullopt;
+  return gate.lease.renew_every_ns;
+}
+
 gate::lease_client_config client_config(const scenario::gate_spec& gate, const lease_run& run) {
   const scenario::lease_params& lp = gate.lease;
   gate::lease_client_config cfg;
@@ -63,6 +75,7 @@ gate::lease_client_config client_config(const scenario::gate_spec& gate, const l
   cfg.backoff.base_ns = lp.backoff.base_ns;
   cfg.backoff.max_ns = lp.backoff.max_ns;
   cfg.backoff.full_jitter = lp.backoff.jit == scenario::backoff_spec::jitter::full;
+  if (const std::optional<vtime_ns> every = renew_interval(gate, run)) cfg.renew_every_ns = *every;
   if (run.proto) {
     // The protocol's client policy; where it is silent, the gate's.
     const redis::client_policy& c = run.proto->proto->client;
@@ -77,18 +90,6 @@ gate::lease_client_config client_config(const scenario::gate_spec& gate, const l
     }
   }
   return cfg;
-}
-
-// How often a holder renews, or nullopt when the run does not renew.
-std::optional<vtime_ns> renew_interval(const scenario::gate_spec& gate, const lease_run& run) {
-  if (run.proto) {
-    const redis::protocol& p = *run.proto->proto;
-    if (!p.renew) return std::nullopt;
-    if (p.client.renew_every_ns || p.client.renew_every_lease_fraction) return redis::renew_every_ns(p, gate.lease.lease_ns);
-    return gate.lease.renew_every_ns;  // the gate's (lease / 3 by default)
-  }
-  if (run.variant != scenario::lease_variant::renewal) return std::nullopt;
-  return gate.lease.renew_every_ns;
 }
 
 std::string describe(const script_failure& f) {
@@ -198,7 +199,7 @@ class lease_world {
     w.started = true;
     for (;;) {
       ADMIT_CHECKPOINT(fleet_, wi, gen);
-      if (w.retired) co_return;  // its protocol takes no new work after a lost renewal
+      if (w.renewal.retired) co_return;  // its protocol takes no new work after a lost renewal
       if (items_.empty()) {
         if (items_.arrivals_done()) co_return;
         fleet_.set_idle(wi, true);
@@ -246,13 +247,14 @@ class lease_world {
     std::shared_ptr<bool> renewing;
     if (renew_every_ns_) {
       renewing = std::make_shared<bool>(true);
+      w.renewal.holding = renewing;
       // The renewer stops by itself at its next tick once the work is over or
       // the worker crashed (a signal has one slot, owned by the worker loop).
-      asio::co_spawn(sched_.get_executor(), renew_loop(wi, gen, token, renewing), [](std::exception_ptr) {});
+      asio::co_spawn(sched_.get_executor(), renew_loop(wi, token, renewing), [](std::exception_ptr) {});
     }
     const vtime_ns started = sched_.now_ns();
     const bool may_abort = renew_every_ns_ && on_renewal_lost_ == redis::renewal_loss::abort_request;
-    const int status = co_await portal_.call(wi, item, may_abort ? &w.portal_wait : nullptr);
+    const int status = co_await portal_.call(wi, item, may_abort ? &w.renewal.portal_wait : nullptr);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     if (status == 0 && on_client_timeout_ == redis::timeout_permit::hold_to_end) {
       // The client gave up waiting, but its protocol holds the permit until the connection really ends.
@@ -260,7 +262,10 @@ class lease_world {
       ADMIT_CHECKPOINT(fleet_, wi, gen);
     }
     monitors_.served(sched_.now_ns() - started);
-    if (renewing) *renewing = false;
+    if (renewing) {
+      *renewing = false;
+      w.renewal.holding.reset();
+    }
     // The "finally": release whatever happened at the portal.
     const error_code rel = co_await w.link.client->release(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
@@ -270,30 +275,28 @@ class lease_world {
     items_.end(item, outcome_of(status), sched_.now_ns());
   }
 
-  sim::awaitable<void> renew_loop(std::size_t wi, std::uint64_t gen, std::string token, std::shared_ptr<bool> on) {
-    worker_state& w = fleet_[wi];
-    const vtime_ns every = *renew_every_ns_;
-    for (;;) {
-      co_await sim::sleep_for(every);
-      if (!*on || w.generation != gen) co_return;
-      // A paused process renews nothing while paused; its overdue timer fires as the pause ends, as a real
-      // timer does after a GC pause or SIGSTOP (the renewal is late, not skipped).
-      while (sched_.now_ns() < w.paused_until) {
-        co_await sim::sleep_for(w.paused_until - sched_.now_ns());
-        if (!*on || w.generation != gen) co_return;
-      }
-      const bool kept = co_await w.link.client->renew(token);
-      if (!*on || w.generation != gen) co_return;
-      if (!kept) {
-        w.lost = true;
-        monitors_.renewal_lost(wi, token, fleet_.holders());
-        // What the protocol does about it (keep_working: nothing).
-        if (on_renewal_lost_ == redis::renewal_loss::stop_new_work) w.retired = true;
-        if (on_renewal_lost_ == redis::renewal_loss::abort_request && w.portal_wait != nullptr) w.portal_wait->cancel();
-        co_return;
-      }
-    }
+  // The holder's renewer: the client's own timer (gate::lease_client::keep_renewed); the world only holds it
+  // through a pause (a paused process renews nothing while paused, and its overdue timer fires as the pause
+  // ends, as a real timer does after a GC pause or SIGSTOP) and acts on a loss by the protocol's policy.
+  sim::awaitable<void> wait_out_pause(std::size_t wi, std::shared_ptr<bool> holding) {
+    const worker_state& w = fleet_[wi];
+    while (*holding && sched_.now_ns() < w.paused_until) co_await sim::sleep_for(w.paused_until - sched_.now_ns());
   }
+
+  sim::awaitable<void> renew_loop(std::size_t wi, std::string token, std::shared_ptr<bool> holding) {
+    worker_state& w = fleet_[wi];
+    // A plain lambda that returns the coroutine (a coroutine lambda's captures would live in a temporary).
+    std::function<sim::awaitable<void>()> ready = [this, wi, holding] { return wait_out_pause(wi, holding); };
+    const bool kept = co_await w.link.client->keep_renewed(token, holding, std::move(ready));
+    if (kept || !*holding) co_return;
+    w.lost = true;
+    monitors_.renewal_lost(wi, token, fleet_.holders());
+    // What the protocol does about it (keep_working: nothing).
+    if (on_renewal_lost_ == redis::renewal_loss::stop_new_work) w.renewal.retired = true;
+    if (on_renewal_lost_ == redis::renewal_loss::abort_request && w.renewal.portal_wait != nullptr)
+      w.renewal.portal_wait->cancel();
+  }
+
 
   // --- the end --------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <catch2/catch.hpp>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -277,4 +278,44 @@ TEST_CASE("a client whose server lost its scripts sends the body once after NOSC
   CHECK(t.commands[1][1] == cfg.proto->scripts[0].source);
   CHECK(data.zscore("k", "tok", 1'700'000'000'000'000).has_value());
   CHECK(engine.script_exists(cfg.proto->scripts[0].sha));  // EVAL cached it
+}
+
+TEST_CASE("the client renews on its own timer until the work ends or a renewal finds the lease gone", "[lease_client]") {
+  // Goal: renewal lives in the shipped client. Method: renew every 300 ms against scripted answers: kept twice
+  // then lost (completes false at the third renewal); and kept while holding, stopped by the holder (true).
+  scheduler s;
+  fake_transport t{s, {{{}, 1}, {{}, 1}, {{}, 0}}, {}, {}};
+  gate::lease_client_config cfg = config();
+  cfg.var = redis::variant::renewal;
+  cfg.renew_every_ns = 300 * ms;
+  client c(s.get_executor(), t, cfg, [] { return std::int64_t{0}; }, [](std::int64_t x) { return x; });
+  auto holding = std::make_shared<bool>(true);
+  std::optional<bool> kept;
+  asio::co_spawn(s.get_executor(), c.keep_renewed("tok", holding), [&](std::exception_ptr e, bool k) {
+    REQUIRE(!e);
+    kept = k;
+  });
+  s.run();
+  REQUIRE(kept.has_value());
+  CHECK_FALSE(*kept);
+  REQUIRE(t.calls.size() == 3);
+  CHECK(t.calls[0].first == 300 * ms);
+  CHECK(t.calls[1].first == 601 * ms);  // 300 ms after the first renewal's 1 ms call ended
+  CHECK(t.calls[2].first == 902 * ms);
+  CHECK(t.ops == std::vector<redis::script_op>{redis::script_op::renew, redis::script_op::renew, redis::script_op::renew});
+
+  scheduler s2;
+  fake_transport t2{s2, {{{}, 1}, {{}, 1}, {{}, 1}, {{}, 1}}, {}, {}};
+  client c2(s2.get_executor(), t2, cfg, [] { return std::int64_t{0}; }, [](std::int64_t x) { return x; });
+  auto holding2 = std::make_shared<bool>(true);
+  std::optional<bool> kept2;
+  asio::co_spawn(s2.get_executor(), c2.keep_renewed("tok", holding2), [&](std::exception_ptr e, bool k) {
+    REQUIRE(!e);
+    kept2 = k;
+  });
+  s2.schedule_after(700 * ms, [&] { *holding2 = false; });  // the work ends between the 2nd and 3rd renewal
+  s2.run();
+  REQUIRE(kept2.has_value());
+  CHECK(*kept2);
+  CHECK(t2.calls.size() == 2);
 }

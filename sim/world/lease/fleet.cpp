@@ -43,7 +43,7 @@ void fleet::restart(std::size_t wi) {
   worker_state& w = *workers_[wi];
   ADMIT_ASSERT(!w.alive, "only a crashed worker restarts");
   w.alive = true;
-  w.retired = false;  // a restarted client starts afresh
+  w.renewal.retired = false;  // a restarted client starts afresh
   spawn(w);
 }
 
@@ -77,7 +77,10 @@ bool fleet::crash(std::size_t wi, const std::function<void(const work_item&)>& e
   ADMIT_ASSERT(w.alive, "a dead worker does not crash again");
   w.alive = false;
   ++w.generation;
-  w.portal_wait = nullptr;  // the wait goes with the generation's coroutine
+  // The wait goes with the generation's coroutine, and its renewer stops.
+  w.renewal.portal_wait = nullptr;
+  if (w.renewal.holding) *w.renewal.holding = false;
+  w.renewal.holding.reset();
   if (w.current) {
     ended(*w.current);
     w.current.reset();

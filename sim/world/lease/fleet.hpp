@@ -94,8 +94,13 @@ struct worker_state {
   std::optional<std::string> holding;  // token of the permit it believes it holds
   bool lost = false;                   // told it lost the permit of its current item
   std::optional<work_item> current;    // the item it works on
-  bool retired = false;                // its protocol stops new work after a lost renewal (until a restart)
-  sim::sim_timer* portal_wait = nullptr;  // the portal call's wait while one runs (a lost renewal may abort it)
+  // What a lost renewal may act on, by the protocol's client policy.
+  struct renewal_state {
+    std::shared_ptr<bool> holding;          // the current item's renewer runs while *holding (false: done, crashed)
+    bool retired = false;                   // stop_new_work: it takes no new item (until a restart)
+    sim::sim_timer* portal_wait = nullptr;  // abort_request: the portal call's wait while one runs
+  };
+  renewal_state renewal;
 };
 
 // The checkpoint a worker's coroutine passes after every wait: nothing
