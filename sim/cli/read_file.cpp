@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 #include "sim/cli/errors.hpp"
 #include "sim/scenario/loader.hpp"
@@ -83,7 +84,14 @@ scenario::scenario parse_scenario(const std::string& file, const std::string& by
     // A protocol file is read like the scenario (regular files only, bounded), relative to its directory.
     scenario::load_files files;
     files.base_dir = file == "-" ? "" : scenario::directory_of(file);
-    files.read = [](const std::string& path) { return read_input(path, "protocol file", false); };
+    files.read = [](const std::string& path) {
+      // The loader names the JSON path of the reference; the message says what was wrong with the file.
+      try {
+        return read_input(path, "file", false);
+      } catch (const input_error& e) {
+        throw std::runtime_error(e.text());
+      }
+    };
     return scenario::load_scenario_text(bytes, doc, files);
   } catch (const scenario::scenario_error& e) {
     throw input_error{file, e.what()};

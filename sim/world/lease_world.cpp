@@ -8,6 +8,7 @@
 #include "gate/admit_assert.hpp"
 #include "gate/asio/lease_client.hpp"
 #include "sim/kernel/awaitable.hpp"
+#include "sim/scenario/duration.hpp"
 #include "sim/world/arrivals.hpp"
 #include "sim/world/lease/fault_injector.hpp"
 #include "sim/world/lease/fleet.hpp"
@@ -99,7 +100,7 @@ std::string describe(const script_failure& f) {
        : f.memory_limit ? " ran past the memory limit"
                         : " failed";
   if (f.line > 0) s += " at line " + std::to_string(f.line);
-  s += " for token " + f.token + " (worker " + std::to_string(f.worker) + ") at " + std::to_string(f.at_ns) + " ns: " + f.message;
+  s += " for token " + f.token + " (worker " + std::to_string(f.worker) + ") at " + scenario::format_duration(f.at_ns) + ": " + f.message;
   return s;
 }
 
