@@ -139,16 +139,21 @@ class lease_world {
         portal_(sched_, monitors_, timeline_, sc.service.portal_cap.value_or(gate().lease.limit),
                 sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns)),
         faults_(sched_, fleet_, items_, node_, net_, portal_, monitors_, timeline_), src_(sc, seed),
-        pump_(sched_, src_, *this), holders_key_(holders_key(gate(), run)), renew_every_ns_(renew_interval(gate(), run)) {
+        pump_(sched_, src_, *this) {
+    client_behaviour b;
+    b.renew_every_ns = renew_interval(gate(), run);
     if (run.proto) {
-      on_renewal_lost_ = run.proto->proto->client.on_renewal_lost;
-      on_client_timeout_ = run.proto->proto->client.on_client_timeout;
+      b.on_renewal_lost = run.proto->proto->client.on_renewal_lost;
+      b.on_client_timeout = run.proto->proto->client.on_client_timeout;
       redis::script_limits limits;
       limits.max_steps = opts.script_steps_max;
       node_.set_script_limits(limits, opts.script_cache_survives_restart);
       node_.set_pubsub(&net_.pubsub());
-      server_.use_protocol(*run.proto->proto, holders_key_, gate().lease.lease_ns / sim::ms);
+      server_.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms);
+    } else {
+      server_.set_holders_key(gate().lease.key);
     }
+    fleet_.set_behaviour(b);
   }
 
   ~lease_world() { tear_down(); }
@@ -246,7 +251,7 @@ class lease_world {
     }
     monitors_.granted(wi, token, sched_.now_ns() - item.arrived_ns, got.attempts, fleet_.hold(wi, token));
     std::shared_ptr<bool> renewing;
-    if (renew_every_ns_) {
+    if (fleet_.behaviour().renew_every_ns) {
       renewing = std::make_shared<bool>(true);
       w.renewal.holding = renewing;
       // The renewer stops by itself at its next tick once the work is over or
@@ -254,10 +259,11 @@ class lease_world {
       asio::co_spawn(sched_.get_executor(), renew_loop(wi, token, renewing), [](std::exception_ptr) {});
     }
     const vtime_ns started = sched_.now_ns();
-    const bool may_abort = renew_every_ns_ && on_renewal_lost_ == redis::renewal_loss::abort_request;
+    const client_behaviour& policy = fleet_.behaviour();
+    const bool may_abort = policy.renew_every_ns && policy.on_renewal_lost == redis::renewal_loss::abort_request;
     const int status = co_await portal_.call(wi, item, may_abort ? &w.renewal.portal_wait : nullptr);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    if (status == 0 && on_client_timeout_ == redis::timeout_permit::hold_to_end) {
+    if (status == 0 && policy.on_client_timeout == redis::timeout_permit::hold_to_end) {
       // The client gave up waiting, but its protocol holds the permit until the connection really ends.
       co_await sim::sleep_for(item.service_ns - item.read_timeout_ns);
       ADMIT_CHECKPOINT(fleet_, wi, gen);
@@ -293,8 +299,9 @@ class lease_world {
     w.lost = true;
     monitors_.renewal_lost(wi, token, fleet_.holders());
     // What the protocol does about it (keep_working: nothing).
-    if (on_renewal_lost_ == redis::renewal_loss::stop_new_work) w.renewal.retired = true;
-    if (on_renewal_lost_ == redis::renewal_loss::abort_request && w.renewal.portal_wait != nullptr)
+    const redis::renewal_loss loss = fleet_.behaviour().on_renewal_lost;
+    if (loss == redis::renewal_loss::stop_new_work) w.renewal.retired = true;
+    if (loss == redis::renewal_loss::abort_request && w.renewal.portal_wait != nullptr)
       w.renewal.portal_wait->cancel();
   }
 
@@ -322,7 +329,7 @@ class lease_world {
       if (why.empty()) {
         // One lease after the end, every permit must be released or expired.
         const std::int64_t later_us = node_.server_now_us(sched_.now_ns()) + (gate().lease.lease_ns + sim::ms) / 1000;
-        const std::int64_t left = node_.members_at(holders_key_, later_us);
+        const std::int64_t left = node_.members_at(server_.holders_key(), later_us);
         if (left != 0) why = std::to_string(left) + " permits still held one lease after the end";
       }
       monitors_.at_end(why);
@@ -344,10 +351,6 @@ class lease_world {
   fault_injector faults_;
   arrival_source src_;
   arrival_pump<lease_world> pump_;  // the arrivals, one ahead, to on_arrival
-  std::string holders_key_;         // where the server keeps the permits (the gate key, or a protocol's)
-  std::optional<vtime_ns> renew_every_ns_;  // set when holders renew
-  redis::renewal_loss on_renewal_lost_ = redis::renewal_loss::keep_working;  // a protocol's client policy
-  redis::timeout_permit on_client_timeout_ = redis::timeout_permit::release;
 };
 
 }  // namespace

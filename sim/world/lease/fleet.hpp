@@ -111,6 +111,15 @@ struct worker_state {
 #define ADMIT_CHECKPOINT(fleet, wi, gen) \
   if (!(fleet).clear_to_run((wi), (gen))) co_await (fleet).wait_until_clear((wi), (gen))
 
+// How the fleet's clients behave around their permits (a protocol's client
+// policy; the built-in variants keep the defaults, renewing only for
+// `renewal`).
+struct client_behaviour {
+  std::optional<vtime_ns> renew_every_ns;  // set when holders renew
+  redis::renewal_loss on_renewal_lost = redis::renewal_loss::keep_working;
+  redis::timeout_permit on_client_timeout = redis::timeout_permit::release;
+};
+
 class fleet {
  public:
   using loop_fn = std::function<sim::awaitable<void>(std::size_t, std::uint64_t)>;
@@ -119,6 +128,8 @@ class fleet {
         std::uint64_t seed);
 
   std::size_t size() const noexcept { return workers_.size(); }
+  const client_behaviour& behaviour() const noexcept { return behaviour_; }
+  void set_behaviour(const client_behaviour& b) noexcept { behaviour_ = b; }
   worker_state& operator[](std::size_t wi) { return *workers_[wi]; }
   const worker_state& operator[](std::size_t wi) const { return *workers_[wi]; }
 
@@ -217,6 +228,7 @@ class fleet {
   std::int64_t holders_ = 0;
   loop_fn loop_;
   bool tearing_down_ = false;
+  client_behaviour behaviour_;
 };
 
 // An idle worker waits for work as it would on a timer that never expires

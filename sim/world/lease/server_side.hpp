@@ -37,6 +37,9 @@ class server_side final : public script_server {
   void use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms);
   // The first script error of a protocol run (the run stops there and is inconclusive).
   const std::optional<script_failure>& failure() const noexcept { return failure_; }
+  // Where the server keeps the permits: the gate key, or a protocol's holders key.
+  const std::string& holders_key() const noexcept { return holders_key_; }
+  void set_holders_key(std::string key) { holders_key_ = std::move(key); }
 
  private:
   // Which holders lost their permits to this command (every member of the
