@@ -174,47 +174,28 @@ const sorted_set* replica::expired_zset(std::string_view key, std::int64_t serve
   return std::get_if<sorted_set>(&it->second.data);
 }
 
-sorted_set* replica::find_zset(std::string_view key, std::int64_t server_now_us) {
+template <detail::collection_value T>
+T* replica::find_value(std::string_view key, std::int64_t server_now_us) {
   stored_value* v = find_live(key, server_now_us);
   if (v == nullptr) return nullptr;
-  auto* set = std::get_if<sorted_set>(&v->data);
-  if (set == nullptr) throw command_error(std::string(wrongtype_text));
-  return set;
+  auto* value = std::get_if<T>(&v->data);
+  if (value == nullptr) throw command_error(std::string(wrongtype_text));
+  return value;
 }
 
-sorted_set& replica::zset_for_write(std::string_view key, std::int64_t server_now_us) {
-  if (sorted_set* set = find_zset(key, server_now_us)) return *set;
-  auto [it, inserted] = keys_.emplace(std::string(key), stored_value{sorted_set{}, std::nullopt});
+template <detail::collection_value T>
+T& replica::value_for_write(std::string_view key, std::int64_t server_now_us) {
+  if (T* value = find_value<T>(key, server_now_us)) return *value;
+  auto [it, inserted] = keys_.emplace(std::string(key), stored_value{T{}, std::nullopt});
   ADMIT_ASSERT(inserted, "a missing key is inserted");
-  return std::get<sorted_set>(it->second.data);
+  return std::get<T>(it->second.data);
 }
 
-void replica::drop_if_empty(std::string_view key, const sorted_set& set) {
-  if (!set.empty()) return;
+template <detail::collection_value T>
+void replica::drop_if_empty(std::string_view key, const T& value) {
+  if (!value.empty()) return;
   const auto it = keys_.find(key);
-  ADMIT_ASSERT(it != keys_.end(), "the emptied set belongs to a stored key");
-  keys_.erase(it);
-}
-
-hash_value* replica::find_hash(std::string_view key, std::int64_t server_now_us) {
-  stored_value* v = find_live(key, server_now_us);
-  if (v == nullptr) return nullptr;
-  auto* hash = std::get_if<hash_value>(&v->data);
-  if (hash == nullptr) throw command_error(std::string(wrongtype_text));
-  return hash;
-}
-
-hash_value& replica::hash_for_write(std::string_view key, std::int64_t server_now_us) {
-  if (hash_value* hash = find_hash(key, server_now_us)) return *hash;
-  auto [it, inserted] = keys_.emplace(std::string(key), stored_value{hash_value{}, std::nullopt});
-  ADMIT_ASSERT(inserted, "a missing key is inserted");
-  return std::get<hash_value>(it->second.data);
-}
-
-void replica::drop_if_empty(std::string_view key, const hash_value& hash) {
-  if (!hash.empty()) return;
-  const auto it = keys_.find(key);
-  ADMIT_ASSERT(it != keys_.end(), "the emptied hash belongs to a stored key");
+  ADMIT_ASSERT(it != keys_.end(), "the emptied sorted set or hash belongs to a stored key");
   keys_.erase(it);
 }
 
@@ -263,8 +244,8 @@ std::int64_t replica::zadd(std::string_view key, double score, std::string_view 
                            std::int64_t server_now_us, zadd_options options) {
   check_zadd_options(options);
   ADMIT_ASSERT(!std::isnan(score), "Redis refuses NaN scores");
-  if (options.xx && find_zset(key, server_now_us) == nullptr) return 0;
-  sorted_set& set = zset_for_write(key, server_now_us);
+  if (options.xx && find_value<sorted_set>(key, server_now_us) == nullptr) return 0;
+  sorted_set& set = value_for_write<sorted_set>(key, server_now_us);
   const auto effect = zset_add(set, score, member, options, false);
   ADMIT_ASSERT(effect.has_value(), "only an increment can produce NaN");
   if (*effect == zadd_effect::added) return 1;
@@ -274,7 +255,7 @@ std::int64_t replica::zadd(std::string_view key, double score, std::string_view 
 
 std::int64_t replica::zrem(std::string_view key, std::string_view member,
                            std::int64_t server_now_us) {
-  sorted_set* set = find_zset(key, server_now_us);
+  sorted_set* set = find_value<sorted_set>(key, server_now_us);
   if (set == nullptr) return 0;
   const bool removed = set->erase(member);
   drop_if_empty(key, *set);
@@ -282,20 +263,20 @@ std::int64_t replica::zrem(std::string_view key, std::string_view member,
 }
 
 std::int64_t replica::zcard(std::string_view key, std::int64_t server_now_us) {
-  const sorted_set* set = find_zset(key, server_now_us);
+  const sorted_set* set = find_value<sorted_set>(key, server_now_us);
   return set == nullptr ? 0 : static_cast<std::int64_t>(set->size());
 }
 
 std::optional<double> replica::zscore(std::string_view key, std::string_view member,
                                       std::int64_t server_now_us) {
-  const sorted_set* set = find_zset(key, server_now_us);
+  const sorted_set* set = find_value<sorted_set>(key, server_now_us);
   if (set == nullptr) return std::nullopt;
   return set->score(member);
 }
 
 std::optional<std::int64_t> replica::zrank(std::string_view key, std::string_view member,
                                            std::int64_t server_now_us) {
-  const sorted_set* set = find_zset(key, server_now_us);
+  const sorted_set* set = find_value<sorted_set>(key, server_now_us);
   if (set == nullptr) return std::nullopt;
   const auto rank = set->rank(member);
   if (!rank) return std::nullopt;
@@ -304,7 +285,7 @@ std::optional<std::int64_t> replica::zrank(std::string_view key, std::string_vie
 
 std::int64_t replica::zremrangebyscore(std::string_view key, score_bound min, score_bound max,
                                        std::int64_t server_now_us) {
-  sorted_set* set = find_zset(key, server_now_us);
+  sorted_set* set = find_value<sorted_set>(key, server_now_us);
   if (set == nullptr) return 0;
   const std::size_t removed = set->erase_score_range(min, max);
   drop_if_empty(key, *set);
@@ -313,7 +294,7 @@ std::int64_t replica::zremrangebyscore(std::string_view key, score_bound min, sc
 
 std::int64_t replica::zremrangebyrank(std::string_view key, std::int64_t start, std::int64_t stop,
                                       std::int64_t server_now_us) {
-  sorted_set* set = find_zset(key, server_now_us);
+  sorted_set* set = find_value<sorted_set>(key, server_now_us);
   if (set == nullptr) return 0;
   // Redis's index sanitising, step by step.
   const auto length = static_cast<std::int64_t>(set->size());
@@ -329,7 +310,7 @@ std::int64_t replica::zremrangebyrank(std::string_view key, std::int64_t start, 
 
 std::int64_t replica::zcount(std::string_view key, score_bound min, score_bound max,
                              std::int64_t server_now_us) {
-  const sorted_set* set = find_zset(key, server_now_us);
+  const sorted_set* set = find_value<sorted_set>(key, server_now_us);
   if (set == nullptr) return 0;
   const auto [first, last] = set->score_range(min, max);
   return static_cast<std::int64_t>(last - first);
@@ -338,7 +319,7 @@ std::int64_t replica::zcount(std::string_view key, score_bound min, score_bound 
 double replica::zincrby(std::string_view key, double increment, std::string_view member,
                         std::int64_t server_now_us) {
   ADMIT_ASSERT(!std::isnan(increment), "Redis refuses a NaN increment");
-  sorted_set& set = zset_for_write(key, server_now_us);
+  sorted_set& set = value_for_write<sorted_set>(key, server_now_us);
   double score = increment;
   const auto effect = zset_add(set, score, member, zadd_options{}, true);
   if (!effect) {
@@ -349,13 +330,13 @@ double replica::zincrby(std::string_view key, double increment, std::string_view
 }
 
 const sorted_set* replica::zset_view(std::string_view key, std::int64_t server_now_us) {
-  return find_zset(key, server_now_us);
+  return find_value<sorted_set>(key, server_now_us);
 }
 
 std::vector<sorted_set::entry> replica::zrangebyscore(std::string_view key, score_bound min,
                                                       score_bound max,
                                                       std::int64_t server_now_us) {
-  const sorted_set* set = find_zset(key, server_now_us);
+  const sorted_set* set = find_value<sorted_set>(key, server_now_us);
   if (set == nullptr) return {};
   const auto [first, last] = set->score_range(min, max);
   const auto entries = set->entries();
@@ -468,12 +449,12 @@ void replica::set(std::string_view key, std::string_view value, std::int64_t ser
 
 std::int64_t replica::hset(std::string_view key, std::string_view field, std::string_view value,
                            std::int64_t server_now_us) {
-  return hash_for_write(key, server_now_us).set(field, value) ? 1 : 0;
+  return value_for_write<hash_value>(key, server_now_us).set(field, value) ? 1 : 0;
 }
 
 std::optional<std::string> replica::hget(std::string_view key, std::string_view field,
                                          std::int64_t server_now_us) {
-  const hash_value* hash = find_hash(key, server_now_us);
+  const hash_value* hash = find_value<hash_value>(key, server_now_us);
   if (hash == nullptr) return std::nullopt;
   const std::string* value = hash->get(field);
   if (value == nullptr) return std::nullopt;
@@ -482,7 +463,7 @@ std::optional<std::string> replica::hget(std::string_view key, std::string_view 
 
 std::int64_t replica::hdel(std::string_view key, std::string_view field,
                            std::int64_t server_now_us) {
-  hash_value* hash = find_hash(key, server_now_us);
+  hash_value* hash = find_value<hash_value>(key, server_now_us);
   if (hash == nullptr) return 0;
   const bool removed = hash->erase(field);
   drop_if_empty(key, *hash);
@@ -491,7 +472,7 @@ std::int64_t replica::hdel(std::string_view key, std::string_view field,
 
 std::int64_t replica::hincrby(std::string_view key, std::string_view field,
                               std::int64_t increment, std::int64_t server_now_us) {
-  hash_value& hash = hash_for_write(key, server_now_us);
+  hash_value& hash = value_for_write<hash_value>(key, server_now_us);
   std::int64_t value = 0;
   if (const std::string* current = hash.get(field)) {
     const auto parsed = parse_int64(*current);
@@ -509,12 +490,12 @@ std::int64_t replica::hincrby(std::string_view key, std::string_view field,
 }
 
 std::int64_t replica::hlen(std::string_view key, std::int64_t server_now_us) {
-  const hash_value* hash = find_hash(key, server_now_us);
+  const hash_value* hash = find_value<hash_value>(key, server_now_us);
   return hash == nullptr ? 0 : static_cast<std::int64_t>(hash->size());
 }
 
 const hash_value* replica::hash_view(std::string_view key, std::int64_t server_now_us) {
-  return find_hash(key, server_now_us);
+  return find_value<hash_value>(key, server_now_us);
 }
 
 // ---------------------------------------------------------------------------
@@ -664,7 +645,7 @@ struct command_impl {
     const std::string_view key = argv[1];
     sorted_set* set = nullptr;
     try {
-      set = r.find_zset(key, now_us);
+      set = r.find_value<sorted_set>(key, now_us);
     } catch (const command_error&) {
       return wrongtype();
     }
@@ -672,7 +653,7 @@ struct command_impl {
     std::int64_t updated = 0;
     std::int64_t processed = 0;
     double score = 0.0;
-    if (set == nullptr && !o.xx) set = &r.zset_for_write(key, now_us);
+    if (set == nullptr && !o.xx) set = &r.value_for_write<sorted_set>(key, now_us);
     if (set != nullptr) {
       for (std::size_t j = 0; j < scores.size(); ++j) {
         score = scores[j];
@@ -695,7 +676,7 @@ struct command_impl {
   static reply zrem(replica& r, argv_span argv, std::int64_t now_us) {
     sorted_set* set = nullptr;
     try {
-      set = r.find_zset(argv[1], now_us);
+      set = r.find_value<sorted_set>(argv[1], now_us);
     } catch (const command_error&) {
       return wrongtype();
     }
@@ -817,7 +798,7 @@ struct command_impl {
 
     const sorted_set* set = nullptr;
     try {
-      set = r.find_zset(argv[1], now_us);
+      set = r.find_value<sorted_set>(argv[1], now_us);
     } catch (const command_error&) {
       return wrongtype();
     }
@@ -881,7 +862,7 @@ struct command_impl {
 
   static reply zrevrank(replica& r, argv_span argv, std::int64_t now_us) {
     try {
-      const sorted_set* set = r.find_zset(argv[1], now_us);
+      const sorted_set* set = r.find_value<sorted_set>(argv[1], now_us);
       if (set == nullptr) return reply::nil();
       const auto rank = set->rank(argv[2]);
       if (!rank) return reply::nil();
@@ -942,7 +923,7 @@ struct command_impl {
     }
     sorted_set* set = nullptr;
     try {
-      set = r.find_zset(argv[1], now_us);
+      set = r.find_value<sorted_set>(argv[1], now_us);
     } catch (const command_error&) {
       return wrongtype();
     }
@@ -1259,7 +1240,7 @@ struct command_impl {
     if (argv.size() % 2 == 1) return reply::error(arity_error(hmset ? "hmset" : "hset"));
     hash_value* hash = nullptr;
     try {
-      hash = &r.hash_for_write(argv[1], now_us);
+      hash = &r.value_for_write<hash_value>(argv[1], now_us);
     } catch (const command_error&) {
       return wrongtype();
     }
@@ -1280,7 +1261,7 @@ struct command_impl {
 
   static reply hsetnx(replica& r, argv_span argv, std::int64_t now_us) {
     try {
-      hash_value& hash = r.hash_for_write(argv[1], now_us);
+      hash_value& hash = r.value_for_write<hash_value>(argv[1], now_us);
       if (hash.get(argv[2]) != nullptr) return integer_reply(0);
       hash.set(argv[2], argv[3]);
       return integer_reply(1);
@@ -1303,7 +1284,7 @@ struct command_impl {
   static reply hmget(replica& r, argv_span argv, std::int64_t now_us) {
     const hash_value* hash = nullptr;
     try {
-      hash = r.find_hash(argv[1], now_us);
+      hash = r.find_value<hash_value>(argv[1], now_us);
     } catch (const command_error&) {
       return wrongtype();
     }
@@ -1319,7 +1300,7 @@ struct command_impl {
   static reply hdel(replica& r, argv_span argv, std::int64_t now_us) {
     hash_value* hash = nullptr;
     try {
-      hash = r.find_hash(argv[1], now_us);
+      hash = r.find_value<hash_value>(argv[1], now_us);
     } catch (const command_error&) {
       return wrongtype();
     }
@@ -1346,7 +1327,7 @@ struct command_impl {
 
   static reply hexists(replica& r, argv_span argv, std::int64_t now_us) {
     try {
-      const hash_value* hash = r.find_hash(argv[1], now_us);
+      const hash_value* hash = r.find_value<hash_value>(argv[1], now_us);
       return integer_reply(hash != nullptr && hash->get(argv[2]) != nullptr ? 1 : 0);
     } catch (const command_error&) {
       return wrongtype();
@@ -1367,7 +1348,7 @@ struct command_impl {
   static reply hash_listing(replica& r, argv_span argv, std::int64_t now_us, hash_part part) {
     const hash_value* hash = nullptr;
     try {
-      hash = r.find_hash(argv[1], now_us);
+      hash = r.find_value<hash_value>(argv[1], now_us);
     } catch (const command_error&) {
       return wrongtype();
     }

@@ -32,6 +32,7 @@
 // The replica is a value type: copying it snapshots the whole keyspace.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -103,6 +104,13 @@ class pubsub {
  protected:
   ~pubsub() = default;
 };
+
+namespace detail {
+// The value types that are collections: a key holding one is deleted when it
+// becomes empty.
+template <class T>
+concept collection_value = std::same_as<T, sorted_set> || std::same_as<T, hash_value>;
+}  // namespace detail
 
 class replica {
  public:
@@ -230,18 +238,16 @@ class replica {
   // The key's entry, or end() when it is absent or has expired (dropped then).
   keyspace::iterator find_live_entry(std::string_view key, std::int64_t server_now_us);
   stored_value* find_live(std::string_view key, std::int64_t server_now_us);
-  // The key's sorted set, nullptr when missing; throws WRONGTYPE for a string.
-  sorted_set* find_zset(std::string_view key, std::int64_t server_now_us);
-  // The key's sorted set, created empty (without a deadline) when missing.
-  sorted_set& zset_for_write(std::string_view key, std::int64_t server_now_us);
-  // Deletes `key` if its set became empty, as Redis does.
-  void drop_if_empty(std::string_view key, const sorted_set& set);
-  // The key's hash, nullptr when missing; throws WRONGTYPE for another type.
-  hash_value* find_hash(std::string_view key, std::int64_t server_now_us);
-  // The key's hash, created empty (without a deadline) when missing.
-  hash_value& hash_for_write(std::string_view key, std::int64_t server_now_us);
-  // Deletes `key` if its hash became empty, as Redis does.
-  void drop_if_empty(std::string_view key, const hash_value& hash);
+  // For T a sorted_set or a hash_value (detail::collection_value):
+  // The key's T, nullptr when missing; throws WRONGTYPE for another type.
+  template <detail::collection_value T>
+  T* find_value(std::string_view key, std::int64_t server_now_us);
+  // The key's T, created empty (without a deadline) when missing.
+  template <detail::collection_value T>
+  T& value_for_write(std::string_view key, std::int64_t server_now_us);
+  // Deletes `key` if its value became empty, as Redis does.
+  template <detail::collection_value T>
+  void drop_if_empty(std::string_view key, const T& value);
 
   keyspace keys_;
 };

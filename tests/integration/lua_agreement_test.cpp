@@ -23,81 +23,12 @@
 #include <vector>
 
 #include "gate/redis/lua_engine.hpp"
+#include "tests/integration/agreement_support.hpp"
 #include "tests/integration/redis_client.hpp"
 #include "tests/redis/redis_test_support.hpp"
 
 namespace admit::redis::test {
 namespace {
-
-int redis_port() {
-  if (const char* env = std::getenv("ADMITSIM_REDIS_PORT")) return std::atoi(env);
-  return 6390;
-}
-
-std::unique_ptr<redis_client> connect_or_fail() {
-  std::unique_ptr<redis_client> client;
-  std::string problem;
-  try {
-    client = std::make_unique<redis_client>("127.0.0.1", redis_port());
-    const reply selected = client->call({"SELECT", "9"});
-    if (selected != reply::status("OK")) problem = "SELECT 9 answered " + to_string(selected);
-  } catch (const std::exception& e) {
-    problem = e.what();
-  }
-  if (!problem.empty()) {
-    FAIL(problem << "\nThe Lua agreement test needs a redis-server on 127.0.0.1:" << redis_port()
-                 << " (ADMITSIM_REDIS_PORT); run it with\n"
-                    "  tests/integration/run_with_redis.sh ctest --test-dir build -L redis");
-  }
-  return client;
-}
-
-// The keyspace of database 9 as the server holds it (strings and sorted
-// sets), in the replica's dump form.
-constexpr const char* dump_script = R"lua(
-local out = {}
-for _, key in ipairs(redis.call('KEYS', '*')) do
-  local kind = redis.call('TYPE', key)['ok']
-  local body = {}
-  if kind == 'zset' then
-    body = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
-  elseif kind == 'string' then
-    body = { redis.call('GET', key) }
-  end
-  out[#out + 1] = { key, kind, redis.call('PEXPIRETIME', key), body }
-end
-return out
-)lua";
-
-std::vector<key_dump> parse_dump(const reply& r) {
-  if (r.type != reply::kind::array) throw std::runtime_error("dump script answered " + to_string(r));
-  std::vector<key_dump> keys;
-  for (const reply& entry : r.elements) {
-    key_dump d;
-    d.key = entry.elements.at(0).text;
-    const std::string& kind = entry.elements.at(1).text;
-    if (entry.elements.at(2).integer >= 0) d.expire_at_ms = entry.elements.at(2).integer;
-    const auto& body = entry.elements.at(3).elements;
-    if (kind == "zset") {
-      d.type = value_type::zset;
-      for (std::size_t i = 0; i + 1 < body.size(); i += 2) {
-        d.members.push_back({std::strtod(body[i + 1].text.c_str(), nullptr), body[i].text});
-      }
-    } else if (kind == "string") {
-      d.type = value_type::string;
-      d.value = body.at(0).text;
-    } else {
-      throw std::runtime_error("unexpected key type " + kind + " for " + d.key);
-    }
-    keys.push_back(std::move(d));
-  }
-  std::sort(keys.begin(), keys.end(), [](const key_dump& a, const key_dump& b) { return a.key < b.key; });
-  return keys;
-}
-
-std::int64_t parse_time_us(const reply& r) {
-  return std::stoll(r.elements.at(0).text) * 1'000'000 + std::stoll(r.elements.at(1).text);
-}
 
 // --- (1) one script per rule ---------------------------------------------------
 
@@ -303,7 +234,7 @@ void generated_scripts_agree(redis_client& real, bool broken, lua_case_stats& st
 }  // namespace
 
 TEST_CASE("lua agreement: one script per scripting rule", "[lua][redis]") {
-  auto real = connect_or_fail();
+  auto real = connect_or_fail(needs_a_server("Lua agreement test"));
   REQUIRE(real->call({"FLUSHDB"}) == reply::status("OK"));
   replica data;
   script_engine engine(data);
@@ -336,7 +267,7 @@ TEST_CASE("lua agreement: one script per scripting rule", "[lua][redis]") {
 }
 
 TEST_CASE("lua agreement: generated scripts give the same replies and keyspace", "[lua][redis]") {
-  auto real = connect_or_fail();
+  auto real = connect_or_fail(needs_a_server("Lua agreement test"));
   lua_case_stats stats;
   const auto result = check_property("lua agreement: generated scripts",
                                      [&] { generated_scripts_agree(*real, false, stats); }, 400);
@@ -348,7 +279,7 @@ TEST_CASE("lua agreement: generated scripts give the same replies and keyspace",
 
 TEST_CASE("lua agreement: the property notices a broken number conversion", "[lua][redis]") {
   // The guard: rounding instead of truncating must be found.
-  auto real = connect_or_fail();
+  auto real = connect_or_fail(needs_a_server("Lua agreement test"));
   lua_case_stats stats;
   const auto result = check_property("lua agreement: broken conversion",
                                      [&] { generated_scripts_agree(*real, true, stats); }, 400);

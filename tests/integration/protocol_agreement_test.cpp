@@ -58,6 +58,7 @@
 #include "gate/redis/replica.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/scenario/protocol_loader.hpp"
+#include "tests/integration/agreement_support.hpp"
 #include "tests/integration/redis_client.hpp"
 #include "tests/redis/redis_test_support.hpp"
 
@@ -71,96 +72,6 @@ constexpr int min_steps_per_case = 60;
 constexpr int min_protocol_files = 6;
 constexpr std::string_view replay_command =
     "tests/integration/run_with_redis.sh build/tests/integration/protocol_agreement_test";
-
-int redis_port() {
-  if (const char* env = std::getenv("ADMITSIM_REDIS_PORT")) return std::atoi(env);
-  return 6390;
-}
-
-std::unique_ptr<redis_client> connect_or_fail() {
-  std::unique_ptr<redis_client> client;
-  std::string problem;
-  try {
-    client = std::make_unique<redis_client>("127.0.0.1", redis_port());
-    const reply selected = client->call({"SELECT", "9"});
-    if (selected != reply::status("OK")) problem = "SELECT 9 answered " + to_string(selected);
-  } catch (const std::exception& e) {
-    problem = e.what();
-  }
-  if (!problem.empty()) {
-    FAIL(problem << "\nThe protocol agreement test needs a redis-server on 127.0.0.1:" << redis_port()
-                 << " (ADMITSIM_REDIS_PORT); run it with\n"
-                    "  tests/integration/run_with_redis.sh ctest --test-dir build -L redis");
-  }
-  return client;
-}
-
-// --- the keyspace and the clock, as redis_agreement_test.cpp reads them ------
-
-// Every key of the selected database at one instant (a script is atomic):
-// name, type, PEXPIRETIME and contents.
-constexpr const char* dump_script = R"lua(
-local out = {}
-for _, key in ipairs(redis.call('KEYS', '*')) do
-  local kind = redis.call('TYPE', key)['ok']
-  local body = {}
-  if kind == 'zset' then
-    body = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
-  elseif kind == 'hash' then
-    body = redis.call('HGETALL', key)
-  elseif kind == 'string' then
-    body = { redis.call('GET', key) }
-  end
-  out[#out + 1] = { key, kind, redis.call('PEXPIRETIME', key), body }
-end
-return out
-)lua";
-
-std::vector<key_dump> parse_dump(const reply& r) {
-  if (r.type != reply::kind::array) throw std::runtime_error("dump script answered " + to_string(r));
-  std::vector<key_dump> keys;
-  for (const reply& entry : r.elements) {
-    key_dump d;
-    d.key = entry.elements.at(0).text;
-    const std::string& kind = entry.elements.at(1).text;
-    if (entry.elements.at(2).integer >= 0) d.expire_at_ms = entry.elements.at(2).integer;
-    const auto& body = entry.elements.at(3).elements;
-    if (kind == "zset") {
-      d.type = value_type::zset;
-      for (std::size_t i = 0; i + 1 < body.size(); i += 2) {
-        d.members.push_back({std::strtod(body[i + 1].text.c_str(), nullptr), body[i].text});
-      }
-    } else if (kind == "hash") {
-      d.type = value_type::hash;
-      for (std::size_t i = 0; i + 1 < body.size(); i += 2) d.fields.push_back({body[i].text, body[i + 1].text});
-    } else if (kind == "string") {
-      d.type = value_type::string;
-      d.value = body.at(0).text;
-    } else {
-      throw std::runtime_error("unexpected key type " + kind + " for " + d.key);
-    }
-    keys.push_back(std::move(d));
-  }
-  std::sort(keys.begin(), keys.end(), [](const key_dump& a, const key_dump& b) { return a.key < b.key; });
-  return keys;
-}
-
-std::int64_t parse_time_us(const reply& r) {
-  if (r.type != reply::kind::array || r.elements.size() != 2) throw std::runtime_error("TIME answered " + to_string(r));
-  return std::stoll(r.elements[0].text) * 1'000'000 + std::stoll(r.elements[1].text);
-}
-
-// Waits on the host clock the server shares until at most 600 us of the
-// current millisecond have passed, so that a pipeline usually runs inside one
-// millisecond. An optimisation only: the bracket below is what is correct.
-void start_of_a_millisecond() {
-  using std::chrono::duration_cast;
-  using std::chrono::microseconds;
-  for (int spins = 0; spins < 1'000'000; ++spins) {
-    const auto us = duration_cast<microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    if (us % 1000 < 600) return;
-  }
-}
 
 std::string describe_command(const command& c) {
   std::string out;
@@ -408,7 +319,7 @@ TEST_CASE("protocol agreement: every shipped protocol file is found and loads", 
 TEST_CASE("protocol agreement: each protocol's calls give the same replies, readings and keyspace", "[protocol][redis]") {
   // Goal: engine == redis-server for every protocol file. Method: one RapidCheck property per file over generated
   // fleets of acquire / renew / release, replies, reply-rule readings and keyspace compared after every call.
-  auto real = connect_or_fail();
+  auto real = connect_or_fail(needs_a_server("protocol agreement test"));
   const auto files = shipped_protocols();
   REQUIRE(files.size() >= static_cast<std::size_t>(min_protocol_files));
   for (const protocol_file& f : files) {
@@ -436,7 +347,7 @@ TEST_CASE("protocol agreement: EVALSHA of an unloaded script is NOSCRIPT on both
   // Goal: the client's NOSCRIPT fallback sees the same answers. Method: for every script call of every protocol file,
   // on a flushed script cache, EVALSHA (NOSCRIPT on both, same reply), then EVAL of the body (no error, same reply and
   // keyspace), then EVALSHA again (cached by the EVAL on both).
-  auto real = connect_or_fail();
+  auto real = connect_or_fail(needs_a_server("protocol agreement test"));
   agreement_stats stats;
   const auto result = check_property("protocol agreement: NOSCRIPT", [&] {
     for (const protocol_file& f : shipped_protocols()) {
@@ -474,7 +385,7 @@ TEST_CASE("protocol agreement: the property notices {now_ms} expanded off by one
           "[protocol][redis]") {
   // The guard: a deliberately broken expansion must make the property fail, for every protocol that passes
   // the caller's clock.
-  auto real = connect_or_fail();
+  auto real = connect_or_fail(needs_a_server("protocol agreement test"));
   int guarded = 0;
   for (const protocol_file& f : shipped_protocols()) {
     if (!f.proto.uses(placeholder::now_ms) && !f.proto.uses(placeholder::expiry_ms)) continue;

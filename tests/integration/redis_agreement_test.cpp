@@ -57,6 +57,7 @@
 
 #include "gate/redis/lease_scripts.hpp"
 #include "gate/redis/replica.hpp"
+#include "tests/integration/agreement_support.hpp"
 #include "tests/integration/redis_client.hpp"
 #include "tests/redis/redis_test_support.hpp"
 
@@ -71,11 +72,6 @@ constexpr int min_steps_per_case = min_steps_per_test / cases_per_test;
 constexpr std::string_view replay_command =
     "tests/integration/run_with_redis.sh build/tests/integration/redis_agreement_test";
 
-int redis_port() {
-  if (const char* env = std::getenv("ADMITSIM_REDIS_PORT")) return std::atoi(env);
-  return 6390;
-}
-
 std::string how_to_start_redis() {
   const std::string port = std::to_string(redis_port());
   return "The real-Redis agreement tests need a redis-server on 127.0.0.1:" + port +
@@ -86,20 +82,6 @@ std::string how_to_start_redis() {
          "  redis-server --port " + port + " --bind 127.0.0.1 --save '' --appendonly no --daemonize yes";
 }
 
-std::unique_ptr<redis_client> connect_or_fail() {
-  std::unique_ptr<redis_client> client;
-  std::string problem;
-  try {
-    client = std::make_unique<redis_client>("127.0.0.1", redis_port());
-    const reply selected = client->call({"SELECT", "9"});
-    if (selected != reply::status("OK")) problem = "SELECT 9 answered " + to_string(selected);
-  } catch (const std::exception& e) {
-    problem = e.what();
-  }
-  if (!problem.empty()) FAIL(problem << "\n" << how_to_start_redis());
-  return client;
-}
-
 std::string read_lua_file(std::string_view file) {
   const std::string path = std::string(lua_dir()) + "/" + std::string(file);
   std::ifstream in(path, std::ios::binary);
@@ -107,81 +89,6 @@ std::string read_lua_file(std::string_view file) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// Dumps the keyspace of the selected database at one instant (a script runs
-// atomically): per key its name, type, PEXPIRETIME and contents. Integers
-// pass through Lua's doubles, so a deadline above 2^53 ms would not survive:
-// the generators keep deadlines far below (PEXPIREAT 9223372036854775807 is
-// a unit test in tests/redis/replica_test.cpp instead).
-constexpr const char* dump_script = R"lua(
-local out = {}
-for _, key in ipairs(redis.call('KEYS', '*')) do
-  local kind = redis.call('TYPE', key)['ok']
-  local body = {}
-  if kind == 'zset' then
-    body = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
-  elseif kind == 'hash' then
-    body = redis.call('HGETALL', key)
-  elseif kind == 'string' then
-    body = { redis.call('GET', key) }
-  end
-  out[#out + 1] = { key, kind, redis.call('PEXPIRETIME', key), body }
-end
-return out
-)lua";
-
-std::vector<key_dump> parse_dump(const reply& r) {
-  if (r.type != reply::kind::array) throw std::runtime_error("dump script answered " + to_string(r));
-  std::vector<key_dump> keys;
-  for (const reply& entry : r.elements) {
-    key_dump d;
-    d.key = entry.elements.at(0).text;
-    const std::string& kind = entry.elements.at(1).text;
-    const std::int64_t expire = entry.elements.at(2).integer;
-    if (expire >= 0) d.expire_at_ms = expire;
-    const auto& body = entry.elements.at(3).elements;
-    if (kind == "zset") {
-      d.type = value_type::zset;
-      for (std::size_t i = 0; i + 1 < body.size(); i += 2) {
-        d.members.push_back({std::strtod(body[i + 1].text.c_str(), nullptr), body[i].text});
-      }
-    } else if (kind == "hash") {
-      d.type = value_type::hash;
-      for (std::size_t i = 0; i + 1 < body.size(); i += 2) {
-        d.fields.push_back({body[i].text, body[i + 1].text});
-      }
-    } else if (kind == "string") {
-      d.type = value_type::string;
-      d.value = body.at(0).text;
-    } else {
-      throw std::runtime_error("unexpected key type " + kind + " for " + d.key);
-    }
-    keys.push_back(std::move(d));
-  }
-  std::sort(keys.begin(), keys.end(),
-            [](const key_dump& a, const key_dump& b) { return a.key < b.key; });
-  return keys;
-}
-
-std::int64_t parse_time_us(const reply& r) {
-  if (r.type != reply::kind::array || r.elements.size() != 2) {
-    throw std::runtime_error("TIME answered " + to_string(r));
-  }
-  return std::stoll(r.elements[0].text) * 1'000'000 + std::stoll(r.elements[1].text);
-}
-
-// Waits, on the host clock the server shares, until at most 600 us of the
-// current millisecond have passed, so the pipeline usually runs inside one
-// millisecond. Only an optimisation: correctness does not depend on it.
-void start_of_a_millisecond() {
-  using std::chrono::duration_cast;
-  using std::chrono::microseconds;
-  for (int spins = 0; spins < 1'000'000; ++spins) {
-    const auto us =
-        duration_cast<microseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    if (us % 1000 < 600) return;
-  }
 }
 
 std::string describe_command(const command& c) {
@@ -607,7 +514,7 @@ void report(const std::string& name, const agreement_stats& stats) {
 
 void require_agreement(const std::string& name,
                        const std::function<void(redis_client&, agreement_stats&)>& body) {
-  auto real = connect_or_fail();
+  auto real = connect_or_fail(how_to_start_redis());
   agreement_stats stats;
   const auto result = check_property(name, [&] { body(*real, stats); }, cases_per_test, 100);
   report(name, stats);
@@ -622,7 +529,7 @@ void require_agreement(const std::string& name,
 TEST_CASE("redis-server is reachable, and TIME reads as the replica reports it") {
   // Goal: the server is there and the clock reply has the replica's shape. Method: TIME on the
   // server, then TIME on the replica at the server's reading.
-  auto real = connect_or_fail();
+  auto real = connect_or_fail(how_to_start_redis());
   const reply time = real->call({"TIME"});
   replica r;
   const std::vector<std::string> argv{"TIME"};
