@@ -215,6 +215,7 @@ struct script_engine::lua_side {
   std::size_t next_recent_name = 0;
   std::string name;  // the command, upper case
   reply command_reply;
+  bool time_reply = false;  // the command is TIME: its reply is made from now_us, not in command_reply
   std::string error_text;          // the error a Lua phase must push or raise
   std::string failed_command;      // the last redis.call that raised an error ...
   std::string failed_command_error;  // ... and its error text
@@ -387,6 +388,8 @@ command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
       side.error_text = "ERR Write commands are not allowed from read-only scripts.";
       return command_outcome::error;
     }
+    side.time_reply = count == 1 && side.name == "TIME";
+    if (side.time_reply) return command_outcome::ok;  // redis_call_generic pushes it from now_us
     side.command_reply =
         replica_of(side).execute(std::span<const std::string_view>(side.args.data(), count), side.now_us, bus_of(side));
     if (!side.command_reply.is_error()) return command_outcome::ok;
@@ -420,6 +423,20 @@ void note_failed_command(lua_side& side) noexcept {
   }
 }
 
+// TIME's reply as the replica gives it ({seconds, microseconds} as bulk
+// strings of the call's server time), pushed without making the reply.
+void push_time_reply(lua_State* L, std::int64_t now_us) {
+  ADMIT_ASSERT(now_us >= 0, "the server clock counts from the Unix epoch");
+  char digits[24];
+  lua_createtable(L, 2, 0);
+  auto end = std::to_chars(digits, digits + sizeof digits, now_us / 1'000'000).ptr;
+  lua_pushlstring(L, digits, static_cast<std::size_t>(end - digits));
+  lua_rawseti(L, -2, 1);
+  end = std::to_chars(digits, digits + sizeof digits, now_us % 1'000'000).ptr;
+  lua_pushlstring(L, digits, static_cast<std::size_t>(end - digits));
+  lua_rawseti(L, -2, 2);
+}
+
 int redis_call_generic(lua_State* L, bool raise) {
   lua_side& side = side_of(L);
   const int argc = lua_gettop(L);
@@ -431,6 +448,10 @@ int redis_call_generic(lua_State* L, bool raise) {
   }
   side.name.clear();
   const command_outcome outcome = run_command(L, side, argc);
+  if (outcome == command_outcome::ok && side.time_reply) {
+    push_time_reply(L, side.now_us);
+    return 1;
+  }
   if (outcome == command_outcome::ok) {
     push_reply(L, side.command_reply);
     return 1;
