@@ -210,6 +210,7 @@ struct script_engine::lua_side {
     std::string given;
     std::string upper;
     commands::command_flags flags;
+    replica::command_id command = nullptr;  // the replica's, found once; null: not modelled
   };
   std::array<known_name, 8> recent_names;
   std::size_t next_recent_name = 0;
@@ -372,6 +373,7 @@ command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
         if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
       }
       k.flags = commands::flags_of(k.upper);
+      k.command = replica::find(k.upper);
       known = &k;
     }
     side.name.assign(known->upper);
@@ -390,8 +392,10 @@ command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
     }
     side.time_reply = count == 1 && side.name == "TIME";
     if (side.time_reply) return command_outcome::ok;  // redis_call_generic pushes it from now_us
-    side.command_reply =
-        replica_of(side).execute(std::span<const std::string_view>(side.args.data(), count), side.now_us, bus_of(side));
+    const std::span<const std::string_view> argv(side.args.data(), count);
+    side.command_reply = known->command != nullptr
+                             ? replica_of(side).execute_found(known->command, argv, side.now_us, bus_of(side))
+                             : replica_of(side).execute(argv, side.now_us, bus_of(side));
     if (!side.command_reply.is_error()) return command_outcome::ok;
     const std::string& text = side.command_reply.text;
     if (text.starts_with("ERR unknown command '")) {
