@@ -45,7 +45,12 @@ namespace admit::redis {
 
 namespace {
 
+static_assert(LUA_NOREF == -2, "a kept_table's refs start as LUA_NOREF");
+
 constexpr int steps_per_hook = 1000;
+// A call whose KEYS and ARGV hold more bytes than this does not keep its
+// tables for the next call (see script_engine::run).
+constexpr std::size_t kept_argument_bytes_max = 4096;
 constexpr int max_reply_depth = 1000;  // nesting of a script's returned tables
 constexpr const char* chunk_name = "@user_script";
 constexpr std::string_view compile_error_prefix = "ERR Error compiling script (new function): ";
@@ -177,7 +182,19 @@ struct script_engine::lua_side {
   int error_handler_ref = LUA_NOREF;
   int real_globals_ref = LUA_NOREF;
   int proxies_ref = LUA_NOREF;  // proxy table -> the real table behind it
-  int set_keys_ref = LUA_NOREF;  // set_keys_and_argv as a Lua function
+  int set_keys_ref = LUA_NOREF;  // set_keys_and_argv as a Lua closure
+  // The shared tables a script can write to and so keep a value in past its
+  // call: the string metatable (getmetatable('')) and the metatable every
+  // proxy answers (getmetatable(string)); and the string metatable's only
+  // entry as set up, for shared_tables_as_set_up.
+  int string_metatable_ref = LUA_NOREF;
+  int locked_metatable_ref = LUA_NOREF;
+  const void* string_index = nullptr;  // its value: the string library's proxy
+  const char* index_name = nullptr;    // its key: Lua's "__index" string
+  // False once a script left something in one of those tables: a kept KEYS
+  // or ARGV table could then be reachable from a later call, so none is kept
+  // from then on (until SCRIPT FLUSH makes a new state).
+  bool keep_tables = true;
 
   // Scratch for redis.call: results of the C++ phase, read by the Lua phase.
   // `args` views the call's arguments: a string argument in place on the Lua
@@ -193,11 +210,13 @@ struct script_engine::lua_side {
     std::string given;
     std::string upper;
     commands::command_flags flags;
+    replica::command_id command = nullptr;  // the replica's, found once; null: not modelled
   };
   std::array<known_name, 8> recent_names;
   std::size_t next_recent_name = 0;
   std::string name;  // the command, upper case
   reply command_reply;
+  bool time_reply = false;  // the command is TIME: its reply is made from now_us, not in command_reply
   std::string error_text;          // the error a Lua phase must push or raise
   std::string failed_command;      // the last redis.call that raised an error ...
   std::string failed_command_error;  // ... and its error text
@@ -354,6 +373,7 @@ command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
         if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
       }
       k.flags = commands::flags_of(k.upper);
+      k.command = replica::find(k.upper);
       known = &k;
     }
     side.name.assign(known->upper);
@@ -370,8 +390,12 @@ command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
       side.error_text = "ERR Write commands are not allowed from read-only scripts.";
       return command_outcome::error;
     }
-    side.command_reply =
-        replica_of(side).execute(std::span<const std::string_view>(side.args.data(), count), side.now_us, bus_of(side));
+    side.time_reply = count == 1 && side.name == "TIME";
+    if (side.time_reply) return command_outcome::ok;  // redis_call_generic pushes it from now_us
+    const std::span<const std::string_view> argv(side.args.data(), count);
+    side.command_reply = known->command != nullptr
+                             ? replica_of(side).execute_found(known->command, argv, side.now_us, bus_of(side))
+                             : replica_of(side).execute(argv, side.now_us, bus_of(side));
     if (!side.command_reply.is_error()) return command_outcome::ok;
     const std::string& text = side.command_reply.text;
     if (text.starts_with("ERR unknown command '")) {
@@ -403,6 +427,20 @@ void note_failed_command(lua_side& side) noexcept {
   }
 }
 
+// TIME's reply as the replica gives it ({seconds, microseconds} as bulk
+// strings of the call's server time), pushed without making the reply.
+void push_time_reply(lua_State* L, std::int64_t now_us) {
+  ADMIT_ASSERT(now_us >= 0, "the server clock counts from the Unix epoch");
+  char digits[24];
+  lua_createtable(L, 2, 0);
+  auto end = std::to_chars(digits, digits + sizeof digits, now_us / 1'000'000).ptr;
+  lua_pushlstring(L, digits, static_cast<std::size_t>(end - digits));
+  lua_rawseti(L, -2, 1);
+  end = std::to_chars(digits, digits + sizeof digits, now_us % 1'000'000).ptr;
+  lua_pushlstring(L, digits, static_cast<std::size_t>(end - digits));
+  lua_rawseti(L, -2, 2);
+}
+
 int redis_call_generic(lua_State* L, bool raise) {
   lua_side& side = side_of(L);
   const int argc = lua_gettop(L);
@@ -414,6 +452,10 @@ int redis_call_generic(lua_State* L, bool raise) {
   }
   side.name.clear();
   const command_outcome outcome = run_command(L, side, argc);
+  if (outcome == command_outcome::ok && side.time_reply) {
+    push_time_reply(L, side.now_us);
+    return 1;
+  }
   if (outcome == command_outcome::ok) {
     push_reply(L, side.command_reply);
     return 1;
@@ -898,7 +940,11 @@ int setup_state(lua_State* L) {
 
   lua_pushcfunction(L, error_handler);
   side.error_handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  lua_pushcfunction(L, set_keys_and_argv);
+  // Its upvalues: the real globals and the two names (no lookup, no hashing per call).
+  lua_pushvalue(L, real_globals);
+  lua_pushliteral(L, "KEYS");
+  lua_pushliteral(L, "ARGV");
+  lua_pushcclosure(L, set_keys_and_argv, 3);
   side.set_keys_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushcfunction(L, error_handler);
   lua_setfield(L, real_globals, "__redis__err__handler");
@@ -922,8 +968,16 @@ int setup_state(lua_State* L) {
   lua_pushliteral(L, "");
   lua_getmetatable(L, -1);
   lua_getfield(L, real_globals, "string");
+  side.string_index = lua_topointer(L, -1);
   lua_setfield(L, -2, "__index");
+  lua_pushliteral(L, "__index");
+  side.index_name = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  lua_pushvalue(L, -1);
+  side.string_metatable_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pop(L, 2);
+  lua_pushvalue(L, locked_metatable);
+  side.locked_metatable_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 
   // The globals: a read of a missing one raises, and so does any write.
   lua_createtable(L, 0, 1);
@@ -947,12 +1001,6 @@ int setup_state(lua_State* L) {
   return 0;
 }
 
-struct call_setup {
-  lua_side* side;
-  std::span<const std::string> keys;
-  std::span<const std::string> args;
-};
-
 void push_string_array(lua_State* L, std::span<const std::string> items) {
   lua_createtable(L, static_cast<int>(items.size()), 0);
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -961,17 +1009,165 @@ void push_string_array(lua_State* L, std::span<const std::string> items) {
   }
 }
 
-// Sets KEYS and ARGV (run under lua_cpcall: a memory error is a status).
+using kept_table = script_engine::kept_table;
+
+struct call_setup {
+  lua_side* side;
+  std::span<const std::string> keys;
+  std::span<const std::string> args;
+  kept_table* kept;  // the script's KEYS and ARGV; entries sized for this call
+};
+
+// True when the kept table at `table` is exactly as set: no metatable,
+// entries 1..count the strings set (interned: the same string object, kept
+// alive by the anchor, so the same address) and no other key. A script that
+// changed anything (a value, an entry added or removed, a hash key, a
+// metatable) fails it.
+bool untouched(lua_State* L, int table, const kept_table& kept) {
+  if (lua_getmetatable(L, table) != 0) {
+    lua_pop(L, 1);
+    return false;
+  }
+  for (std::size_t i = 0; i < kept.count; ++i) {
+    lua_rawgeti(L, table, static_cast<int>(i + 1));
+    const bool same = lua_type(L, -1) == LUA_TSTRING && lua_tolstring(L, -1, nullptr) == kept.entries[i].data();
+    lua_pop(L, 1);
+    if (!same) return false;
+  }
+  std::size_t seen = 0;
+  lua_pushnil(L);
+  while (lua_next(L, table) != 0) {
+    lua_pop(L, 1);
+    if (++seen > kept.count) {
+      lua_pop(L, 1);
+      return false;
+    }
+  }
+  return seen == kept.count;
+}
+
+// Leaves on the stack the script's kept table, given the strings `items`: a
+// string equal to the one already there stays (no interning), others are
+// pushed; a table the script touched is replaced by a new one, as Redis
+// makes new tables for every call.
+void fill_kept(lua_State* L, kept_table& kept, std::span<const std::string> items) {
+  bool fresh = kept.ref == LUA_NOREF;
+  if (!fresh) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, kept.ref);
+    if (!untouched(L, lua_gettop(L), kept)) {
+      lua_pop(L, 1);
+      fresh = true;
+    }
+  }
+  if (fresh) {
+    lua_createtable(L, static_cast<int>(items.size()), 0);
+    lua_pushvalue(L, -1);
+    if (kept.ref == LUA_NOREF) {
+      kept.ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    } else {
+      lua_rawseti(L, LUA_REGISTRYINDEX, kept.ref);
+    }
+  }
+  const int table = lua_gettop(L);
+  int anchor = 0;  // pushed when first needed
+  const auto push_anchor = [&] {
+    if (anchor != 0) return;
+    if (kept.anchor_ref == LUA_NOREF) {
+      lua_createtable(L, static_cast<int>(items.size()), 0);
+      lua_pushvalue(L, -1);
+      kept.anchor_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+      kept.count = 0;
+    } else {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, kept.anchor_ref);
+    }
+    anchor = lua_gettop(L);
+  };
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const int at = static_cast<int>(i + 1);
+    if (i < kept.count && kept.entries[i] == items[i]) {
+      if (fresh) {
+        push_anchor();
+        lua_rawgeti(L, anchor, at);
+        lua_rawseti(L, table, at);
+      }
+      continue;
+    }
+    push_anchor();
+    lua_pushlstring(L, items[i].data(), items[i].size());
+    kept.entries[i] = std::string_view(lua_tolstring(L, -1, nullptr), items[i].size());
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, anchor, at);
+    lua_rawseti(L, table, at);
+  }
+  for (std::size_t i = items.size(); i < kept.count; ++i) {
+    const int at = static_cast<int>(i + 1);
+    push_anchor();
+    lua_pushnil(L);
+    lua_rawseti(L, anchor, at);
+    if (!fresh) {
+      lua_pushnil(L);
+      lua_rawseti(L, table, at);
+    }
+  }
+  kept.count = items.size();
+  lua_settop(L, table);
+}
+
+// Sets KEYS and ARGV (run under lua_pcall: a memory error is a status, and
+// the caller then drops the script's kept tables, which it may have left
+// half set). Redis makes two new tables for every call; here a script's
+// tables are kept and refilled, which a script cannot tell apart: a table it
+// modified is replaced (`untouched`), and it can keep a reference past its
+// call only in a shared table it can write, which script_engine::run checks
+// after every call (`shared_tables_as_set_up`).
 int set_keys_and_argv(lua_State* L) {
   const auto& setup = *static_cast<const call_setup*>(lua_touserdata(L, 1));
-  lua_rawgeti(L, LUA_REGISTRYINDEX, setup.side->real_globals_ref);
-  lua_pushliteral(L, "KEYS");
-  push_string_array(L, setup.keys);
-  lua_rawset(L, -3);
-  lua_pushliteral(L, "ARGV");
-  push_string_array(L, setup.args);
-  lua_rawset(L, -3);
+  const int globals = lua_upvalueindex(1);
+  lua_pushvalue(L, lua_upvalueindex(2));  // "KEYS"
+  if (setup.side->keep_tables) {
+    fill_kept(L, setup.kept[0], setup.keys);
+  } else {
+    push_string_array(L, setup.keys);
+  }
+  lua_rawset(L, globals);
+  lua_pushvalue(L, lua_upvalueindex(3));  // "ARGV"
+  if (setup.side->keep_tables) {
+    fill_kept(L, setup.kept[1], setup.args);
+  } else {
+    push_string_array(L, setup.args);
+  }
+  lua_rawset(L, globals);
   return 0;
+}
+
+// True when the tables a script could keep a value in past its call hold
+// only what the setup put there. Raw accesses only; allocates nothing.
+bool shared_tables_as_set_up(lua_State* L, const lua_side& side) {
+  const int top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, side.locked_metatable_ref);
+  bool as_set_up = lua_getmetatable(L, -1) == 0;
+  if (as_set_up) {
+    lua_pushnil(L);
+    as_set_up = lua_next(L, -2) == 0;
+  }
+  lua_settop(L, top);
+  if (!as_set_up) return false;
+  // The string metatable: one entry, __index (a fixed string of Lua's: it
+  // is never collected, so its address stays), the string library's proxy.
+  lua_rawgeti(L, LUA_REGISTRYINDEX, side.string_metatable_ref);
+  const int metatable = lua_gettop(L);
+  as_set_up = lua_getmetatable(L, metatable) == 0;
+  if (as_set_up) {
+    lua_pushnil(L);
+    as_set_up = lua_next(L, metatable) != 0 && lua_type(L, -2) == LUA_TSTRING &&
+                lua_tolstring(L, -2, nullptr) == side.index_name && lua_topointer(L, -1) == side.string_index;
+  }
+  if (as_set_up) {
+    lua_pop(L, 1);
+    as_set_up = lua_next(L, metatable) == 0;
+  }
+  lua_settop(L, top);
+  return as_set_up;
 }
 
 }  // namespace
@@ -1015,6 +1211,7 @@ std::size_t script_engine::lua_heap_bytes() const noexcept { return side_->heap_
 
 void script_engine::open_state() {
   const c_locale_scope locale;
+  side_->keep_tables = true;
   lua_ = lua_newstate(bounded_alloc, side_);
   if (lua_ == nullptr) throw std::runtime_error("admitsim: cannot create a Lua state (memory limit too small?)");
   lua_atpanic(lua_, panic_handler);
@@ -1074,10 +1271,23 @@ bool script_engine::find_or_compile(std::string_view body, std::string_view sha,
   side_->unlimited = true;  // luaL_ref may grow the registry; it must not raise here
   const int ref = luaL_ref(lua_, LUA_REGISTRYINDEX);
   side_->unlimited = false;
-  scripts_.push_back(cached_script{std::string(sha), ref});
+  scripts_.push_back(cached_script{std::string(sha), ref, {}});
   index = scripts_.size() - 1;
   by_sha_.emplace(std::string(sha), index);
   return true;
+}
+
+void script_engine::drop_kept_tables(cached_script& script) noexcept {
+  const bool was_unlimited = side_->unlimited;
+  side_->unlimited = true;  // luaL_unref only writes an existing registry slot
+  for (kept_table& kept : script.kept) {
+    if (kept.ref != LUA_NOREF) luaL_unref(lua_, LUA_REGISTRYINDEX, kept.ref);
+    if (kept.anchor_ref != LUA_NOREF) luaL_unref(lua_, LUA_REGISTRYINDEX, kept.anchor_ref);
+    kept.ref = LUA_NOREF;
+    kept.anchor_ref = LUA_NOREF;
+    kept.count = 0;
+  }
+  side_->unlimited = was_unlimited;
 }
 
 reply script_engine::fail(std::string sha, std::string message) {
@@ -1218,13 +1428,18 @@ reply script_engine::run(std::size_t index, std::span<const std::string> keys,
   side.failed_command.clear();
   const std::string& sha = scripts_[index].sha;
 
-  call_setup setup{side_, keys, args};
+  cached_script& script = scripts_[index];
+  // Sized here, outside any Lua frame (growing may throw); set_keys_and_argv only assigns.
+  if (script.kept[0].entries.size() < keys.size()) script.kept[0].entries.resize(keys.size());
+  if (script.kept[1].entries.size() < args.size()) script.kept[1].entries.resize(args.size());
+  call_setup setup{side_, keys, args, script.kept};
   // As lua_cpcall(set_keys_and_argv), without the C closure lua_cpcall makes
   // (and the collector later frees) on every call: the function is made once.
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, side.set_keys_ref);
   lua_pushlightuserdata(lua_, &setup);
   if (lua_pcall(lua_, 1, 0, 0) != 0) {
     lua_settop(lua_, 0);
+    drop_kept_tables(script);
     lua_gc(lua_, LUA_GCCOLLECT, 0);
     reply out = fail(sha, "ERR admitsim: KEYS and ARGV exceed the Lua heap limit of " +
                               std::to_string(limits_.max_memory_bytes) + " bytes");
@@ -1233,13 +1448,25 @@ reply script_engine::run(std::size_t index, std::span<const std::string> keys,
   }
 
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, side.error_handler_ref);
-  lua_rawgeti(lua_, LUA_REGISTRYINDEX, scripts_[index].function_ref);
+  lua_rawgeti(lua_, LUA_REGISTRYINDEX, script.function_ref);
   lua_sethook(lua_, step_hook, LUA_MASKCOUNT, steps_per_hook);
   const int status = lua_pcall(lua_, 0, 1, 1);
   lua_sethook(lua_, nullptr, 0, 0);
   steps_ = side.steps;
 
   side.unlimited = true;
+  // Large arguments are not kept past the call (the globals still hold
+  // them until the next call, as before): a script's kept tables must not
+  // hold the heap that a later call of another script needs.
+  std::size_t argument_bytes = 0;
+  for (const std::string& k : keys) argument_bytes += k.size();
+  for (const std::string& a : args) argument_bytes += a.size();
+  if (argument_bytes > kept_argument_bytes_max) drop_kept_tables(script);
+  if (side.keep_tables && !shared_tables_as_set_up(lua_, side)) {
+    side.keep_tables = false;
+    for (cached_script& s : scripts_) drop_kept_tables(s);
+  }
+  if (!side.keep_tables) drop_kept_tables(script);
   struct restore_limit {
     lua_side& side;
     lua_State* L;

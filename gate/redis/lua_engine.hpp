@@ -126,10 +126,26 @@ class script_engine {
   // linkage requirements, can reach it.
   struct lua_side;
 
+  // Internal, public for the same reason: one of a script's kept tables.
+  // `ref` is the table given to the script and `anchor_ref` a table of the
+  // same strings, never given to a script, which keeps them alive, so
+  // `entries` (views of the Lua strings at 1..count) stay valid. -2
+  // (LUA_NOREF): none.
+  struct kept_table {
+    int ref = -2;
+    int anchor_ref = -2;
+    std::size_t count = 0;
+    std::vector<std::string_view> entries;
+  };
+
  private:
   struct cached_script {
     std::string sha;
     int function_ref = 0;  // the compiled chunk in the Lua registry
+    // The KEYS (0) and ARGV (1) tables of this script's last call, which
+    // the next call reuses when the script left them as given (see
+    // set_keys_and_argv in lua_engine.cpp).
+    kept_table kept[2];
   };
 
   void open_state();
@@ -142,6 +158,8 @@ class script_engine {
                      bool read_only);
   reply script_command(std::span<const std::string> argv);
   reply fail(std::string sha, std::string message);
+  // Releases a script's kept KEYS and ARGV tables (the next call makes new ones).
+  void drop_kept_tables(cached_script& script) noexcept;
 
   replica& data_;
   pubsub* bus_ = nullptr;  // where PUBLISH delivers (none: it reaches nobody)

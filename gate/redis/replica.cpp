@@ -1512,6 +1512,17 @@ reply replica::execute(std::span<const std::string_view> argv, std::int64_t serv
   ADMIT_ASSERT(server_now_us >= 0, "the server clock counts from the Unix epoch");
   const command_spec* spec = find_command(argv[0]);
   if (spec == nullptr) return reply::error(unknown_command_error(argv));
+  return execute_found(spec, argv, server_now_us, bus);
+}
+
+replica::command_id replica::find(std::string_view name) noexcept { return find_command(name); }
+
+reply replica::execute_found(command_id command, std::span<const std::string_view> argv,
+                             std::int64_t server_now_us, pubsub* bus) {
+  ADMIT_ASSERT(command != nullptr, "execute_found runs a command find() knows");
+  ADMIT_ASSERT(!argv.empty(), "a command has a name");
+  ADMIT_ASSERT(server_now_us >= 0, "the server clock counts from the Unix epoch");
+  const auto* spec = static_cast<const command_spec*>(command);
   const auto argc = static_cast<int>(argv.size());
   if ((spec->arity > 0 && argc != spec->arity) || (spec->arity < 0 && argc < -spec->arity)) {
     return reply::error(arity_error(spec->name));

@@ -134,6 +134,14 @@ class replica {
   // world's, not the keyspace's.
   reply execute(std::span<const std::string_view> argv, std::int64_t server_now_us,
                 pubsub* bus = nullptr);
+  // A command found once by name, for a caller that runs the same few
+  // commands over and over (the script engine): opaque, null when the
+  // replica does not model the name. execute_found(find(argv[0]), ...) gives
+  // what execute(argv, ...) gives for a name find() knows.
+  using command_id = const void*;
+  [[nodiscard]] static command_id find(std::string_view name) noexcept;
+  reply execute_found(command_id command, std::span<const std::string_view> argv, std::int64_t server_now_us,
+                      pubsub* bus = nullptr);
   // The same over owned strings (views of them are passed on).
   reply execute(std::span<const std::string> argv, std::int64_t server_now_us,
                 pubsub* bus = nullptr);

@@ -348,6 +348,77 @@ TEST_CASE("lua engine: KEYS, ARGV, frozen time and atomic failure", "[lua]") {
   CHECK(f.exec({"GET", "plain"}) == reply::bulk("1"));
 }
 
+TEST_CASE("lua engine: every call sees KEYS and ARGV as given, whatever the last call did to them", "[lua]") {
+  // Goal: Redis's new tables per call stay visible although the engine keeps
+  // a script's tables between calls; method: a script that reports its KEYS
+  // and ARGV, then changes them in one way (value, added, removed, hash key,
+  // index 0, metatable), called with the same and with other arguments.
+  fixture f;
+  const std::string body =
+      "local n = 0 for _ in pairs(KEYS) do n = n + 1 end for _ in pairs(ARGV) do n = n + 1 end "
+      "local seen = {#KEYS, #ARGV, n, tostring(getmetatable(KEYS)), tostring(getmetatable(ARGV)), "
+      "  table.concat(KEYS, ','), table.concat(ARGV, ','), tostring(KEYS[3]), tostring(ARGV[4])} "
+      "local how = ARGV[1] "
+      "if how == 'set' then KEYS[1] = 'changed' ARGV[2] = 'changed' "
+      "elseif how == 'add' then KEYS[#KEYS + 1] = 'more' ARGV.x = 1 "
+      "elseif how == 'remove' then table.remove(ARGV) KEYS[1] = nil "
+      "elseif how == 'meta' then setmetatable(KEYS, {__index = function() return 'meta' end}) setmetatable(ARGV, {}) "
+      "elseif how == 'zero' then ARGV[0] = 'z' KEYS[0] = 'z' "
+      "elseif how == 'error' then KEYS[1] = 'changed' error('boom') end "
+      "return seen";
+  const std::string other = "KEYS[1] = 'other' ARGV[1] = 'other' return {#KEYS, #ARGV}";
+  const auto expected = [](const std::vector<std::string>& keys, const std::vector<std::string>& args) {
+    std::string k;
+    for (const std::string& s : keys) k += (k.empty() ? "" : ",") + s;
+    std::string a;
+    for (const std::string& s : args) a += (a.empty() ? "" : ",") + s;
+    return reply::array({integer(static_cast<std::int64_t>(keys.size())), integer(static_cast<std::int64_t>(args.size())),
+                         integer(static_cast<std::int64_t>(keys.size() + args.size())), reply::bulk("nil"),
+                         reply::bulk("nil"), reply::bulk(k), reply::bulk(a), reply::bulk("nil"), reply::bulk("nil")});
+  };
+  for (const char* how : {"none", "set", "set", "add", "add", "remove", "none", "meta", "zero", "error", "none"}) {
+    INFO(how);
+    const std::vector<std::string> keys{"k1", "k2"};
+    const std::vector<std::string> args{how, "a2", "a3"};
+    const reply r = f.eval(body, keys, args);
+    if (std::string(how) != "error") CHECK(r == expected(keys, args));
+    // The same script with fewer and with other arguments, and another script between.
+    CHECK(f.eval(body, {"k1"}, {"x"}) == expected({"k1"}, {"x"}));
+    CHECK(f.eval(other, {"k1"}, {"x"}) == reply::array({integer(1), integer(1)}));
+    if (std::string(how) != "error") CHECK(f.eval(body, {}, {how, "b2"}) == expected({}, {how, "b2"}));
+    CHECK(f.exec({"EVALSHA", sha_of(body), "2", "k1", "k2", "none", "a2", "a3"}) ==
+          expected(keys, {"none", "a2", "a3"}));
+  }
+  // A script that keeps KEYS in a shared table it can write (the string
+  // metatable, the proxies' metatable) sees that call's values there later.
+  for (const char* place : {"getmetatable('')", "getmetatable(string)"}) {
+    INFO(place);
+    fixture g;
+    const std::string stash = std::string("local m = ") + place +
+                              " if ARGV[1] == 'keep' then m.kept = KEYS end return tostring(m.kept and m.kept[1])";
+    CHECK(g.eval(stash, {"first"}, {"keep"}) == reply::bulk("first"));
+    CHECK(g.eval(stash, {"second"}, {"no"}) == reply::bulk("first"));
+    CHECK(g.eval(stash, {"third"}, {"no"}) == reply::bulk("first"));
+    CHECK(g.eval(body, {"k1"}, {"x"}) == expected({"k1"}, {"x"}));
+    CHECK(g.eval(body, {"k1"}, {"set"}) == expected({"k1"}, {"set"}));
+    CHECK(g.eval(body, {"k1"}, {"none"}) == expected({"k1"}, {"none"}));
+  }
+  {
+    // The same through a metatable given to the shared table.
+    fixture g;
+    const std::string stash =
+        "local m = getmetatable('') if ARGV[1] == 'keep' then setmetatable(m, {kept = KEYS}) end "
+        "local mm = getmetatable(m) return tostring(mm and mm.kept[1])";
+    CHECK(g.eval(stash, {"first"}, {"keep"}) == reply::bulk("first"));
+    CHECK(g.eval(stash, {"second"}, {"no"}) == reply::bulk("first"));
+  }
+  // Arguments past the kept size are not kept, and calls after them still see theirs.
+  const std::string big(5000, 'b');
+  CHECK(f.eval(body, {"k1"}, {"none", big}) == expected({"k1"}, {"none", big}));
+  CHECK(f.eval(body, {"k1"}, {"set"}) == expected({"k1"}, {"set"}));
+  CHECK(f.eval(body, {"k1"}, {"none"}) == expected({"k1"}, {"none"}));
+}
+
 TEST_CASE("lua engine: script cache, SCRIPT commands, EVAL_RO and handles", "[lua]") {
   // Goal: SCRIPT LOAD/EXISTS/FLUSH, EVALSHA (any case), read-only scripts and
   // the handle fast path behave as Redis's cache; method: load, call, flush, call.

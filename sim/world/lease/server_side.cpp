@@ -85,7 +85,17 @@ void server_side::use_protocol(const redis::protocol& proto, std::string holders
 
 void server_side::notice_losses(const gate::command_request& req, std::span<const std::string> before,
                                 const redis::sorted_set* after) {
+  // The holders mostly keep their order (an acquire reaps the oldest and adds
+  // the newest; a release takes one out), so a member is first looked for at
+  // the next place of `after` in order, and only then by name.
+  using entry = redis::sorted_set::entry;
+  const std::span<const entry> kept = after ? after->entries() : std::span<const entry>{};
+  std::size_t next = 0;
   for (const std::string& member : before) {
+    if (next < kept.size() && kept[next].member == member) {
+      ++next;
+      continue;
+    }
     if (after && after->score(member).has_value()) continue;
     if (req.op == redis::script_op::release && member == req.token) continue;  // its own release
     if (const worker_state* holder = fleet_.lost_permit(member)) monitors_.reaped_live(member, holder->index);
