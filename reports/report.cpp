@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gate/admit_assert.hpp"
+#include "sim/check/causes.hpp"
 #include "sim/scenario/duration.hpp"
 
 namespace admit::reports {
@@ -119,6 +121,61 @@ json inconclusive_json(const world::inconclusive_reason& why) {
   return j;
 }
 
+json causes_json(const std::vector<check::cause>& causes) {
+  json out = json::array();
+  for (const check::cause& c : causes) out.push_back(json{{"kind", c.kind}, {"detail", c.detail}});
+  return out;
+}
+
+// How bad an invariant's violations got: exact totals, the worst moment, the
+// first windows and the causes by count (sim/check/results.hpp).
+json violations_json(const check::invariant_result& i) {
+  json v;
+  v["kind"] = i.level ? "level" : "event";
+  v["windows"] = i.windows;
+  if (i.level) v["time_in_violation_ns"] = i.time_in_violation_ns;
+  if (i.worst) {
+    json w;
+    w["value"] = i.worst->value;
+    w["bound"] = i.worst->bound;
+    w["at_ns"] = i.worst->at_ns;
+    w["detail"] = i.worst->detail;
+    v["worst"] = std::move(w);
+  }
+  json list = json::array();
+  for (const check::violation_window& w : i.window_list) {
+    json e;
+    e["start_ns"] = w.start_ns;
+    e["end_ns"] = w.end_ns;
+    if (i.level) {
+      e["open_at_end"] = w.open_at_end;
+      e["peak"] = w.peak;
+      e["bound"] = w.bound;
+      e["peak_ns"] = w.peak_ns;
+    }
+    e["detail"] = w.detail;
+    e["causes"] = causes_json(w.causes);
+    list.push_back(std::move(e));
+  }
+  v["window_list"] = std::move(list);
+  v["windows_listed"] = i.window_list.size();
+  json causes = json::array();
+  for (const check::cause_count& c : i.causes) {
+    const check::cause_info* row = check::find_cause(c.kind);
+    ADMIT_ASSERT(row != nullptr, "every cause a world names is a row of the cause table");
+    json designs = json::array();
+    for (std::string_view rest = row->designs; !rest.empty();) {
+      const std::size_t comma = rest.find(", ");
+      designs.push_back(std::string(rest.substr(0, comma)));
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 2);
+    }
+    causes.push_back(json{{"kind", c.kind}, {"count", c.count}, {"title", row->title}, {"designs", std::move(designs)},
+                          {"example", c.example}});
+  }
+  v["causes"] = std::move(causes);
+  return v;
+}
+
 json invariants_json(const world::run_record& rec) {
   json inv = json::object();
   for (const auto& i : rec.invariants) {
@@ -132,6 +189,7 @@ json invariants_json(const world::run_record& rec) {
       v["detail"] = i.first->detail;
       j["first_violation"] = std::move(v);
     }
+    if (!i.holds) j["violations"] = violations_json(i);
     inv[i.name] = std::move(j);
   }
   return inv;
@@ -153,6 +211,7 @@ json metrics_json(const world::run_record& rec) {
     const world::lease_metrics& l = *rec.lease;
     mj["holders_max"] = l.holders_max;
     mj["portal_429"] = l.portal_429;
+    mj["portal_attempted_max"] = l.portal_attempted_max;
     mj["leases_reaped_live"] = l.leases_reaped_live;
     mj["deferred"] = l.deferred;
     mj["redis_calls"] = l.redis_calls;

@@ -27,14 +27,17 @@ struct invariant_info {
   const char* name;
   unsigned worlds;    // world_bits
   const char* checks;  // what a violation means, for docs and `admitsim list`
+  // A bounded quantity (its violations are windows with a duration and a
+  // worst moment), else a judgement of single steps (sim/check/results.hpp).
+  bool level = false;
 };
 
 inline constexpr invariant_info invariant_table[] = {
     {"gate_inflight_le_cap", world_fifo | world_lease,
-     "the gate never counts more leases in use than its cap (max_active, or the lease limit)"},
-    {"waiting_le_max", world_fifo, "the FIFO queue never holds more than max_waiting"},
+     "the gate never counts more leases in use than its cap (max_active, or the lease limit)", true},
+    {"waiting_le_max", world_fifo, "the FIFO queue never holds more than max_waiting", true},
     {"portal_inflight_le_cap", world_fifo | world_lease,
-     "the portal never sees more concurrent work than its true cap"},
+     "the portal never sees more concurrent work than its true cap", true},
     {"fifo_order", world_fifo, "waiters are promoted in arrival order"},
     {"lease_released_once", world_fifo, "every granted lease is released exactly once"},
     {"liveness", world_fifo | world_lease,

@@ -116,7 +116,7 @@ json service_json(const service_spec& s, bool lease) {
   if (s.portal_cap) j["portal_cap"] = *s.portal_cap;
   j["service_time"] = dist_json(s.service_time);
   if (s.client_timeout_ns) j["client_timeout"] = duration_text(*s.client_timeout_ns);
-  if (lease) j["over_cap"] = "reject_429";  // the only policy (scenario.hpp)
+  if (lease) j["over_cap"] = s.over_cap == service_spec::over_cap_policy::serve ? "serve" : "reject_429";
   return j;
 }
 
@@ -319,6 +319,7 @@ nlohmann::ordered_json scenario_to_json(const admit::scenario::scenario& sc) {
   ck["max_events"] = sc.checks.max_events;
   ck["horizon"] = duration_text(sc.checks.horizon_ns);
   ck["trace"] = sc.checks.trace_capacity;
+  ck["stop_at_first"] = sc.checks.stop_at_first;
   if (sc.checks.liveness_horizon_ns) ck["liveness_horizon"] = duration_text(*sc.checks.liveness_horizon_ns);
   j["checks"] = std::move(ck);
 

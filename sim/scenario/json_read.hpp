@@ -145,6 +145,11 @@ inline double read_double(const json& v, const std::string& path, double lo, dou
   return x;
 }
 
+inline bool read_bool(const json& v, const std::string& path) {
+  if (!v.is_boolean()) fail(path, "true or false", v);
+  return v.get<bool>();
+}
+
 inline std::string read_string(const json& v, const std::string& path, const std::string& what) {
   if (!v.is_string()) fail(path, what, v);
   return v.get<std::string>();

@@ -892,9 +892,9 @@ scenario load_scenario_json(const json& doc) {
     if (const json* t = r.get("over_cap")) {
       if (t->is_string() && t->get<std::string>() == "queue")
         fail_msg("/service/over_cap",
-                 "a portal that queues connections above its cap is not modelled; expected \"reject_429\"");
+                 "a portal that queues connections above its cap is not modelled; expected \"reject_429\" or \"serve\"");
       static const std::pair<const char*, service_spec::over_cap_policy> policies[] = {
-          {"reject_429", service_spec::over_cap_policy::reject_429}};
+          {"reject_429", service_spec::over_cap_policy::reject_429}, {"serve", service_spec::over_cap_policy::serve}};
       sc.service.over_cap = read_enum(*t, "/service/over_cap", policies);
     }
     r.finish();
@@ -984,6 +984,7 @@ scenario load_scenario_json(const json& doc) {
     if (const json* x = r.get("max_wall"))
       sc.checks.max_wall_ns = read_duration(*x, "/checks/max_wall", sim::ms, day_ns);
     if (const json* x = r.get("trace")) sc.checks.trace_capacity = read_int(*x, "/checks/trace", 0, 100'000);
+    if (const json* x = r.get("stop_at_first")) sc.checks.stop_at_first = read_bool(*x, "/checks/stop_at_first");
     if (const json* x = r.get("liveness_horizon")) {
       sc.checks.liveness_horizon_ns = read_duration(*x, "/checks/liveness_horizon", 1);
       if (*sc.checks.liveness_horizon_ns > sc.checks.horizon_ns)

@@ -272,11 +272,12 @@ struct arrival_spec {
 };
 
 struct service_spec {
-  // What the portal does above its true cap. Only one policy exists: a
-  // portal that queued excess connections instead ("queue") is not modelled,
-  // and the loader refuses it rather than run it as reject_429.
+  // What the lease world's portal does above its true cap. A portal that
+  // queued excess connections instead ("queue") is not modelled, and the
+  // loader refuses it rather than run it as another policy.
   enum class over_cap_policy : std::uint8_t {
-    reject_429,  // above its true cap the portal answers 429 at once
+    reject_429,  // above its true cap the portal answers 429 at once (the attempt is counted)
+    serve,       // the portal serves it: the true over-cap in-flight count
   };
   std::optional<std::int64_t> portal_cap;  // true concurrency cap; default: the gates' total
   sim::duration_dist service_time = sim::duration_dist::fixed(350 * sim::ms);
@@ -372,6 +373,9 @@ struct checks_spec {
   vtime_ns max_wall_ns = 600 * sim::sec;
   vtime_ns horizon_ns = 24LL * 3600 * sim::sec;  // the run is cut off here
   std::int64_t trace_capacity = 64;
+  // The first violation stops the run (else it keeps going to its end, and
+  // each invariant reports its windows, time in violation and worst moment).
+  bool stop_at_first = false;
   // Every fault has healed by then and the system must be idle at it; at most horizon_ns.
   std::optional<vtime_ns> liveness_horizon_ns;
 };

@@ -137,7 +137,9 @@ class lease_world {
              gate().world_mut == scenario::world_mutation::check_then_add),
         fleet_(sched_, net_, client_config(gate(), run), sc, seed),
         portal_(sched_, monitors_, timeline_, sc.service.portal_cap.value_or(gate().lease.limit),
-                sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns)),
+                sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns),
+                sc.service.over_cap == scenario::service_spec::over_cap_policy::serve,
+                static_cast<std::size_t>(sc.fleet.workers)),
         faults_(sched_, fleet_, items_, node_, net_, portal_, monitors_, timeline_), src_(sc, seed),
         pump_(sched_, src_, *this) {
     client_behaviour b;

@@ -69,6 +69,7 @@ struct run_diagnostics {
 struct lease_metrics {
   std::int64_t holders_max = 0;            // workers that believed they held a permit at once
   std::uint64_t portal_429 = 0;            // connections the portal refused above its true cap
+  std::int64_t portal_attempted_max = 0;   // most connections asked of the portal at once (open + refused, still counted)
   std::uint64_t leases_reaped_live = 0;    // permits reaped while their holder was still working
   std::uint64_t deferred = 0;              // items whose permit could not be had in time
   std::uint64_t redis_calls = 0;           // script calls sent

@@ -5,10 +5,13 @@
 // of the run (and checks.liveness_horizon). They check the FIFO world's
 // invariants at each step, count its coverage probes, keep the bounded trace
 // and the run's metrics and timeline samples; check::monitor stops the run at
-// the first violation. The checks:
-//  * gate_inflight_le_cap: a grant never makes more leases active than max_active;
-//  * waiting_le_max: the queue never holds more than max_waiting;
-//  * portal_inflight_le_cap: the portal never sees more work than its cap;
+// the first violation only with checks.stop_at_first. The checks:
+//  * gate_inflight_le_cap: no gate has more leases active than its
+//    max_active (a level: judged at every gate event, against the gate
+//    furthest above its own cap);
+//  * waiting_le_max: no queue holds more than its max_waiting (a level, likewise);
+//  * portal_inflight_le_cap: the portal never sees more work than its cap
+//    (a level: judged as work begins and ends);
 //  * fifo_order: a promotion takes the ticket that waited longest, and no
 //    newcomer is admitted while a ticket waits;
 //  * lease_released_once: no release without a grant, none the core refused
@@ -110,6 +113,10 @@ class fifo_monitors {
   void on_portal_begin(const request_state& r);
   void on_portal_end(const request_state& r) {
     trace(nullptr, "portal end", ctx_.service.in_flight(), 0, r.number);
+    mon_.level(inv_portal_inflight, ctx_.service.in_flight(), ctx_.service.cap(), [&] {
+      return "portal: " + std::to_string(ctx_.service.in_flight()) + " requests in flight, above the portal's cap " +
+             std::to_string(ctx_.service.cap());
+    });
     sample_series();
     if (lane* l = ctx_.rec.series.lane_for(r.number)) l->work_end_ns = ctx_.sched.now_ns();
   }
@@ -155,15 +162,42 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
   sample_series();
   ctx_.rec.metrics.waiting_max = std::max(ctx_.rec.metrics.waiting_max, e.waiting);
   const fifo::config& cfg = g.gate().core().cfg();
+  // The gate furthest above its cap (this one, unless another is further
+  // above its own): the level the invariant judges after this event.
+  const gate_slot* worst_active = &g;
+  const gate_slot* worst_waiting = &g;
+  if (gates_.size() > 1) [[unlikely]] {
+    auto excess = [](const gate_slot* s, bool active) {
+      const fifo::fifo_gate& c = s->gate().core();
+      return active ? c.active() - c.cfg().max_active : c.waiting() - c.cfg().max_waiting;
+    };
+    for (const auto& other : gates_) {
+      if (excess(other.get(), true) > excess(worst_active, true)) worst_active = other.get();
+      if (excess(other.get(), false) > excess(worst_waiting, false)) worst_waiting = other.get();
+    }
+  }
+  const bool own_active = worst_active == &g;
+  mon_.level(inv_gate_inflight, own_active ? e.active : worst_active->gate().core().active(),
+             worst_active->gate().core().cfg().max_active, [&] {
+               const fifo::fifo_gate& c = worst_active->gate().core();
+               if (!own_active)
+                 return worst_active->name + ": " + std::to_string(c.active()) + " leases active, above max_active " +
+                        std::to_string(c.cfg().max_active);
+               return g.name + ": " + std::string(fifo::to_string(e.st)) + " ticket " + std::to_string(e.ticket) +
+                      " made " + std::to_string(e.active) + " leases active, above max_active " +
+                      std::to_string(cfg.max_active);
+             });
+  const bool own_waiting = worst_waiting == &g;
+  mon_.level(inv_waiting, own_waiting ? e.waiting : worst_waiting->gate().core().waiting(),
+             worst_waiting->gate().core().cfg().max_waiting, [&] {
+               const fifo::fifo_gate& c = worst_waiting->gate().core();
+               return worst_waiting->name + ": " + std::to_string(own_waiting ? e.waiting : c.waiting()) +
+                      " tickets waiting, above max_waiting " + std::to_string(c.cfg().max_waiting);
+             });
   switch (e.st) {
     case fifo::status::admitted:
     case fifo::status::promoted:
       ++g.granted;
-      mon_.check(inv_gate_inflight, e.active <= cfg.max_active, [&] {
-        return g.name + ": " + std::string(fifo::to_string(e.st)) + " ticket " + std::to_string(e.ticket) +
-               " made " + std::to_string(e.active) + " leases active, above max_active " +
-               std::to_string(cfg.max_active);
-      });
       if (e.st == fifo::status::promoted) {
         hit(p_promoted);
         queue_order& order = g.order();
@@ -188,10 +222,6 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
     case fifo::status::queued:
       hit(p_queued);
       g.order().queued(e.ticket);
-      mon_.check(inv_waiting, e.waiting <= cfg.max_waiting, [&] {
-        return g.name + ": " + std::to_string(e.waiting) + " tickets waiting, above max_waiting " +
-               std::to_string(cfg.max_waiting);
-      });
       break;
     case fifo::status::released:
       ++g.released;
@@ -220,7 +250,7 @@ inline void fifo_monitors::on_portal_begin(const request_state& r) {
   trace(nullptr, "portal begin", ctx_.service.in_flight(), 0, r.number);
   sample_series();
   if (lane* l = ctx_.rec.series.lane_for(r.number)) l->work_start_ns = ctx_.sched.now_ns();
-  mon_.check(inv_portal_inflight, ctx_.service.in_flight() <= ctx_.service.cap(), [&] {
+  mon_.level(inv_portal_inflight, ctx_.service.in_flight(), ctx_.service.cap(), [&] {
     return "portal: request " + r.a.id() + " made " + std::to_string(ctx_.service.in_flight()) +
            " requests in flight, above the portal's cap " + std::to_string(ctx_.service.cap());
   });

@@ -8,7 +8,9 @@ namespace admit::world::lease {
 
 lease_monitors::lease_monitors(sim::scheduler& sched, const scenario::scenario& sc, std::size_t trace_capacity,
                                run_metrics& metrics, lease_metrics& lease)
-    : mon_(sched, lease_invariant_names, sc.checks.invariants, lease_probe_names, trace_capacity), sched_(sched),
+    : mon_(sched, lease_invariant_names, sc.checks.invariants, lease_probe_names, trace_capacity,
+           sc.checks.stop_at_first),
+      sched_(sched),
       metrics_(metrics), lease_(lease), limit_(sc.gates.front().lease.limit) {}
 
 std::string lease_monitors::pending_trace::text() const {
@@ -57,7 +59,7 @@ void lease_monitors::after_acquire_reaping(const std::string* survivor) {
 }
 
 void lease_monitors::check_gate(std::int64_t members, const char* how) {
-  mon_.check(l_gate_inflight, members <= limit_, [&] {
+  mon_.level(l_gate_inflight, members, limit_, [&] {
     return "the gate key holds " + std::to_string(members) + " live members, above the limit " +
            std::to_string(limit_) + how;
   });
@@ -102,9 +104,14 @@ void lease_monitors::renewal_lost(std::size_t wi, const std::string& token, std:
   trace("worker", trace_text("renewal lost ").word(token), holders, wi);
 }
 
-std::string lease_monitors::portal_violation(std::size_t wi, std::int64_t attempt, std::int64_t cap) {
-  return "worker " + std::to_string(wi) + " opened connection " + std::to_string(attempt) +
-         " at the portal, above its true cap " + std::to_string(cap);
+std::string lease_monitors::portal_violation(std::size_t wi, std::int64_t attempted, std::int64_t cap,
+                                             std::int64_t open, bool refused) {
+  if (attempted == open)
+    return "worker " + std::to_string(wi) + " made " + std::to_string(open) +
+           " connections open at the portal, above its true cap " + std::to_string(cap);
+  return "worker " + std::to_string(wi) + (refused ? " was refused" : " left") + ": " + std::to_string(attempted) +
+         " connections asked of the portal (" + std::to_string(open) + " open, the rest refused with 429), above its true cap " +
+         std::to_string(cap);
 }
 
 void lease_monitors::idle_at(vtime_ns lh_ns, std::uint64_t unended, std::int64_t holders) {

@@ -149,9 +149,19 @@ class lease_monitors {
   void renewal_lost(std::size_t wi, const std::string& token, std::int64_t holders);
 
   // --- the portal -----------------------------------------------------------
-  [[gnu::always_inline]] void portal_attempt(std::size_t wi, std::int64_t attempt, std::int64_t cap) {
-    metrics_.portal_inflight_max = std::max(metrics_.portal_inflight_max, attempt);
-    mon_.check(l_portal_inflight, attempt <= cap, [&] { return portal_violation(wi, attempt, cap); });
+  // Worker `wi` asked for a connection: `attempted` connections are now
+  // asked for (open, plus refused attempts still counted), `open` of them
+  // open; `refused`: this one was answered 429.
+  [[gnu::always_inline]] void portal_attempt(std::size_t wi, std::int64_t attempted, std::int64_t cap,
+                                             std::int64_t open, bool refused) {
+    metrics_.portal_inflight_max = std::max(metrics_.portal_inflight_max, open);
+    lease_.portal_attempted_max = std::max(lease_.portal_attempted_max, attempted);
+    mon_.level(l_portal_inflight, attempted, cap, [&] { return portal_violation(wi, attempted, cap, open, refused); });
+  }
+  // The connections asked for fell to `attempted` (a close, or a refused attempt that stopped counting).
+  [[gnu::always_inline]] void portal_level(std::size_t wi, std::int64_t attempted, std::int64_t cap,
+                                           std::int64_t open) {
+    mon_.level(l_portal_inflight, attempted, cap, [&] { return portal_violation(wi, attempted, cap, open, false); });
   }
 
   // --- liveness -------------------------------------------------------------
@@ -187,8 +197,8 @@ class lease_monitors {
   // The cold half of a trace entry and of a portal check.
   [[gnu::noinline]] void fill(pending_trace& e, const char* source, const trace_text& text, std::int64_t count,
                               std::uint64_t ref);
-  [[gnu::noinline, gnu::cold]] static std::string portal_violation(std::size_t wi, std::int64_t attempt,
-                                                                   std::int64_t cap);
+  [[gnu::noinline, gnu::cold]] static std::string portal_violation(std::size_t wi, std::int64_t attempted,
+                                                                   std::int64_t cap, std::int64_t open, bool refused);
 
   check::monitor<pending_trace> mon_;
   sim::scheduler& sched_;

@@ -7,17 +7,35 @@
 
 namespace admit::world::lease {
 
+void portal::drop_refused(std::size_t wi) {
+  refused_attempt& r = refused_[wi];
+  if (!r.live) return;
+  r.live = false;
+  --refused_open_;
+  monitors_.portal_level(wi, attempted(), cap_, open_);
+}
+
 sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, sim::sim_timer** wait_slot) {
-  const std::int64_t attempt = open_ + 1;
-  monitors_.portal_attempt(wi, attempt, cap_);
   const auto number = static_cast<std::int64_t>(item.number);
-  if (attempt > cap_) [[unlikely]] {
-    ++monitors_.lease().portal_429;
-    monitors_.hit(lp_portal_429);
-    monitors_.trace("portal", trace_text("429 for item ").number(number), open_, wi);
-    co_return 429;
+  if (!serve_over_cap_) {
+    drop_refused(wi);  // a worker makes one call at a time: its refused one is over
+    if (open_ + 1 > cap_) [[unlikely]] {
+      refused_attempt& r = refused_[wi];
+      r.live = true;
+      ++r.generation;
+      ++refused_open_;
+      monitors_.portal_attempt(wi, attempted(), cap_, open_, true);
+      ++monitors_.lease().portal_429;
+      monitors_.hit(lp_portal_429);
+      monitors_.trace("portal", trace_text("429 for item ").number(number), open_, wi);
+      sched_.schedule_after(item.service_ns, [this, wi, g = r.generation] {
+        if (refused_[wi].live && refused_[wi].generation == g) drop_refused(wi);
+      });
+      co_return 429;
+    }
   }
   ++open_;
+  monitors_.portal_attempt(wi, attempted(), cap_, open_, false);
   tl_.set_portal_open(open_);
   monitors_.trace("portal", trace_text("open item ").number(number), open_, wi);
   if (lane* l = tl_.lane_of(item.number)) l->work_start_ns = sched_.now_ns();
@@ -60,6 +78,7 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, sim::sim
 void portal::close(std::uint64_t number, std::size_t wi) {
   ADMIT_ASSERT(open_ > 0, "a connection closes only while one is open");
   --open_;
+  monitors_.portal_level(wi, attempted(), cap_, open_);
   tl_.set_portal_open(open_);
   monitors_.trace("portal", trace_text("close item ").number(static_cast<std::int64_t>(number)), open_, wi);
   if (lane* l = tl_.lane_of(number)) l->work_end_ns = sched_.now_ns();

@@ -1,15 +1,23 @@
 // portal: the service the fleet protects, with its own true connection cap.
 //
-// A connection above the cap is answered 429 at once; every other one runs
-// for its service time, and keeps running after the client stops waiting
-// (the client's read timeout). A client-timeout burst fault shortens the
-// read timeout of the items that arrive during it.
+// What it does above its cap is the scenario's service.over_cap:
+//  * reject_429: a connection above the cap is answered 429 at once. What
+//    the monitors judge is the *attempted* concurrency: the open connections
+//    plus the refused attempts, each counted for the service time it asked
+//    for or until its worker's next call, so that a surge shows how far
+//    demand went above the cap (not only that the cap was reached);
+//  * serve: every connection is served, and the monitors judge the true
+//    in-flight count.
+// A served connection runs for its service time, and keeps running after
+// the client stops waiting (the client's read timeout). A client-timeout
+// burst fault shortens the read timeout of the items that arrive during it.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/scheduler.hpp"
@@ -22,8 +30,14 @@ namespace admit::world::lease {
 class portal {
  public:
   portal(sim::scheduler& sched, lease_monitors& monitors, lease_timeline& tl, std::int64_t cap,
-         vtime_ns read_timeout_default_ns)
-      : sched_(sched), monitors_(monitors), tl_(tl), cap_(cap), read_timeout_default_ns_(read_timeout_default_ns) {}
+         vtime_ns read_timeout_default_ns, bool serve_over_cap, std::size_t workers)
+      : sched_(sched),
+        monitors_(monitors),
+        tl_(tl),
+        cap_(cap),
+        read_timeout_default_ns_(read_timeout_default_ns),
+        serve_over_cap_(serve_over_cap),
+        refused_(serve_over_cap ? 0 : workers) {}
 
   // One call for `item` from worker `wi`: 200, 429, 0 when the client's read
   // timeout came first, or -1 when the client gave up the call itself
@@ -32,6 +46,8 @@ class portal {
   sim::awaitable<int> call(std::size_t wi, const work_item& item, sim::sim_timer** wait_slot = nullptr);
 
   std::int64_t open() const noexcept { return open_; }
+  // Open connections plus the refused attempts still counted (reject_429).
+  std::int64_t attempted() const noexcept { return open_ + refused_open_; }
 
   // The read timeout of an item arriving now (`asked`: the arrival's own).
   vtime_ns read_timeout_for(std::optional<vtime_ns> asked) const {
@@ -45,6 +61,14 @@ class portal {
 
  private:
   void close(std::uint64_t number, std::size_t wi);
+  // reject_429: worker `wi`'s refused attempt stops counting.
+  void drop_refused(std::size_t wi);
+
+  // A refused attempt still counted: `live`, and which attempt of its worker it is.
+  struct refused_attempt {
+    bool live = false;
+    std::uint64_t generation = 0;
+  };
 
   sim::scheduler& sched_;
   lease_monitors& monitors_;
@@ -54,6 +78,9 @@ class portal {
   vtime_ns read_timeout_default_ns_;
   vtime_ns burst_until_ns_ = 0;
   vtime_ns burst_timeout_ns_ = 0;
+  bool serve_over_cap_;
+  std::vector<refused_attempt> refused_;  // reject_429: one per worker
+  std::int64_t refused_open_ = 0;         // how many of them are live
 };
 
 }  // namespace admit::world::lease
