@@ -426,7 +426,9 @@ void timeline_svg(out& o, const run_view& v) {
     p.pick.which = 1;
     p.cap = v.portal_cap;
     p.cap_label = "cap " + std::to_string(v.portal_cap);
-    p.peak = rec.metrics.portal_inflight_max;
+    // Under reject_429 the attempts above the cap are refused: their peak is the attempted concurrency.
+    p.peak = rec.lease ? std::max(rec.metrics.portal_inflight_max, rec.lease->portal_attempted_max)
+                       : rec.metrics.portal_inflight_max;
     p.violated = v.first.inv != nullptr && v.first.inv->name == "portal_inflight_le_cap";
     panels.push_back(p);
     panel q;

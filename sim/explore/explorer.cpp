@@ -66,6 +66,14 @@ world::lease_run_options verdict_only() {
   return lean;
 }
 
+scenario::scenario for_search(const scenario::scenario& sc) {
+  scenario::scenario out = sc;
+  bool names = !sc.expect.violated.empty();
+  for (const auto& v : sc.expect.variants) names = names || !v.violated.empty();
+  if (!names) out.checks.stop_at_first = true;
+  return out;
+}
+
 run_outcome classify_run(const scenario::scenario& base, const world::run_record& rec) {
   run_outcome r;
   r.variant = rec.variant;
@@ -103,7 +111,7 @@ seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, con
   try {
     std::optional<sim::tie_perturbation> ties;
     if (mode.perturb_ties || mode.ties_only) ties.emplace(tie_seed(seed));
-    recs = world::run_all(e.sc, mode.ties_only ? base.seed : seed, verdict_only());
+    recs = world::run_all(for_search(e.sc), mode.ties_only ? base.seed : seed, verdict_only());
     if (ties) out.orderings = ties->fingerprints();
   } catch (const std::exception& ex) {
     out.error = ex.what();

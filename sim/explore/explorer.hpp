@@ -161,6 +161,13 @@ run_outcome classify_run(const scenario::scenario& base, const world::run_record
 // The run options explore uses: no timeline, no trace (it reads neither).
 world::lease_run_options verdict_only();
 
+// `sc` as explore's search runs it: stopped at its first violation
+// (checks.stop_at_first) when that cannot change what the search concludes,
+// that is when no expectation names the invariants it allows to break (then
+// any violation is, or none is, a counterexample). A scenario that names them
+// runs to its end: an invariant it does not name may break after one it does.
+scenario::scenario for_search(const scenario::scenario& sc);
+
 // One seed, on the calling thread.
 seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, const explore_mode& mode = {});
 

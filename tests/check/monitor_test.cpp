@@ -105,9 +105,9 @@ TEST_CASE("a world's invariant list must be exactly the table's rows for it") {
   STATIC_REQUIRE_FALSE(check::are_world_rows(fifo, check::world_lease));
 }
 
-TEST_CASE("the monitor records the first violation, freezes the trace and stops the scheduler") {
+TEST_CASE("with stop_at_first the monitor records the first violation, freezes the trace and stops the scheduler") {
   sim::scheduler sched;
-  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8, /*stop_at_first=*/true);
   int runs = 0;
   sched.schedule_at(10, [&] {
     ++runs;
@@ -131,6 +131,111 @@ TEST_CASE("the monitor records the first violation, freezes the trace and stops 
   CHECK(results[0].first->trace_index == 1);
   CHECK(results[1].holds);
   CHECK(results[1].checked == 0);
+}
+
+TEST_CASE("by default a run keeps going: every failed step of an event invariant is a window") {
+  sim::scheduler sched;
+  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  int runs = 0;
+  sched.schedule_at(10, [&] {
+    ++runs;
+    *mon.trace() = 1;
+    mon.check(1, false, [] { return check::finding{"first", {{"unexplained", "why one"}}}; });
+    CHECK(mon.trace() == nullptr);  // the trace still freezes on what led to the first
+  });
+  sched.schedule_at(20, [&] {
+    ++runs;
+    mon.check(1, true, [] { return std::string("never asked"); });
+    mon.check(1, false, [] { return check::finding{"second", {{"unexplained", "why two"}}}; });
+  });
+  sched.run();
+  CHECK(runs == 2);
+  CHECK_FALSE(mon.stopped());
+  mon.tear_down();
+  const auto results = mon.take_invariants();
+  const check::invariant_result& r = results[1];
+  CHECK_FALSE(r.level);
+  CHECK(r.checked == 3);
+  REQUIRE(r.first);
+  CHECK(r.first->at_ns == 10);
+  CHECK(r.first->detail == "first");
+  CHECK(r.windows == 2);
+  CHECK(r.time_in_violation_ns == 0);
+  CHECK_FALSE(r.worst);
+  REQUIRE(r.window_list.size() == 2);
+  CHECK(r.window_list[1].start_ns == 20);
+  CHECK(r.window_list[1].end_ns == 20);
+  CHECK(r.window_list[1].detail == "second");
+  REQUIRE(r.window_list[1].causes.size() == 1);
+  CHECK(r.window_list[1].causes[0].detail == "why two");
+  REQUIRE(r.causes.size() == 1);
+  CHECK(r.causes[0].kind == "unexplained");
+  CHECK(r.causes[0].count == 2);
+  CHECK(r.causes[0].example == "why one");
+}
+
+TEST_CASE("a level invariant's windows: open above the bound, peak, close at or below it, exact totals") {
+  sim::scheduler sched;
+  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  int described = 0;
+  // value at time: 3@0, 5@100, 7@150, 6@180, 4@200 (closes), 9@300, 8@350, still above at the end (500).
+  const std::vector<std::pair<sim::vtime_ns, std::int64_t>> steps = {{0, 3},   {100, 5}, {150, 7}, {180, 6},
+                                                                     {200, 4}, {300, 9}, {350, 8}};
+  for (const auto& [at, value] : steps)
+    sched.schedule_at(at, [&, value = value] {
+      mon.level(0, value, 4, [&] {
+        ++described;
+        return check::finding{"at " + std::to_string(value),
+                              {{"unexplained", "lost permit A"}, {"unexplained", "lost permit " + std::to_string(value)}}};
+      });
+    });
+  sched.schedule_at(500, [] {});
+  sched.run();
+  mon.tear_down();
+  const auto results = mon.take_invariants();
+  const check::invariant_result& r = results[0];
+  CHECK(r.level);
+  CHECK(r.checked == steps.size());
+  CHECK_FALSE(r.holds);
+  REQUIRE(r.first);
+  CHECK(r.first->at_ns == 100);
+  CHECK(r.first->detail == "at 5");
+  CHECK(described == 3);  // opened at 5, peaked at 7; opened at 9 (6 and 8 are no new peak)
+  CHECK(r.windows == 2);
+  CHECK(r.time_in_violation_ns == (200 - 100) + (500 - 300));
+  REQUIRE(r.worst);
+  CHECK(r.worst->value == 9);
+  CHECK(r.worst->bound == 4);
+  CHECK(r.worst->at_ns == 300);
+  REQUIRE(r.window_list.size() == 2);
+  CHECK(r.window_list[0].start_ns == 100);
+  CHECK(r.window_list[0].end_ns == 200);
+  CHECK(r.window_list[0].peak == 7);
+  CHECK(r.window_list[0].peak_ns == 150);
+  CHECK_FALSE(r.window_list[0].open_at_end);
+  CHECK(r.window_list[1].end_ns == 500);
+  CHECK(r.window_list[1].open_at_end);
+  // Causes: "lost permit A" once per window; "lost permit 5", "7", "9" once each.
+  REQUIRE(r.window_list[0].causes.size() == 3);
+  REQUIRE(r.causes.size() == 1);
+  CHECK(r.causes[0].count == 5);
+}
+
+TEST_CASE("the window list is bounded, its totals are not") {
+  sim::scheduler sched;
+  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  const std::size_t n = check::max_windows_kept + 10;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto t = static_cast<sim::vtime_ns>(10 * i);
+    sched.schedule_at(t, [&] { mon.level(0, 5, 4, [] { return std::string("over"); }); });
+    sched.schedule_at(t + 3, [&] { mon.level(0, 4, 4, [] { return std::string("never asked"); }); });
+  }
+  sched.run();
+  mon.tear_down();
+  const auto results = mon.take_invariants();
+  CHECK(results[0].windows == n);
+  CHECK(results[0].window_list.size() == check::max_windows_kept);
+  CHECK(results[0].time_in_violation_ns == static_cast<sim::vtime_ns>(3 * n));
 }
 
 TEST_CASE("an invariant left out of checks.invariants is not checked") {

@@ -150,6 +150,10 @@ TEST_CASE("a violation of a run expected to pass is a counterexample", "[explore
   CHECK(o.runs[0].counterexample);
   sc.expect.verdict = "violation";
   sc.expect.violated = {"gate_inflight_le_cap"};
+  // The run goes on past the gate's violation: the third lease's work reaches the portal too, which
+  // breaks its cap, an invariant not declared.
+  CHECK(explore::explore_one(sc, 0).runs[0].counterexample);
+  sc.expect.violated = {"gate_inflight_le_cap", "portal_inflight_le_cap"};
   const auto declared = explore::explore_one(sc, 0);
   CHECK_FALSE(declared.runs[0].counterexample);
   CHECK(declared.runs[0].met);

@@ -228,14 +228,23 @@ TEST_CASE("cases may name generated requests within their generator's count") {
   CHECK(generated_request_id(3, 17) == "arrivals/3/17");
 }
 
+TEST_CASE("checks.stop_at_first: false by default, a boolean") {
+  CHECK_FALSE(load_scenario_text(doc(fifo_gate, one_request)).checks.stop_at_first);
+  CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("checks": {"stop_at_first": true})")).checks.stop_at_first);
+  CHECK(rejection(doc(fifo_gate, one_request, R"("checks": {"stop_at_first": 1})")) ==
+        "/checks/stop_at_first: expected true or false, got 1");
+}
+
 TEST_CASE("service: the over-cap policy and the distribution cap") {
   // Goal: over_cap's default and values; distributions stay within the kernel's cap. Method: load and compare.
   CHECK(load_scenario_text(doc(fifo_gate, one_request)).service.over_cap == service_spec::over_cap_policy::reject_429);
   const std::string lease_gate = R"({"kind": "lease", "limit": 1})";
   CHECK(load_scenario_text(doc(lease_gate, one_request, R"("service": {"over_cap": "reject_429"})")).service.over_cap ==
         service_spec::over_cap_policy::reject_429);
+  CHECK(load_scenario_text(doc(lease_gate, one_request, R"("service": {"over_cap": "serve"})")).service.over_cap ==
+        service_spec::over_cap_policy::serve);
   CHECK(rejection(doc(lease_gate, one_request, R"("service": {"over_cap": "queue"})")) ==
-        "/service/over_cap: a portal that queues connections above its cap is not modelled; expected \"reject_429\"");
+        "/service/over_cap: a portal that queues connections above its cap is not modelled; expected \"reject_429\" or \"serve\"");
   CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("service": {"service_time": "1000000s"})"))
             .service.service_time == admit::sim::duration_dist::fixed(admit::sim::duration_cap_ns));
   CHECK(rejection(doc(fifo_gate, one_request,

@@ -48,10 +48,13 @@ TEST_CASE("the lease catalogue shows the seed design breaking and a hardened var
     const auto runs = admit::world::run_all(sc, sc.seed);
     REQUIRE(runs.size() == 2);
     CHECK(runs[0].variant == "seed");
-    CHECK(runs[0].metrics.portal_inflight_max > sc.service.portal_cap.value());
+    // The portal refuses above its cap (reject_429): the attempts went above it, the open connections did not.
+    REQUIRE(runs[0].lease);
+    CHECK(runs[0].lease->portal_attempted_max > sc.service.portal_cap.value());
+    CHECK(runs[0].metrics.portal_inflight_max <= sc.service.portal_cap.value());
     CHECK(runs[1].variant != "seed");
     CHECK_FALSE(runs[1].any_violation());
-    CHECK(runs[1].metrics.portal_inflight_max <= sc.service.portal_cap.value());
+    CHECK(runs[1].lease->portal_attempted_max <= sc.service.portal_cap.value());
   }
 }
 

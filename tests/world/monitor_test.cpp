@@ -4,9 +4,9 @@
 
 namespace {
 
-std::string gate_scenario(const std::string& gate, const std::string& requests) {
+std::string gate_scenario(const std::string& gate, const std::string& requests, const std::string& extra = "") {
   return R"({"name": "monitor", "gate": )" + gate + R"(, "service": {"service_time": "100ms"},
-    "workload": {"requests": [)" + requests + "]}}";
+    "workload": {"requests": [)" + requests + "]}" + (extra.empty() ? "" : ", " + extra) + "}";
 }
 
 const admit::world::invariant_result& inv(const admit::world::run_record& rec, const std::string& name) {
@@ -28,12 +28,26 @@ TEST_CASE("the real gate holds every invariant under a promotion race", "[world]
   CHECK(r.report["verdict"] == "pass");
 }
 
-TEST_CASE("an off-by-one admit breaks gate_inflight_le_cap and stops the run", "[world][monitor][mutant]") {
+TEST_CASE("an off-by-one admit breaks gate_inflight_le_cap; with stop_at_first it stops the run", "[world][monitor][mutant]") {
   // Goal: the cap monitor can fail. Method: mutation admit_off_by_one with two overlapping requests.
-  const auto r = admit::test::run_text(
-      gate_scenario(R"({"kind": "fifo", "max_active": 1, "max_waiting": 1, "mutation": "admit_off_by_one"})",
-                    R"({"id": "a", "at": "0ms"}, {"id": "b", "at": "10ms"})"),
-      1);
+  const std::string gate = R"({"kind": "fifo", "max_active": 1, "max_waiting": 1, "mutation": "admit_off_by_one"})";
+  const std::string requests = R"({"id": "a", "at": "0ms"}, {"id": "b", "at": "10ms"})";
+  {
+    // By default the run goes on to its end, and the window is measured: b's lease is active from 10ms
+    // until a's ends (a 100ms service), 2 leases against a cap of 1.
+    const auto r = admit::test::run_text(gate_scenario(gate, requests), 1);
+    const auto& i = inv(r.rec, "gate_inflight_le_cap");
+    REQUIRE_FALSE(i.holds);
+    CHECK(i.first->at_ns == 10'000'000);
+    CHECK(i.windows == 1);
+    REQUIRE(i.worst);
+    CHECK(i.worst->value == 2);
+    CHECK(i.worst->bound == 1);
+    CHECK(i.time_in_violation_ns > 0);
+    CHECK(r.rec.metrics.simulated_ns > 10'000'000);
+    CHECK(r.report["invariants"]["gate_inflight_le_cap"]["violations"]["windows"] == 1);
+  }
+  const auto r = admit::test::run_text(gate_scenario(gate, requests, R"("checks": {"stop_at_first": true})"), 1);
   const auto& i = inv(r.rec, "gate_inflight_le_cap");
   REQUIRE_FALSE(i.holds);
   CHECK(i.first->at_ns == 10'000'000);
