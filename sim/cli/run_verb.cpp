@@ -64,10 +64,22 @@ void print_summary(const loaded& l, const run_output& o, const std::string& wher
     if (rec.inconclusive)
       std::fprintf(stderr, "  inconclusive (%s): %s\n", rec.inconclusive->kind.c_str(),
                    rec.inconclusive->detail.c_str());
-    for (const auto& inv : rec.invariants)
-      if (inv.first)
-        std::fprintf(stderr, "  %s broken at %s: %s\n", inv.name.c_str(), human_ns(inv.first->at_ns).c_str(),
-                     inv.first->detail.c_str());
+    for (const auto& inv : rec.invariants) {
+      if (!inv.first) continue;
+      std::fprintf(stderr, "  %s broken at %s: %s\n", inv.name.c_str(), human_ns(inv.first->at_ns).c_str(),
+                   inv.first->detail.c_str());
+      // How bad it got: the worst moment and the windows (a level), or how many steps failed (an event).
+      if (inv.worst)
+        std::fprintf(stderr, "    worst %lld against %lld at %s; %llu window%s, %s in violation\n",
+                     static_cast<long long>(inv.worst->value), static_cast<long long>(inv.worst->bound),
+                     human_ns(inv.worst->at_ns).c_str(), static_cast<unsigned long long>(inv.windows),
+                     inv.windows == 1 ? "" : "s", human_ns(inv.time_in_violation_ns).c_str());
+      else if (inv.windows > 1)
+        std::fprintf(stderr, "    %llu violations\n", static_cast<unsigned long long>(inv.windows));
+      for (const auto& c : inv.causes)
+        std::fprintf(stderr, "    cause %s (%llu): %s\n", c.kind.c_str(), static_cast<unsigned long long>(c.count),
+                     c.example.c_str());
+    }
   }
 }
 
