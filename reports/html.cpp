@@ -86,6 +86,24 @@ std::string human_ns(i64 ns) {
   return std::to_string(ns) + "ns";
 }
 
+// An instant for people: below a minute as human_ns, above it to the millisecond, "2h 0min 1.512s" (the
+// rounding of human_ns would call that "2h").
+std::string instant_ns(i64 ns) {
+  if (ns < min_ns) return human_ns(ns);
+  std::string o;
+  const i64 d = ns / d_ns, h = ns % d_ns / h_ns, m = ns % h_ns / min_ns, rest = ns % min_ns;
+  if (d) o += std::to_string(d) + "d ";
+  if (d || h) o += std::to_string(h) + "h ";
+  o += std::to_string(m) + "min " + std::to_string(rest / s_ns);
+  i64 frac = rest % s_ns / ms_ns;
+  if (frac != 0) {
+    std::string digits = std::to_string(1000 + frac).substr(1);
+    while (digits.back() == '0') digits.pop_back();
+    o += "." + digits;
+  }
+  return o + "s";
+}
+
 // A tick of a time axis (a multiple of a round step): "250ms", "5s", "1min30s", "2h15min".
 std::string tick_label(i64 t) {
   if (t == 0) return "0";
@@ -629,11 +647,11 @@ std::string over_cap_path(const world::timeline& tl, series_pick p, const scale&
 // A window of a broken invariant in words: "window 3 of 25, 11.38s – 11.4s (20ms), peak 8 > 4 at 11.39s".
 std::string window_words(const world::invariant_result& inv, const check::violation_window& w, std::size_t number) {
   std::string s = inv.name + ": ";
-  if (!inv.level) return s + "at " + human_ns(w.start_ns) + ": " + w.detail;
+  if (!inv.level) return s + "at " + instant_ns(w.start_ns) + ": " + w.detail;
   s += "window " + std::to_string(number) + " of " + grouped(static_cast<i64>(inv.windows)) + ", " +
-       human_ns(w.start_ns) + " – " + human_ns(w.end_ns) + (w.open_at_end ? " (still open at the end)" : "") + " (" +
+       instant_ns(w.start_ns) + " – " + instant_ns(w.end_ns) + (w.open_at_end ? " (still open at the end)" : "") + " (" +
        human_ns(w.end_ns - w.start_ns) + "), peak " + grouped(w.peak) + " > " + grouped(w.bound) + " at " +
-       human_ns(w.peak_ns);
+       instant_ns(w.peak_ns);
   return s;
 }
 
@@ -1226,7 +1244,7 @@ void zoom_panel(out& o, const run_view& v, const zoom_view& z) {
 
   o << "<div class=\"zoom\" id=\"" << esc(v.anchor) << "-zoom-" << z.kind << "\" data-zoom=\"" << z.kind
     << "\" data-invariant=\"" << esc(inv.name) << "\" data-at-ns=\"" << z.moment_ns << "\">\n<h3>" << zoom_heading(z)
-    << ": <code>" << esc(inv.name) << "</code> at " << esc(human_ns(z.moment_ns)) << "</h3>\n<p class=\"zoom-facts\">";
+    << ": <code>" << esc(inv.name) << "</code> at " << esc(instant_ns(z.moment_ns)) << "</h3>\n<p class=\"zoom-facts\">";
   if (z.has_value)
     o << "<b>" << grouped(z.value) << " against a bound of " << grouped(z.bound) << "</b> (" << esc(z.detail) << ")";
   else
@@ -1234,9 +1252,9 @@ void zoom_panel(out& o, const run_view& v, const zoom_view& z) {
   o << ". At " << z.moment_ns << " ns";
   if (z.window != nullptr && inv.level)
     o << ", in violation window " << z.window_number << " of " << grouped(static_cast<i64>(inv.windows)) << " ("
-      << esc(human_ns(z.window->start_ns)) << " – " << esc(human_ns(z.window->end_ns))
+      << esc(instant_ns(z.window->start_ns)) << " – " << esc(instant_ns(z.window->end_ns))
       << (z.window->open_at_end ? ", still open at the end" : "") << ")";
-  o << ". Shown: " << esc(human_ns(from)) << " – " << esc(human_ns(to)) << ".</p>\n";
+  o << ". Shown: " << esc(instant_ns(from)) << " – " << esc(instant_ns(to)) << ".</p>\n";
 
   // Layout: the plot, then one row per lane, then the axis.
   constexpr i64 top = 24, plot_h = 110;  // room above the plot for its title
@@ -1285,7 +1303,7 @@ void zoom_panel(out& o, const run_view& v, const zoom_view& z) {
     // Labelled with its times: in a zoom the axis counts from the moment, not from the start.
     const std::string label =
         w.kind + (w.target.empty() ? "" : " " + w.target) + ", " +
-        (w.end_ns > w.start_ns ? human_ns(w.start_ns) + " – " + human_ns(w.end_ns) : "at " + human_ns(w.start_ns));
+        (w.end_ns > w.start_ns ? instant_ns(w.start_ns) + " – " + instant_ns(w.end_ns) : "at " + instant_ns(w.start_ns));
     o << "<g class=\"zoom-fault\" data-kind=\"" << esc(w.kind) << "\"><title>" << esc(label)
       << "</title><rect class=\"fault-shade\" x=\"" << px{a} << "\" y=\"" << top << "\" width=\"" << px{b - a}
       << "\" height=\"" << y_bottom - top << "\" fill=\"" << fault_colour(w.kind) << "\"/><text class=\"fault-label\" x=\""
@@ -1296,20 +1314,51 @@ void zoom_panel(out& o, const run_view& v, const zoom_view& z) {
   violation_windows(o, rec, x, nullptr, top, y_bottom, from, to);
   o << "</g>\n";
 
-  // The plot.
+  // The plot: the series at its resolution; for the portal, when every lane of the stretch is kept, also
+  // the exact count of the lanes working at the portal (each one's work start to end), which a bucket of a
+  // long run cannot show.
   y_axis(o, ys, p.top, p.y0, p.height, p.unit);
+  const bool exact = pi == 1 && covered;
   const std::string band = series_path(tl, p.pick, x, ys, true, from, to);
   const std::string line = series_path(tl, p.pick, x, ys, false, from, to);
   if (!line.empty())
-    o << "<g class=\"series " << p.css << "\"><title>" << esc(p.title) << ": highest and lowest per "
-      << esc(human_ns(tl.bucket_width_ns())) << "</title><path class=\"band\" d=\"" << band
-      << "\"/><path class=\"line\" d=\"" << line << "\"/></g>\n";
+    o << "<g class=\"series " << p.css << (exact ? " coarse" : "") << "\"><title>" << esc(p.title)
+      << ": highest and lowest per " << esc(human_ns(tl.bucket_width_ns())) << "</title><path class=\"band\" d=\""
+      << band << "\"/><path class=\"line\" d=\"" << line << "\"/></g>\n";
+  if (exact) {
+    std::map<i64, i64> delta;  // instant -> change of the count
+    i64 level = 0;
+    auto add = [&](i64 t, i64 d) {
+      if (t <= from) level += d;
+      else if (t <= to) delta[t] += d;
+    };
+    auto at_portal = [&](const world::lane& l) {
+      if (l.number == 0 || l.work_start_ns < 0 || !l.meets(z.span)) return;
+      add(l.work_start_ns, 1);
+      if (l.work_end_ns >= 0) add(l.work_end_ns, -1);
+    };
+    for (const auto& l : tl.lanes()) at_portal(l);
+    for (const auto& l : tl.span_lanes()) at_portal(l);
+    out path;
+    path << 'M' << px{x(from)} << ' ' << px{ys(level)};
+    for (const auto& [t, d] : delta) {
+      level += d;
+      path << 'H' << px{x(t)} << 'V' << px{ys(level)};
+    }
+    path << 'H' << px{x(to)};
+    o << "<g class=\"series " << p.css << " exact\"><title>" << esc(p.unit)
+      << " at the portal, exact: the lanes working there</title><path class=\"line\" d=\"" << path.take()
+      << "\"/></g>\n";
+  }
   if (p.cap >= 0)
     o << "<line class=\"cap-line zoomed\" data-cap=\"" << p.cap << "\" x1=\"" << plot_x0 << "\" x2=\"" << plot_x1 << "\" y1=\""
       << px{ys(p.cap)} << "\" y2=\"" << px{ys(p.cap)} << "\"/><text class=\"cap-label\" x=\"" << plot_x1 + 6
       << "\" y=\"" << px{ys(p.cap) + 35} << "\">" << esc(p.cap_label) << "</text>\n";
-  o << "<text class=\"panel-title\" x=\"" << plot_x0 << "\" y=\"" << p.y0 - 7 << "\">" << esc(p.title) << (pi < 0 ? " (context: the invariant bounds no quantity)" : "") << ", per "
-    << esc(human_ns(tl.bucket_width_ns())) << "</text>\n";
+  o << "<text class=\"panel-title\" x=\"" << plot_x0 << "\" y=\"" << p.y0 - 7 << "\">" << esc(p.title)
+    << (pi < 0 ? " (context: the invariant bounds no quantity)" : "")
+    << (exact ? ": exact from the lanes (the band: per " + esc(human_ns(tl.bucket_width_ns())) + ")"
+              : ", per " + esc(human_ns(tl.bucket_width_ns())))
+    << "</text>\n";
 
   // The moment.
   const i64 xm = x(z.moment_ns);
@@ -1456,9 +1505,9 @@ void causes_table(out& o, const run_view& v) {
   for (const auto& inv : rec.invariants) {
     if (inv.holds) continue;
     std::string how = windows_summary(inv);
-    if (inv.first) how += "; first at " + human_ns(inv.first->at_ns);
+    if (inv.first) how += "; first at " + instant_ns(inv.first->at_ns);
     if (inv.worst)
-      how += "; worst " + grouped(inv.worst->value) + " > " + grouped(inv.worst->bound) + " at " + human_ns(inv.worst->at_ns);
+      how += "; worst " + grouped(inv.worst->value) + " > " + grouped(inv.worst->bound) + " at " + instant_ns(inv.worst->at_ns);
     const std::size_t rows = std::max<std::size_t>(inv.causes.size(), 1);
     const std::string span = rows > 1 ? " rowspan=\"" + std::to_string(rows) + "\"" : "";
     o << "<tr class=\"broken-invariant\" data-invariant=\"" << esc(inv.name) << "\"><td" << span << "><code>"
@@ -1560,7 +1609,9 @@ svg .outcome-label{font-size:10px}
 svg .axis-unit{font-size:10.5px;fill:var(--ink)}
 svg .cap-note{font-size:9.5px}
 svg .violation-window{fill:var(--bad);opacity:.16}svg .violation-window.event{opacity:.5}
-svg .zoomed .violation-window{opacity:.08}svg .zoomed .violation-window.event{opacity:.4}
+svg .zoomed .violation-window{opacity:.08}
+svg .series.coarse .band{opacity:.1}svg .series.coarse .line{stroke-width:1;stroke-dasharray:2 2}
+svg .series.exact .line{stroke-width:2}svg .zoomed .violation-window.event{opacity:.4}
 svg .violation-peak.summed text{fill:var(--bad);font-weight:700;font-size:11px}
 svg .zoom-moment line{stroke:var(--bad);stroke-width:2}svg .zoom-moment circle{fill:var(--bad);stroke:#fff;stroke-width:1.5}
 svg .zoom-moment text{fill:var(--bad);font-weight:700;font-size:12px}
@@ -1577,6 +1628,8 @@ constexpr const char* page_script = R"js(
 (function () {
   var body = document.body;
   body.setAttribute("data-violation-markers", String(document.querySelectorAll(".violation-marker").length));
+  body.setAttribute("data-zooms", String(document.querySelectorAll(".zoom").length));
+  body.setAttribute("data-cause-tables", String(document.querySelectorAll("table.cause-table").length));
   body.setAttribute("data-script-ok", "1");
 })();
 )js";

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include "reports/html.hpp"
 #include "sim/check/causes.hpp"
@@ -35,20 +36,38 @@ struct rendered_page {
 
 // Runs a scenario and renders its page as `admitsim run --html` does (with the zooms' lanes kept when
 // `zoom_lanes`).
-rendered_page render(const std::string& text, std::uint64_t seed, bool zoom_lanes = true) {
+rendered_page render(const std::string& text, std::uint64_t seed, bool zoom_lanes = true,
+                     const std::string& file = "inline.json") {
   rendered_page p;
   p.sc = admit::scenario::load_scenario_text(text);
   p.runs = admit::world::run_all(p.sc, seed);
   if (zoom_lanes) admit::reports::keep_zoom_lanes(p.sc, seed, p.runs);
   admit::reports::report_input in;
   in.sc = &p.sc;
-  in.file = "inline.json";
+  in.file = file;
+  in.sha256 = admit::reports::sha256_hex(text);
   for (const auto& r : p.runs) in.runs.push_back(&r);
   p.html = admit::reports::render_html(in);
   return p;
 }
 
-rendered_page render_file(const std::string& path, std::uint64_t seed) { return render(admit::test::slurp(path), seed); }
+rendered_page render_file(const std::string& path, std::uint64_t seed) {
+  return render(admit::test::slurp(path), seed, true, path);
+}
+
+// `html` without the lines that show the kernel's diagnostics (as html_test.cpp compares the committed pages).
+std::string without_diagnostics(const std::string& html) {
+  constexpr std::string_view line_start = "\n<p class=\"note diagnostics\">";
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at = html.find(line_start); at != std::string::npos; at = html.find(line_start, from)) {
+    out.append(html, from, at + 1 - from);
+    const std::size_t end = html.find('\n', at + 1);
+    from = end == std::string::npos ? html.size() : end + 1;
+  }
+  out.append(html, from, std::string::npos);
+  return out;
+}
 
 // A FIFO gate of 8 whose process crashes late in a run of 1,500 requests: the restarted process admits new work
 // (and a burst of 8 just after the restart) while the old still runs at the portal, so the portal's cap breaks long
@@ -233,4 +252,38 @@ TEST_CASE("the cause table and the zooms escape every text they show", "[reports
   CHECK(count(h, "class=\"zoom\"") == 1);  // the first violation is the worst moment
   CHECK(count(h, "<g class=\"lane zoomed\">") == 1);
   CHECK(count(h, "<script>") == 1);
+}
+
+TEST_CASE("the committed pages of a keep-going run and of a shrunk counterexample regenerate",
+          "[reports][html][examples]") {
+  // Goal: reports/examples/ shows what the code draws today for a run that keeps going past its first
+  // violation and for a counterexample the search shrank. Method: render each page's scenario with its seed as
+  // scripts/render-html-examples.sh does (admitsim run --html) and compare all but the diagnostics lines.
+  for (const auto& [file, page, seed] :
+       {std::tuple<const char*, const char*, std::uint64_t>{"scenarios/client_timeout_overshoot.json",
+                                                            "client_timeout_overshoot", 17},
+        {"reports/examples/shrunk/explore_redis_faults-seed75-seed-min.json", "explore_redis_faults-seed75-seed-min",
+         75}}) {
+    INFO(page << " (regenerate with scripts/render-html-examples.sh after an intended change)");
+    const std::string recorded = admit::test::slurp(std::string("reports/examples/") + page + ".html");
+    REQUIRE_FALSE(recorded.empty());
+    CHECK(without_diagnostics(render_file(file, seed).html) == without_diagnostics(recorded));
+  }
+}
+
+TEST_CASE("the shrunk example starts near zero and reproduces", "[reports][html][examples][rebase]") {
+  // Goal: the committed counterexample is the readable story the search hands back. Method: its first event is
+  // between 1s and 2s (rebased from the explored run), and run with its own seed it breaks what it expects.
+  const auto sc = admit::scenario::load_scenario_text(
+      admit::test::slurp("reports/examples/shrunk/explore_redis_faults-seed75-seed-min.json"));
+  admit::sim::vtime_ns first = INT64_MAX;
+  for (const auto& r : sc.requests) first = std::min(first, r.at_ns);
+  for (const auto& f : sc.faults.schedule) first = std::min(first, f.at_ns);
+  CHECK(first >= 1'000'000'000);
+  CHECK(first < 2'000'000'000);
+  CHECK(sc.description.find("earlier than in the explored run") != std::string::npos);
+  const auto runs = admit::world::run_all(sc, sc.seed);
+  REQUIRE(runs.size() == 1);
+  CHECK(admit::reports::as_expected(sc, runs.front()));
+  CHECK(runs.front().any_violation());
 }
