@@ -287,3 +287,66 @@ TEST_CASE("the shrunk example starts near zero and reproduces", "[reports][html]
   CHECK(admit::reports::as_expected(sc, runs.front()));
   CHECK(runs.front().any_violation());
 }
+
+TEST_CASE("the page stays small with every invariant broken to the record's bounds", "[reports][html][limits]") {
+  // Goal: the cause tables, violation windows and zooms are bounded by the record, not by the run. Method: a
+  // record with its series, fault windows, lanes and lanes around spans filled, and every invariant of the FIFO
+  // world broken with the most windows and causes a record keeps, each window with a long detail.
+  const admit::scenario::scenario sc = admit::scenario::load_scenario_text(R"({"name": "bounds",
+    "gate": {"kind": "fifo", "max_active": 1000, "max_waiting": 100000, "wait_deadline": "1h"},
+    "service": {"service_time": "1s"},
+    "workload": {"requests": [{"at": "0ms"}]}})");
+  constexpr std::int64_t s = 1'000'000'000;
+  run_record rec;
+  rec.seed = 1;
+  rec.metrics.requests = 1'000'000;
+  rec.metrics.simulated_ns = 100LL * 3600 * s;
+  rec.series.keep_lanes_in({admit::world::time_span{50LL * 3600 * s, 50LL * 3600 * s + 60 * s}});
+  for (std::int64_t t = 0; t < rec.metrics.simulated_ns; t += 97 * s) {
+    const std::int64_t k = t / (97 * s);
+    rec.series.sample(t, k % 1000, (k * 7) % 1000, (k * 13) % 100000);
+    rec.series.sample(t + 1, (k + 500) % 1000, (k * 3) % 1000, (k * 11) % 100000);
+  }
+  for (std::size_t i = 0; i < admit::world::timeline::max_windows; ++i)
+    rec.series.add_window(admit::world::fault_window{"crash", "worker:0", static_cast<std::int64_t>(i) * 300 * s,
+                                                     static_cast<std::int64_t>(i) * 300 * s + 60 * s});
+  // The first lanes, and the most that can be alive around the span (none over, so none is dropped).
+  for (std::uint64_t n = 1; n <= admit::world::timeline::max_lanes + admit::world::timeline::max_span_lanes; ++n)
+    if (admit::world::lane* l = rec.series.lane_for(n)) {
+      l->id = "arrivals/0/" + std::to_string(n);
+      l->arrived_ns = n <= admit::world::timeline::max_lanes ? static_cast<std::int64_t>(n) * s : 50LL * 3600 * s;
+    }
+  const std::string long_detail(200, 'x');
+  for (const char* name : admit::check::invariant_names) {
+    if (!admit::check::applies(name, admit::check::world_fifo)) continue;
+    admit::world::invariant_result inv;
+    inv.name = name;
+    inv.holds = false;
+    inv.level = admit::check::find_invariant(name)->level;
+    inv.checked = 1'000'000;
+    inv.first = admit::world::violation{50LL * 3600 * s, long_detail, 0};
+    inv.windows = 1'000'000;
+    for (std::size_t w = 0; w < admit::check::max_windows_kept; ++w) {
+      admit::check::violation_window win;
+      win.start_ns = win.peak_ns = 50LL * 3600 * s + static_cast<std::int64_t>(w) * s;
+      win.end_ns = win.start_ns + (inv.level ? s / 2 : 0);
+      win.peak = 2000;
+      win.bound = 1000;
+      win.detail = long_detail;
+      inv.window_list.push_back(win);
+    }
+    if (inv.level) inv.worst = admit::check::worst_moment{2000, 1000, 50LL * 3600 * s + 10 * s, long_detail};
+    for (std::size_t c = 0; c < admit::check::max_causes_kept; ++c)
+      inv.causes.push_back(admit::check::cause_count{"unexplained", 1000 - c, long_detail});
+    rec.invariants.push_back(inv);
+  }
+  admit::reports::report_input in;
+  in.sc = &sc;
+  in.file = "bounds.json";
+  in.rec = &rec;
+  const std::string h = admit::reports::render_html(in);
+  INFO("bytes: " << h.size());
+  CHECK(count(h, "class=\"zoom\"") == 2);
+  CHECK(count(h, "<g class=\"lane zoomed\">") == 80);
+  CHECK(h.size() < 1'000'000);  // the bound docs/html-report.md gives per run
+}
