@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "gate/admit_assert.hpp"
+#include "sim/check/causes.hpp"
 #include "sim/scenario/duration.hpp"
+#include "sim/world/world.hpp"
 
 namespace admit::reports {
 
@@ -82,6 +84,24 @@ std::string human_ns(i64 ns) {
     return hundredths(static_cast<i64>(scaled)) + u.name;
   }
   return std::to_string(ns) + "ns";
+}
+
+// An instant for people: below a minute as human_ns, above it to the millisecond, "2h 0min 1.512s" (the
+// rounding of human_ns would call that "2h").
+std::string instant_ns(i64 ns) {
+  if (ns < min_ns) return human_ns(ns);
+  std::string o;
+  const i64 d = ns / d_ns, h = ns % d_ns / h_ns, m = ns % h_ns / min_ns, rest = ns % min_ns;
+  if (d) o += std::to_string(d) + "d ";
+  if (d || h) o += std::to_string(h) + "h ";
+  o += std::to_string(m) + "min " + std::to_string(rest / s_ns);
+  i64 frac = rest % s_ns / ms_ns;
+  if (frac != 0) {
+    std::string digits = std::to_string(1000 + frac).substr(1);
+    while (digits.back() == '0') digits.pop_back();
+    o += "." + digits;
+  }
+  return o + "s";
 }
 
 // A tick of a time axis (a multiple of a round step): "250ms", "5s", "1min30s", "2h15min".
@@ -174,16 +194,39 @@ i64 round_step(i64 span, i64 want) {
   }
 }
 
-// A round step for a time axis, with minutes, hours and days above a minute.
-i64 time_step(i64 span, i64 want) {
-  static constexpr i64 big[] = {min_ns,      2 * min_ns,  5 * min_ns, 10 * min_ns, 15 * min_ns, 30 * min_ns,
-                                h_ns,        2 * h_ns,    3 * h_ns,   6 * h_ns,    12 * h_ns,   d_ns,
-                                2 * d_ns,    5 * d_ns,    10 * d_ns,  20 * d_ns,   50 * d_ns,   100 * d_ns};
-  const i64 small = round_step(span, want);
-  if (small < min_ns) return small;
-  for (const i64 s : big)
-    if (span / s <= want) return s;
-  return big[std::size(big) - 1];
+// A time axis in the one unit that fits its span (µs, ms, s, min, h or d: the largest of which the
+// span holds at least two), its ticks at round steps of tenths of that unit: a 3h run is labelled
+// 0, 0.5, 1 ... h, an 80s one 0, 10, 20 ... s.
+struct time_axis {
+  i64 unit_ns = 1;
+  const char* unit = "ns";
+  i64 step_ns = 1;
+};
+
+time_axis fit_time_axis(i64 span_ns, i64 want) {
+  struct unit {
+    i64 ns;
+    const char* name;
+  };
+  static constexpr unit units[] = {{d_ns, "d"}, {h_ns, "h"}, {min_ns, "min"}, {s_ns, "s"}, {ms_ns, "ms"}, {us_ns, "µs"}};
+  time_axis a;
+  for (const unit& u : units)
+    if (span_ns >= 2 * u.ns) {
+      a.unit_ns = u.ns;
+      a.unit = u.name;
+      break;
+    }
+  const i64 tenth = std::max<i64>(a.unit_ns / 10, 1);
+  a.step_ns = tenth * round_step(std::max<i64>(span_ns / tenth, 1), want);
+  return a;
+}
+
+// A tick of `a` at `t` (a multiple of a tenth of its unit; negative on an axis around a moment): "2.5".
+std::string axis_tick(i64 t, const time_axis& a) {
+  if (t < 0) return "−" + axis_tick(-t, a);
+  if (a.unit_ns < 10) return grouped(t);
+  const i64 tenth = a.unit_ns / 10;
+  return hundredths((t + tenth / 2) / tenth * 10);
 }
 
 // --- what a run looks like -----------------------------------------------------------------------
@@ -205,6 +248,125 @@ struct first_violation {
   i64 at_ns = 0;
 };
 
+// The plot of the timeline a level invariant bounds (0 gate, 1 portal, 2 queue), or -1 (an event invariant).
+int panel_of(std::string_view invariant) {
+  if (invariant == "gate_inflight_le_cap") return 0;
+  if (invariant == "portal_inflight_le_cap") return 1;
+  if (invariant == "waiting_le_max") return 2;
+  return -1;
+}
+
+// The right edge of a run's time axes: its end, or its series', with a margin so that a marker at
+// the very end stays visible.
+i64 axis_end_ns(const world::run_record& rec) {
+  const auto& tl = rec.series;
+  const i64 series_end = static_cast<i64>(tl.buckets().size()) * tl.bucket_width_ns();
+  const i64 end = std::max<i64>({rec.metrics.simulated_ns, series_end, 1});
+  return end + std::max<i64>(end / 40, 1);
+}
+
+// A moment a page zooms onto: a broken invariant's worst moment or its first violation, the window
+// it fell in (when the record kept it), and the stretch of time the zoom shows.
+struct zoom_view {
+  std::string kind;  // "worst", "first", or "first-worst" (the first violation is also the worst moment)
+  const world::invariant_result* inv = nullptr;
+  i64 moment_ns = 0;
+  bool has_value = false;  // a level invariant's value against its bound at the moment
+  i64 value = 0, bound = 0;
+  std::string detail;
+  const check::violation_window* window = nullptr;
+  std::size_t window_number = 0;  // 1-based, in the invariant's window_list
+  world::time_span span;
+};
+
+constexpr i64 zoom_pad_ns = s_ns;          // at least this much shown either side of the window
+constexpr i64 zoom_long_ns = 20 * s_ns;    // a window longer than this is shown around its moment only
+constexpr std::size_t zoom_rows_max = 40;  // lanes in a zoom
+
+// The window of `inv` that holds `at` (the last to start at or before it), or nullptr.
+const check::violation_window* window_at(const world::invariant_result& inv, i64 at, std::size_t& number) {
+  const check::violation_window* found = nullptr;
+  for (std::size_t i = 0; i < inv.window_list.size(); ++i) {
+    const auto& w = inv.window_list[i];
+    if (w.start_ns <= at && at <= w.end_ns) {
+      found = &w;
+      number = i + 1;
+    }
+  }
+  return found;
+}
+
+world::time_span zoom_span(i64 moment, const check::violation_window* w, i64 end_ns) {
+  i64 a = moment, b = moment;
+  if (w != nullptr) {
+    a = w->start_ns;
+    b = std::max(w->end_ns, w->start_ns);
+  }
+  if (b - a > zoom_long_ns) {
+    a = std::max(a, moment - zoom_long_ns / 2);
+    b = std::min(b, moment + zoom_long_ns / 2);
+  }
+  const i64 pad = std::max<i64>((b - a) / 3, zoom_pad_ns);
+  return world::time_span{std::max<i64>(0, a - pad), std::min(end_ns, b + pad)};
+}
+
+// The zooms of a run: its worst moment (of the level invariant furthest above its bound, the first
+// violation's own when it is a level one) and its first violation; one when they are the same.
+std::vector<zoom_view> find_zooms(const world::run_record& rec) {
+  std::vector<zoom_view> out;
+  const world::invariant_result* first = nullptr;
+  for (const auto& inv : rec.invariants)
+    if (inv.first && (first == nullptr || inv.first->at_ns < first->first->at_ns)) first = &inv;
+  if (first == nullptr) return out;
+  const i64 end = axis_end_ns(rec);
+  const world::invariant_result* worst = first->worst ? first : nullptr;
+  if (worst == nullptr)
+    for (const auto& inv : rec.invariants)
+      if (inv.worst && (worst == nullptr || inv.worst->value - inv.worst->bound > worst->worst->value - worst->worst->bound))
+        worst = &inv;
+  zoom_view f;
+  f.kind = "first";
+  f.inv = first;
+  f.moment_ns = first->first->at_ns;
+  f.detail = first->first->detail;
+  f.window = window_at(*first, f.moment_ns, f.window_number);
+  if (f.window != nullptr && f.window->start_ns != f.moment_ns) f.window = nullptr;
+  if (worst != nullptr) {
+    zoom_view w;
+    w.kind = "worst";
+    w.inv = worst;
+    w.moment_ns = worst->worst->at_ns;
+    w.has_value = true;
+    w.value = worst->worst->value;
+    w.bound = worst->worst->bound;
+    w.detail = worst->worst->detail;
+    w.window = window_at(*worst, w.moment_ns, w.window_number);
+    if (worst == first && (w.moment_ns == f.moment_ns || (w.window != nullptr && w.window == f.window))) {
+      w.kind = "first-worst";
+      w.span = zoom_span(w.moment_ns, w.window, end);
+      out.push_back(std::move(w));
+      return out;
+    }
+    w.span = zoom_span(w.moment_ns, w.window, end);
+    out.push_back(std::move(w));
+  }
+  f.span = zoom_span(f.moment_ns, f.window, end);
+  out.push_back(std::move(f));
+  return out;
+}
+
+// Whether `rec` kept the lane of every request whose life meets `span`: it kept them all, or the
+// span ends before the last of its first lanes arrived, or the run kept the lanes around it.
+bool lanes_cover(const world::run_record& rec, const world::time_span& span) {
+  const auto& tl = rec.series;
+  if (rec.metrics.requests <= static_cast<std::uint64_t>(tl.lanes().size())) return true;
+  if (tl.lanes().size() == world::timeline::max_lanes && tl.lanes().back().arrived_ns > span.to_ns) return true;
+  if (tl.span_lanes_dropped()) return false;
+  return std::any_of(tl.lane_spans().begin(), tl.lane_spans().end(), [&](const world::time_span& s) {
+    return s.from_ns <= span.from_ns && span.to_ns <= s.to_ns;
+  });
+}
+
 struct run_view {
   const scenario::scenario* sc = nullptr;
   const world::run_record* rec = nullptr;
@@ -217,6 +379,9 @@ struct run_view {
   i64 end_ns = 1;           // right edge of the time axis
   first_violation first;
   bool marker_id = false;   // this run's marker carries id="violation-marker" (the first in the page)
+  std::size_t fifo_gates = 0;  // FIFO: how many gates the gate and queue plots sum over
+  std::string gate_names;      // FIFO with several gates: their names, ", "-separated
+  std::vector<zoom_view> zooms;
 };
 
 first_violation find_first(const world::run_record& rec) {
@@ -245,13 +410,15 @@ run_view make_view(const scenario::scenario& sc, const world::run_record& rec, b
     if (g.kind != scenario::gate_kind::fifo) all_fifo = false;
     else waiting += g.fifo.max_waiting;
   }
-  if (all_fifo && !v.lease) v.waiting_cap = waiting;
+  if (all_fifo && !v.lease) {
+    v.waiting_cap = waiting;
+    v.fifo_gates = sc.gates.size();
+    for (const auto& g : sc.gates) v.gate_names += (v.gate_names.empty() ? "" : ", ") + g.name;
+  }
   v.portal_cap = sc.service.portal_cap.value_or(v.gate_cap);
-  const auto& tl = rec.series;
-  const i64 series_end = static_cast<i64>(tl.buckets().size()) * tl.bucket_width_ns();
-  const i64 end = std::max<i64>({rec.metrics.simulated_ns, series_end, 1});
-  v.end_ns = end + std::max<i64>(end / 40, 1);  // a margin, so a marker at the very end stays visible
+  v.end_ns = axis_end_ns(rec);
   v.first = find_first(rec);
+  v.zooms = find_zooms(rec);
   return v;
 }
 
@@ -299,11 +466,15 @@ struct series_pick {
 struct panel {
   std::string title;
   std::string css;     // series class: gate, portal, queue
+  std::string unit;    // what the y axis counts: "permits", "connections", "requests waiting"...
+  std::string invariant;  // the level invariant that bounds it
   series_pick pick;
   i64 cap = -1;        // -1: no cap line
   std::string cap_label;
+  std::string cap_note;   // a second, smaller line under the cap label ("summed")
   i64 peak = 0;        // the largest value the run recorded (metrics), maybe above the series
-  bool violated = false;  // the first violation is of this panel's invariant
+  std::string peak_note;  // a second line under the peak ("1 in one gate", "8 asked")
+  bool summed = false;    // the series sums several gates while its invariant bounds each gate
   i64 height = 150;
   // Filled while laying out:
   i64 y0 = 0;          // top, pixels
@@ -314,6 +485,69 @@ i64 series_max(const world::timeline& tl, series_pick p) {
   i64 m = 0;
   for (const auto& b : tl.buckets()) m = std::max(m, p.max_of(b));
   return m;
+}
+
+// The three plots of a run's timeline (and of its zooms), with their caps and what their axes count.
+std::vector<panel> make_panels(const run_view& v) {
+  const world::run_record& rec = *v.rec;
+  const world::timeline& tl = rec.series;
+  const bool several = v.fifo_gates > 1;
+  const std::string over = several ? ", summed over the " + std::to_string(v.fifo_gates) + " gates (" + v.gate_names + ")" : "";
+  std::vector<panel> panels;
+  panel g;
+  g.title = v.lease ? "Gate in-flight: live permits in the lease set" : "Gate in-flight: leases held" + over;
+  g.css = "gate";
+  g.unit = v.lease ? "permits" : "leases";
+  g.invariant = "gate_inflight_le_cap";
+  g.pick.which = 0;
+  g.cap = v.gate_cap;
+  g.cap_label = v.lease ? "limit " + grouped(v.gate_cap) : "cap " + grouped(v.gate_cap);
+  g.peak = series_max(tl, g.pick);
+  g.summed = several;
+  if (several) {
+    // The plot is the sum; gate_inflight_le_cap holds per gate (the metric is the most any one gate held).
+    g.cap_note = "summed";
+    g.peak_note = grouped(rec.metrics.gate_inflight_max) + " in one gate";
+  } else {
+    g.peak = std::max(g.peak, rec.metrics.gate_inflight_max);
+  }
+  panels.push_back(g);
+  panel p;
+  p.title = v.lease ? "Portal in-flight: open connections (an attempt above the cap is refused)"
+                    : "Portal in-flight: requests working at the portal";
+  p.css = "portal";
+  p.unit = v.lease ? "connections" : "requests";
+  p.invariant = "portal_inflight_le_cap";
+  p.pick.which = 1;
+  p.cap = v.portal_cap;
+  p.cap_label = "cap " + grouped(v.portal_cap);
+  p.peak = rec.metrics.portal_inflight_max;
+  if (rec.lease && rec.lease->portal_attempted_max > p.peak)
+    p.peak_note = grouped(rec.lease->portal_attempted_max) + " asked";
+  panels.push_back(p);
+  panel q;
+  q.title = v.lease ? "Queue: items waiting for a worker" : "Queue: requests waiting in the gates" + over;
+  q.css = "queue";
+  q.unit = v.lease ? "items waiting" : "requests waiting";
+  q.invariant = "waiting_le_max";
+  q.pick.which = 2;
+  q.height = 100;
+  // The series is the total over the gates (the metric is per gate): its own maximum is the peak.
+  q.peak = series_max(tl, q.pick);
+  q.summed = several;
+  if (several) q.peak_note = grouped(rec.metrics.waiting_max) + " in one gate";
+  if (v.waiting_cap >= 0) {
+    // A bound far above anything the run reached would flatten the plot: then it is only named.
+    if (v.waiting_cap <= 2 * std::max<i64>(q.peak, 1)) {
+      q.cap = v.waiting_cap;
+      q.cap_label = "max " + grouped(v.waiting_cap);
+      if (several) q.cap_note = "summed";
+    } else {
+      q.title += " (max_waiting " + grouped(v.waiting_cap) + (several ? " summed" : "") + ", off the scale)";
+    }
+  }
+  panels.push_back(q);
+  return panels;
 }
 
 // Fault windows packed into rows so that labels do not overlap (at most `rows_max` rows).
@@ -348,9 +582,10 @@ std::vector<placed_window> pack_windows(const std::vector<world::fault_window>& 
   return out;
 }
 
-// The step path over the buckets of one series: the maximum as the upper edge; with `band`, the
-// minimum back as the lower edge (a closed area).
-std::string series_path(const world::timeline& tl, series_pick p, const scale& x, const scale& y, bool band) {
+// The step path over the buckets of one series that meet [from_ns, to_ns]: the maximum as the upper
+// edge; with `band`, the minimum back as the lower edge (a closed area).
+std::string series_path(const world::timeline& tl, series_pick p, const scale& x, const scale& y, bool band,
+                        i64 from_ns = 0, i64 to_ns = INT64_MAX) {
   struct seg {
     i64 x0, x1, vmax, vmin;
   };
@@ -358,8 +593,11 @@ std::string series_path(const world::timeline& tl, series_pick p, const scale& x
   const auto& bs = tl.buckets();
   const i64 w = tl.bucket_width_ns();
   for (std::size_t i = 0; i < bs.size(); ++i) {
+    const i64 start = static_cast<i64>(i) * w;
+    if (start + w <= from_ns) continue;
+    if (start > to_ns) break;
     const i64 vmax = p.max_of(bs[i]), vmin = p.min_of(bs[i]);
-    const i64 a = x(static_cast<i64>(i) * w), b = x(static_cast<i64>(i + 1) * w);
+    const i64 a = x(start), b = x(start + w);
     if (!segs.empty() && segs.back().vmax == vmax && segs.back().vmin == vmin) {
       segs.back().x1 = b;
       continue;
@@ -379,19 +617,22 @@ std::string series_path(const world::timeline& tl, series_pick p, const scale& x
 
 // Every stretch of buckets whose maximum is above the cap, as a red area from the cap up to the
 // maximum, at least 3 pixels wide and high: one request over a cap of thousands still shows.
-std::string over_cap_path(const world::timeline& tl, series_pick p, const scale& x, const scale& y, i64 cap) {
+std::string over_cap_path(const world::timeline& tl, series_pick p, const scale& x, const scale& y, i64 cap,
+                          i64 from_ns = 0, i64 to_ns = INT64_MAX) {
   out o;
   const auto& bs = tl.buckets();
   const i64 w = tl.bucket_width_ns();
   for (std::size_t i = 0; i < bs.size();) {
-    if (p.max_of(bs[i]) <= cap) {
+    const i64 start = static_cast<i64>(i) * w;
+    if (p.max_of(bs[i]) <= cap || start + w <= from_ns) {
       ++i;
       continue;
     }
+    if (start > to_ns) break;
     std::size_t j = i;
     i64 high = 0;
     while (j < bs.size() && p.max_of(bs[j]) > cap) high = std::max(high, p.max_of(bs[j++]));
-    i64 x0 = x(static_cast<i64>(i) * w), x1 = x(static_cast<i64>(j) * w);
+    i64 x0 = x(start), x1 = x(static_cast<i64>(j) * w);
     if (x1 - x0 < T(3)) {
       x0 -= (T(3) - (x1 - x0)) / 2;
       x1 = x0 + T(3);
@@ -403,53 +644,82 @@ std::string over_cap_path(const world::timeline& tl, series_pick p, const scale&
   return o.take();
 }
 
+// A window of a broken invariant in words: "window 3 of 25, 11.38s – 11.4s (20ms), peak 8 > 4 at 11.39s".
+std::string window_words(const world::invariant_result& inv, const check::violation_window& w, std::size_t number) {
+  std::string s = inv.name + ": ";
+  if (!inv.level) return s + "at " + instant_ns(w.start_ns) + ": " + w.detail;
+  s += "window " + std::to_string(number) + " of " + grouped(static_cast<i64>(inv.windows)) + ", " +
+       instant_ns(w.start_ns) + " – " + instant_ns(w.end_ns) + (w.open_at_end ? " (still open at the end)" : "") + " (" +
+       human_ns(w.end_ns - w.start_ns) + "), peak " + grouped(w.peak) + " > " + grouped(w.bound) + " at " +
+       instant_ns(w.peak_ns);
+  return s;
+}
+
+// The violation windows of the broken invariants as shaded spans over [y0, y1] (pixels): a level
+// invariant's over its own plot (`panels`, when given), an event invariant's across all of them.
+// Only windows that meet [from_ns, to_ns] are drawn.
+void violation_windows(out& o, const world::run_record& rec, const scale& x, const std::vector<panel>* panels,
+                       i64 y0, i64 y1, i64 from_ns = 0, i64 to_ns = INT64_MAX) {
+  for (const auto& inv : rec.invariants) {
+    if (inv.holds || inv.window_list.empty()) continue;
+    i64 top = y0, bottom = y1;
+    const int pi = panel_of(inv.name);
+    if (panels != nullptr && pi >= 0) {
+      const panel& p = (*panels)[static_cast<std::size_t>(pi)];
+      top = p.y0;
+      bottom = p.y0 + p.height;
+    }
+    for (std::size_t i = 0; i < inv.window_list.size(); ++i) {
+      const auto& w = inv.window_list[i];
+      if (w.end_ns < from_ns || w.start_ns > to_ns) continue;
+      i64 a = x(w.start_ns), b = x(w.end_ns);
+      if (b - a < T(2)) {
+        a -= (T(2) - (b - a)) / 2;
+        b = a + T(2);
+      }
+      o << "<rect class=\"violation-window" << (inv.level ? "" : " event") << "\" data-invariant=\"" << esc(inv.name)
+        << "\" x=\"" << px{a} << "\" y=\"" << top << "\" width=\"" << px{b - a} << "\" height=\"" << bottom - top
+        << "\"><title>" << esc(window_words(inv, w, i + 1)) << "</title></rect>\n";
+    }
+  }
+}
+
+// How a broken invariant's windows add up, for a plot's title: "25 windows, 5.93s above the cap".
+std::string windows_summary(const world::invariant_result& inv) {
+  if (inv.holds) return {};
+  const i64 n = static_cast<i64>(inv.windows);
+  if (!inv.level) return grouped(n) + (n == 1 ? " failed step" : " failed steps");
+  std::string s = grouped(n) + (n == 1 ? " violation window, " : " violation windows, ") +
+                  human_ns(inv.time_in_violation_ns) + " above its bound";
+  if (inv.window_list.size() < inv.windows)
+    s += " (the first " + grouped(static_cast<i64>(inv.window_list.size())) + " shaded)";
+  return s;
+}
+
+const world::invariant_result* find_invariant(const world::run_record& rec, std::string_view name) {
+  for (const auto& inv : rec.invariants)
+    if (inv.name == name) return &inv;
+  return nullptr;
+}
+
+// A plot's y axis: grid lines, ticks and, turned up along the axis, what it counts.
+void y_axis(out& o, const scale& ys, i64 top_value, i64 y0, i64 height, const std::string& unit) {
+  const i64 step = round_step(top_value, 4);
+  for (i64 val = 0; val <= top_value; val += step) {
+    o << "<line class=\"grid\" x1=\"" << plot_x0 << "\" x2=\"" << plot_x1 << "\" y1=\"" << px{ys(val)} << "\" y2=\""
+      << px{ys(val)} << "\"/><text class=\"tick\" x=\"" << plot_x0 - 6 << "\" y=\"" << px{ys(val) + 35}
+      << "\" text-anchor=\"end\">" << grouped(val) << "</text>\n";
+  }
+  const i64 ux = plot_x0 - 44, uy = y0 + height / 2;
+  o << "<text class=\"axis-unit\" x=\"" << ux << "\" y=\"" << uy << "\" text-anchor=\"middle\" transform=\"rotate(-90 "
+    << ux << ' ' << uy << ")\">" << esc(unit) << "</text>\n";
+}
+
 void timeline_svg(out& o, const run_view& v) {
   const world::run_record& rec = *v.rec;
   const world::timeline& tl = rec.series;
   const scale x{0, v.end_ns, T(plot_x0), T(plot_x1)};
-
-  std::vector<panel> panels;
-  {
-    panel g;
-    g.title = v.lease ? "Gate in-flight: live permits in the lease set" : "Gate in-flight: leases held (all gates)";
-    g.css = "gate";
-    g.pick.which = 0;
-    g.cap = v.gate_cap;
-    g.cap_label = v.lease ? "limit " + std::to_string(v.gate_cap) : "cap " + std::to_string(v.gate_cap);
-    g.peak = rec.metrics.gate_inflight_max;
-    g.violated = v.first.inv != nullptr && v.first.inv->name == "gate_inflight_le_cap";
-    panels.push_back(g);
-    panel p;
-    p.title = v.lease ? "Portal in-flight: open connections (an attempt above the cap is refused)"
-                      : "Portal in-flight: requests working at the portal";
-    p.css = "portal";
-    p.pick.which = 1;
-    p.cap = v.portal_cap;
-    p.cap_label = "cap " + std::to_string(v.portal_cap);
-    // Under reject_429 the attempts above the cap are refused: their peak is the attempted concurrency.
-    p.peak = rec.lease ? std::max(rec.metrics.portal_inflight_max, rec.lease->portal_attempted_max)
-                       : rec.metrics.portal_inflight_max;
-    p.violated = v.first.inv != nullptr && v.first.inv->name == "portal_inflight_le_cap";
-    panels.push_back(p);
-    panel q;
-    q.title = v.lease ? "Queue: items waiting for a worker" : "Queue: requests waiting in the gates";
-    q.css = "queue";
-    q.pick.which = 2;
-    q.height = 100;
-    // The series is the total over the gates (the metric is per gate): its own maximum is the peak.
-    // waiting_le_max holds per gate, so a broken one is marked by the violation line only.
-    q.peak = series_max(tl, q.pick);
-    if (v.waiting_cap >= 0) {
-      // A bound far above anything the run reached would flatten the plot: then it is only named.
-      if (v.waiting_cap <= 2 * std::max<i64>(q.peak, 1)) {
-        q.cap = v.waiting_cap;
-        q.cap_label = "max " + std::to_string(v.waiting_cap);
-      } else {
-        q.title += " (max_waiting " + grouped(v.waiting_cap) + ", off the scale)";
-      }
-    }
-    panels.push_back(q);
-  }
+  std::vector<panel> panels = make_panels(v);
 
   // Skewed clocks hold for the whole run: drawn as rows above the fault windows (lease runs, where
   // workers read their own clocks), a few at most.
@@ -479,7 +749,9 @@ void timeline_svg(out& o, const run_view& v) {
   for (panel& p : panels) {
     y += 22;  // the panel's title
     p.y0 = y;
-    const i64 vmax = std::max({series_max(tl, p.pick), p.peak, p.cap, i64{1}});
+    i64 vmax = std::max({series_max(tl, p.pick), p.peak, p.cap, i64{1}});
+    if (const auto* inv = find_invariant(rec, p.invariant); inv != nullptr && inv->worst && !p.summed)
+      vmax = std::max(vmax, inv->worst->value);
     const i64 step = round_step(vmax, 4);
     p.top = (vmax / step + 1) * step;
     y += p.height + 8;
@@ -496,17 +768,17 @@ void timeline_svg(out& o, const run_view& v) {
       << "\" height=\"" << p.height << "\"/>\n";
 
   // X grid and axis.
-  const i64 tstep = time_step(v.end_ns, 10);
-  for (i64 t = 0; t <= v.end_ns; t += tstep) {
+  const time_axis axis = fit_time_axis(v.end_ns, 10);
+  for (i64 t = 0; t <= v.end_ns; t += axis.step_ns) {
     const i64 xt = x(t);
     o << "<line class=\"grid\" x1=\"" << px{xt} << "\" x2=\"" << px{xt} << "\" y1=\"" << panels.front().y0
       << "\" y2=\"" << plots_y1 << "\"/>";
     o << "<text class=\"tick\" x=\"" << px{xt} << "\" y=\"" << plots_y1 + 16 << "\" text-anchor=\"middle\">"
-      << esc(tick_label(t)) << "</text>\n";
-    if (t > INT64_MAX - tstep) break;
+      << esc(axis_tick(t, axis)) << "</text>\n";
+    if (t > INT64_MAX - axis.step_ns) break;
   }
   o << "<text class=\"axis-label\" x=\"" << plot_x1 << "\" y=\"" << height - 4
-    << "\" text-anchor=\"end\">simulated time</text>\n";
+    << "\" text-anchor=\"end\">simulated time (" << axis.unit << ")</text>\n";
 
   if (!placed.empty() || !clocks.empty()) {
     o << "<text class=\"panel-title\" x=\"" << plot_x0 << "\" y=\"" << strip_y0 + 12 << "\">";
@@ -551,16 +823,18 @@ void timeline_svg(out& o, const run_view& v) {
     o << "</g>\n";
   }
 
+  // The violation windows, each over the plot of the quantity it bounds.
+  o << "<g class=\"violation-windows\">\n";
+  violation_windows(o, rec, x, &panels, panels.front().y0, plots_y1);
+  o << "</g>\n";
+
   for (const panel& p : panels) {
     const scale ys{0, p.top, T(p.y0 + p.height), T(p.y0)};
-    o << "<text class=\"panel-title\" x=\"" << plot_x0 << "\" y=\"" << p.y0 - 7 << "\">" << esc(p.title)
-      << "</text>\n";
-    const i64 step = round_step(p.top, 4);
-    for (i64 val = 0; val <= p.top; val += step) {
-      o << "<line class=\"grid\" x1=\"" << plot_x0 << "\" x2=\"" << plot_x1 << "\" y1=\"" << px{ys(val)} << "\" y2=\""
-        << px{ys(val)} << "\"/><text class=\"tick\" x=\"" << plot_x0 - 6 << "\" y=\"" << px{ys(val) + 35}
-        << "\" text-anchor=\"end\">" << grouped(val) << "</text>\n";
-    }
+    const world::invariant_result* inv = find_invariant(rec, p.invariant);
+    std::string title = p.title;
+    if (inv != nullptr && !inv->holds) title += " — " + windows_summary(*inv);
+    o << "<text class=\"panel-title\" x=\"" << plot_x0 << "\" y=\"" << p.y0 - 7 << "\">" << esc(title) << "</text>\n";
+    y_axis(o, ys, p.top, p.y0, p.height, p.unit);
     const std::string band = series_path(tl, p.pick, x, ys, true);
     const std::string line = series_path(tl, p.pick, x, ys, false);
     if (!line.empty()) {
@@ -568,27 +842,47 @@ void timeline_svg(out& o, const run_view& v) {
         << esc(human_ns(tl.bucket_width_ns())) << "</title><path class=\"band\" d=\"" << band
         << "\"/><path class=\"line\" d=\"" << line << "\"/></g>\n";
       if (p.cap >= 0) {
-        const std::string over = over_cap_path(tl, p.pick, x, ys, p.cap);
-        if (!over.empty())
-          o << "<path class=\"over-cap\" d=\"" << over << "\"><title>above the cap</title></path>\n";
+        const std::string over_path = over_cap_path(tl, p.pick, x, ys, p.cap);
+        if (!over_path.empty())
+          o << "<path class=\"over-cap\" d=\"" << over_path << "\"><title>above the cap</title></path>\n";
       }
     }
     if (p.cap >= 0) {
+      // The cap's label beside its line, below the peak's lines in the margin when they would meet.
+      const i64 peak_bottom = T(p.y0 + (p.peak_note.empty() ? 10 : 22));
+      const i64 label_y = std::max(ys(p.cap) + 35, peak_bottom + T(13));
       o << "<line class=\"cap-line\" data-cap=\"" << p.cap << "\" x1=\"" << plot_x0 << "\" x2=\"" << plot_x1
         << "\" y1=\"" << px{ys(p.cap)} << "\" y2=\"" << px{ys(p.cap)} << "\"/><text class=\"cap-label\" x=\""
-        << plot_x1 + 6 << "\" y=\"" << px{ys(p.cap) + 35} << "\">" << esc(p.cap_label) << "</text>\n";
+        << plot_x1 + 6 << "\" y=\"" << px{label_y} << "\">" << esc(p.cap_label) << "</text>\n";
+      if (!p.cap_note.empty())
+        o << "<text class=\"cap-note\" x=\"" << plot_x1 + 6 << "\" y=\"" << px{label_y + T(11)} << "\">"
+          << esc(p.cap_note) << "</text>\n";
     }
-    if (p.violated) {
-      // The value that broke the cap (the run stops there, so it is the run's maximum); the series
-      // may not hold it when the attempt was refused, as at a lease world's portal.
-      const i64 px0 = x(v.first.at_ns), py = ys(p.peak);
-      o << "<g class=\"violation-peak\"><title>" << esc(v.first.inv->first->detail) << "</title><line x1=\"" << px{px0}
-        << "\" x2=\"" << px{px0} << "\" y1=\"" << px{ys(p.cap)} << "\" y2=\"" << px{py} << "\"/><circle cx=\""
-        << px{px0} << "\" cy=\"" << px{py} << "\" r=\"5\"/><text x=\"" << px{px0 - T(9)} << "\" y=\"" << px{py + 40}
-        << "\" text-anchor=\"end\">" << grouped(p.peak) << " &gt; " << esc(p.cap_label) << "</text></g>\n";
+    if (inv != nullptr && inv->worst) {
+      // The worst moment: the value furthest above the bound. The series may not hold it (a lease
+      // world's portal refuses an attempt above its cap, and it is the attempt that is judged); on
+      // a plot that sums several gates it is one gate's, and named only.
+      const i64 xw = x(inv->worst->at_ns);
+      const std::string words = grouped(inv->worst->value) + " &gt; " +
+                                (p.summed ? "max " + grouped(inv->worst->bound) + " in one gate" : esc(p.cap_label));
+      if (p.summed) {
+        o << "<g class=\"violation-peak summed\"><title>" << esc(inv->worst->detail) << "</title><text x=\""
+          << px{xw + T(6)} << "\" y=\"" << p.y0 + 12 << "\">worst " << words << "</text></g>\n";
+      } else {
+        const i64 py = ys(inv->worst->value);
+        const bool right = xw > T(plot_x1 - 200);
+        o << "<g class=\"violation-peak\"><title>" << esc(inv->worst->detail) << "</title><line x1=\"" << px{xw}
+          << "\" x2=\"" << px{xw} << "\" y1=\"" << px{ys(p.cap)} << "\" y2=\"" << px{py} << "\"/><circle cx=\""
+          << px{xw} << "\" cy=\"" << px{py} << "\" r=\"5\"/><text x=\"" << px{right ? xw - T(9) : xw + T(9)}
+          << "\" y=\"" << px{py + 40} << "\"" << (right ? " text-anchor=\"end\"" : "") << ">worst " << words
+          << "</text></g>\n";
+      }
     }
     o << "<text class=\"peak-label\" x=\"" << plot_x1 + 6 << "\" y=\"" << p.y0 + 10 << "\">max " << grouped(p.peak)
       << "</text>\n";
+    if (!p.peak_note.empty())
+      o << "<text class=\"peak-label\" x=\"" << plot_x1 + 6 << "\" y=\"" << p.y0 + 22 << "\">" << esc(p.peak_note)
+        << "</text>\n";
   }
 
   if (v.first.inv != nullptr) {
@@ -754,6 +1048,48 @@ struct lane_group {
   std::size_t count = 0;
 };
 
+// One lane's row between y0 and y0 + h: waiting, holding, working, the give-up and the outcome.
+// `open_end`: where what never ended stops; a mark outside [from_ns, to_ns] is not drawn (a zoom's
+// scale clamps the bars to its edges).
+void lane_row(out& o, const world::lane& l, const scale& x, i64 y0, i64 h, i64 open_end, bool labels, bool lease,
+              const std::string& row_label, i64 from_ns = 0, i64 to_ns = INT64_MAX, bool zoomed = false) {
+  const i64 ended = l.ended_ns >= 0 ? l.ended_ns : open_end;
+  o << (zoomed ? "<g class=\"lane zoomed\"><title>" : "<g class=\"lane\"><title>") << esc(lane_title(l, lease)) << "</title>";
+  if (labels)
+    o << "<text class=\"row-label\" x=\"" << plot_x0 - 6 << "\" y=\"" << px{T(y0) + T(h) / 2 + 35}
+      << "\" text-anchor=\"end\">" << esc(row_label) << "</text>";
+  // Waiting: arrival to the lease, or to the end for a request never granted one.
+  const i64 wait_to = l.granted_ns >= 0 ? l.granted_ns : ended;
+  if (wait_to > l.arrived_ns) {
+    const i64 a = x(l.arrived_ns), b = x(wait_to);
+    o << "<rect class=\"seg-wait\" x=\"" << px{a} << "\" y=\"" << px{T(y0) + T(h) * 3 / 8} << "\" width=\""
+      << px{std::max<i64>(b - a, 5)} << "\" height=\"" << px{std::max<i64>(T(h) / 4, 10)} << "\"/>";
+  }
+  if (l.granted_ns >= 0) {
+    const i64 a = x(l.granted_ns), b = x(ended);
+    o << "<rect class=\"seg-hold\" x=\"" << px{a} << "\" y=\"" << y0 << "\" width=\"" << px{std::max<i64>(b - a, 5)}
+      << "\" height=\"" << h << "\"/>";
+  }
+  if (l.work_start_ns >= 0) {
+    const i64 a = x(l.work_start_ns), b = x(l.work_end_ns >= 0 ? l.work_end_ns : open_end);
+    o << "<rect class=\"seg-work\" x=\"" << px{a} << "\" y=\"" << px{T(y0) + T(h) / 4} << "\" width=\""
+      << px{std::max<i64>(b - a, 5)} << "\" height=\"" << px{std::max<i64>(T(h) / 2, 10)} << "\"/>";
+  }
+  if (l.gave_up_ns >= from_ns && l.gave_up_ns <= to_ns) {
+    const i64 a = x(l.gave_up_ns), sz = std::clamp<i64>(T(h) * 3 / 10, 15, 40);
+    o << "<path class=\"gave-up\" d=\"M" << px{a - sz} << ' ' << px{T(y0) + T(h) / 2 - sz} << 'l' << px{2 * sz} << ' '
+      << px{2 * sz} << "m0 " << px{-2 * sz} << 'l' << px{-2 * sz} << ' ' << px{2 * sz} << "\"/>";
+  }
+  if (l.ended_ns >= from_ns && l.ended_ns <= to_ns) {
+    const i64 a = x(l.ended_ns);
+    o << "<rect class=\"outcome\" x=\"" << px{a} << "\" y=\"" << y0 << "\" width=\"" << px{25} << "\" height=\"" << h
+      << "\" fill=\"" << outcome_colour(l.outcome) << "\"/>";
+    if (labels)
+      o << "<text class=\"outcome-label\" x=\"" << px{a + T(6)} << "\" y=\"" << px{T(y0) + T(h) / 2 + 35} << "\">"
+        << esc(l.outcome) << "</text>";
+  }
+  o << "</g>\n";
+}
 
 void swimlane_svg(out& o, const run_view& v) {
   const world::run_record& rec = *v.rec;
@@ -824,14 +1160,16 @@ void swimlane_svg(out& o, const run_view& v) {
         << "</text>";
     o << "</g>\n";
   }
-  const i64 tstep = time_step(end_ns, 10);
-  for (i64 t = 0; t <= end_ns; t += tstep) {
+  const time_axis axis = fit_time_axis(end_ns, 10);
+  for (i64 t = 0; t <= end_ns; t += axis.step_ns) {
     const i64 xt = x(t);
     o << "<line class=\"grid\" x1=\"" << px{xt} << "\" x2=\"" << px{xt} << "\" y1=\"" << top << "\" y2=\""
       << top + n * row_h << "\"/><text class=\"tick\" x=\"" << px{xt} << "\" y=\"" << top + n * row_h + 16
-      << "\" text-anchor=\"middle\">" << esc(tick_label(t)) << "</text>\n";
-    if (t > INT64_MAX - tstep) break;
+      << "\" text-anchor=\"middle\">" << esc(axis_tick(t, axis)) << "</text>\n";
+    if (t > INT64_MAX - axis.step_ns) break;
   }
+  o << "<text class=\"axis-label\" x=\"" << plot_x1 << "\" y=\"" << height - 4
+    << "\" text-anchor=\"end\">simulated time (" << axis.unit << ")</text>\n";
   for (const auto& w : rec.series.windows()) {
     if (w.start_ns > end_ns) continue;
     const i64 x0 = x(w.start_ns), x1 = x(w.end_ns);
@@ -842,44 +1180,8 @@ void swimlane_svg(out& o, const run_view& v) {
   const i64 gap = row_h >= 6 ? std::max<i64>(1, row_h / 8) : 0;
   for (i64 ri = 0; ri < n; ++ri) {
     const world::lane& l = *rows[static_cast<std::size_t>(ri)];
-    const i64 y0 = top + ri * row_h + gap, h = row_h - 2 * gap;
-    const i64 ended = l.ended_ns >= 0 ? l.ended_ns : open_end;
-    o << "<g class=\"lane\"><title>" << esc(lane_title(l, v.lease)) << "</title>";
-    if (labels)
-      o << "<text class=\"row-label\" x=\"" << plot_x0 - 6 << "\" y=\"" << px{T(y0) + T(h) / 2 + 35}
-        << "\" text-anchor=\"end\">" << esc(short_label(l.id.empty() ? "#" + std::to_string(l.number) : l.id))
-        << "</text>";
-    // Waiting: arrival to the lease, or to the end for a request never granted one.
-    const i64 wait_to = l.granted_ns >= 0 ? l.granted_ns : ended;
-    if (wait_to > l.arrived_ns) {
-      const i64 a = x(l.arrived_ns), b = x(wait_to);
-      o << "<rect class=\"seg-wait\" x=\"" << px{a} << "\" y=\"" << px{T(y0) + T(h) * 3 / 8} << "\" width=\""
-        << px{std::max<i64>(b - a, 5)} << "\" height=\"" << px{std::max<i64>(T(h) / 4, 10)} << "\"/>";
-    }
-    if (l.granted_ns >= 0) {
-      const i64 a = x(l.granted_ns), b = x(ended);
-      o << "<rect class=\"seg-hold\" x=\"" << px{a} << "\" y=\"" << y0 << "\" width=\"" << px{std::max<i64>(b - a, 5)}
-        << "\" height=\"" << h << "\"/>";
-    }
-    if (l.work_start_ns >= 0) {
-      const i64 a = x(l.work_start_ns), b = x(l.work_end_ns >= 0 ? l.work_end_ns : open_end);
-      o << "<rect class=\"seg-work\" x=\"" << px{a} << "\" y=\"" << px{T(y0) + T(h) / 4} << "\" width=\""
-        << px{std::max<i64>(b - a, 5)} << "\" height=\"" << px{std::max<i64>(T(h) / 2, 10)} << "\"/>";
-    }
-    if (l.gave_up_ns >= 0) {
-      const i64 a = x(l.gave_up_ns), s = std::clamp<i64>(T(h) * 3 / 10, 15, 40);
-      o << "<path class=\"gave-up\" d=\"M" << px{a - s} << ' ' << px{T(y0) + T(h) / 2 - s} << 'l' << px{2 * s} << ' '
-        << px{2 * s} << "m0 " << px{-2 * s} << 'l' << px{-2 * s} << ' ' << px{2 * s} << "\"/>";
-    }
-    if (l.ended_ns >= 0) {
-      const i64 a = x(l.ended_ns);
-      o << "<rect class=\"outcome\" x=\"" << px{a} << "\" y=\"" << y0 << "\" width=\"" << px{25} << "\" height=\"" << h
-        << "\" fill=\"" << outcome_colour(l.outcome) << "\"/>";
-      if (labels)
-        o << "<text class=\"outcome-label\" x=\"" << px{a + T(6)} << "\" y=\"" << px{T(y0) + T(h) / 2 + 35} << "\">"
-          << esc(l.outcome) << "</text>";
-    }
-    o << "</g>\n";
+    lane_row(o, l, x, top + ri * row_h + gap, row_h - 2 * gap, open_end, labels, v.lease,
+             short_label(l.id.empty() ? "#" + std::to_string(l.number) : l.id));
   }
   if (v.first.inv != nullptr && v.first.at_ns <= end_ns) {
     const i64 xv = x(v.first.at_ns);
@@ -887,6 +1189,211 @@ void swimlane_svg(out& o, const run_view& v) {
       << "\" x2=\"" << px{xv} << "\" y1=\"" << top << "\" y2=\"" << top + n * row_h << "\"/>\n";
   }
   o << "</svg>\n";
+}
+
+// --- zooms onto the moments that matter ----------------------------------------------------------
+
+// The lanes of the requests whose life meets `span`, at most zoom_rows_max: those alive at the moment
+// first, then the nearest to it; in arrival order. `total` says how many met the span.
+std::vector<const world::lane*> zoom_lanes(const world::run_record& rec, const zoom_view& z, std::size_t& total) {
+  const world::time_span span = z.span;
+  std::vector<const world::lane*> met;
+  auto consider = [&](const world::lane& l) {
+    if (l.number != 0 && l.meets(span)) met.push_back(&l);
+  };
+  for (const auto& l : rec.series.lanes()) consider(l);
+  for (const auto& l : rec.series.span_lanes()) consider(l);
+  total = met.size();
+  if (met.size() > zoom_rows_max) {
+    // How far a lane's life is from the moment (0: alive then).
+    auto distance = [&](const world::lane* l) {
+      const i64 last = l->open() ? INT64_MAX : l->last_ns();
+      if (l->arrived_ns > z.moment_ns) return l->arrived_ns - z.moment_ns;
+      return last >= z.moment_ns ? i64{0} : z.moment_ns - last;
+    };
+    std::stable_sort(met.begin(), met.end(),
+                     [&](const world::lane* a, const world::lane* b) { return distance(a) < distance(b); });
+    met.resize(zoom_rows_max);
+  }
+  std::sort(met.begin(), met.end(), [](const world::lane* a, const world::lane* b) { return a->number < b->number; });
+  return met;
+}
+
+std::string zoom_heading(const zoom_view& z) {
+  if (z.kind == "worst") return "The worst moment";
+  if (z.kind == "first") return "The first violation";
+  return "The first violation, which is also the worst moment";
+}
+
+// One zoom: the moment in words, then one picture on one time axis centred on it: the plot of the
+// quantity it broke (for an event invariant, the gate's in-flight as context) at the series'
+// resolution, the violation and fault windows, and the lanes of the requests active then.
+void zoom_panel(out& o, const run_view& v, const zoom_view& z) {
+  const world::run_record& rec = *v.rec;
+  const world::timeline& tl = rec.series;
+  const world::invariant_result& inv = *z.inv;
+  const i64 from = z.span.from_ns, to = std::max(z.span.to_ns, z.span.from_ns + 1);
+  const scale x{from, to, T(plot_x0), T(plot_x1)};
+  std::vector<panel> panels = make_panels(v);
+  const int pi = panel_of(inv.name);
+  panel p = panels[static_cast<std::size_t>(pi >= 0 ? pi : 0)];
+
+  std::size_t met = 0;
+  const std::vector<const world::lane*> rows = zoom_lanes(rec, z, met);
+  const bool covered = lanes_cover(rec, z.span);
+
+  o << "<div class=\"zoom\" id=\"" << esc(v.anchor) << "-zoom-" << z.kind << "\" data-zoom=\"" << z.kind
+    << "\" data-invariant=\"" << esc(inv.name) << "\" data-at-ns=\"" << z.moment_ns << "\">\n<h3>" << zoom_heading(z)
+    << ": <code>" << esc(inv.name) << "</code> at " << esc(instant_ns(z.moment_ns)) << "</h3>\n<p class=\"zoom-facts\">";
+  if (z.has_value)
+    o << "<b>" << grouped(z.value) << " against a bound of " << grouped(z.bound) << "</b> (" << esc(z.detail) << ")";
+  else
+    o << esc(z.detail);
+  o << ". At " << z.moment_ns << " ns";
+  if (z.window != nullptr && inv.level)
+    o << ", in violation window " << z.window_number << " of " << grouped(static_cast<i64>(inv.windows)) << " ("
+      << esc(instant_ns(z.window->start_ns)) << " – " << esc(instant_ns(z.window->end_ns))
+      << (z.window->open_at_end ? ", still open at the end" : "") << ")";
+  o << ". Shown: " << esc(instant_ns(from)) << " – " << esc(instant_ns(to)) << ".</p>\n";
+
+  // Layout: the plot, then one row per lane, then the axis.
+  constexpr i64 top = 24, plot_h = 110;  // room above the plot for its title
+  const i64 n = static_cast<i64>(rows.size());
+  const i64 row_h = n == 0 ? 0 : std::clamp<i64>(480 / n, 9, 16);
+  const i64 lanes_y0 = top + plot_h + 14;
+  const i64 lanes_y1 = lanes_y0 + n * row_h;
+  const i64 axis_y = (n == 0 ? top + plot_h : lanes_y1) + 16;
+  const i64 height = axis_y + 16;
+  p.y0 = top;
+  p.height = plot_h;
+  {
+    i64 vmax = std::max({series_max(tl, p.pick), p.cap, i64{1}});
+    if (z.has_value && !p.summed) vmax = std::max(vmax, z.value);
+    const i64 step = round_step(vmax, 4);
+    p.top = (vmax / step + 1) * step;
+  }
+  const scale ys{0, p.top, T(p.y0 + p.height), T(p.y0)};
+
+  o << "<svg class=\"zoom-plot\" viewBox=\"0 0 " << view_w << ' ' << height
+    << "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"" << esc(zoom_heading(z)) << "\">\n";
+  o << "<rect class=\"plot-bg\" x=\"" << plot_x0 << "\" y=\"" << p.y0 << "\" width=\"" << plot_x1 - plot_x0
+    << "\" height=\"" << p.height << "\"/>\n";
+  if (n > 0)
+    o << "<rect class=\"plot-bg\" x=\"" << plot_x0 << "\" y=\"" << lanes_y0 << "\" width=\"" << plot_x1 - plot_x0
+      << "\" height=\"" << lanes_y1 - lanes_y0 << "\"/>\n";
+
+  // The axis, in time from the moment.
+  const time_axis axis = fit_time_axis(to - from, 8);
+  const i64 y_bottom = n == 0 ? top + plot_h : lanes_y1;
+  for (i64 k = (from - z.moment_ns) / axis.step_ns; z.moment_ns + k * axis.step_ns <= to; ++k) {
+    const i64 t = z.moment_ns + k * axis.step_ns;
+    if (t < from) continue;
+    const i64 xt = x(t);
+    o << "<line class=\"grid\" x1=\"" << px{xt} << "\" x2=\"" << px{xt} << "\" y1=\"" << top << "\" y2=\"" << y_bottom
+      << "\"/><text class=\"tick\" x=\"" << px{xt} << "\" y=\"" << axis_y << "\" text-anchor=\"middle\">"
+      << (k > 0 ? "+" : "") << esc(axis_tick(k * axis.step_ns, axis)) << "</text>\n";
+  }
+  o << "<text class=\"axis-label\" x=\"" << plot_x1 << "\" y=\"" << height - 2 << "\" text-anchor=\"end\">time from "
+    << (z.kind == "first" ? "the first violation" : "the worst moment") << " (" << axis.unit << ")</text>\n";
+
+  // Faults and violation windows in the span, over the plot and the lanes.
+  for (const auto& w : tl.windows()) {
+    if (w.end_ns < from || w.start_ns > to) continue;
+    const i64 a = x(w.start_ns), b = std::max(x(w.end_ns), a + T(2));
+    // Labelled with its times: in a zoom the axis counts from the moment, not from the start.
+    const std::string label =
+        w.kind + (w.target.empty() ? "" : " " + w.target) + ", " +
+        (w.end_ns > w.start_ns ? instant_ns(w.start_ns) + " – " + instant_ns(w.end_ns) : "at " + instant_ns(w.start_ns));
+    o << "<g class=\"zoom-fault\" data-kind=\"" << esc(w.kind) << "\"><title>" << esc(label)
+      << "</title><rect class=\"fault-shade\" x=\"" << px{a} << "\" y=\"" << top << "\" width=\"" << px{b - a}
+      << "\" height=\"" << y_bottom - top << "\" fill=\"" << fault_colour(w.kind) << "\"/><text class=\"fault-label\" x=\""
+      << px{std::max(a, T(plot_x0)) + T(3)} << "\" y=\"" << top + 11 << "\" style=\"fill:" << fault_colour(w.kind)
+      << "\">" << esc(label) << "</text></g>\n";
+  }
+  o << "<g class=\"violation-windows zoomed\">\n";
+  violation_windows(o, rec, x, nullptr, top, y_bottom, from, to);
+  o << "</g>\n";
+
+  // The plot: the series at its resolution; for the portal, when every lane of the stretch is kept, also
+  // the exact count of the lanes working at the portal (each one's work start to end), which a bucket of a
+  // long run cannot show.
+  y_axis(o, ys, p.top, p.y0, p.height, p.unit);
+  const bool exact = pi == 1 && covered;
+  const std::string band = series_path(tl, p.pick, x, ys, true, from, to);
+  const std::string line = series_path(tl, p.pick, x, ys, false, from, to);
+  if (!line.empty())
+    o << "<g class=\"series " << p.css << (exact ? " coarse" : "") << "\"><title>" << esc(p.title)
+      << ": highest and lowest per " << esc(human_ns(tl.bucket_width_ns())) << "</title><path class=\"band\" d=\""
+      << band << "\"/><path class=\"line\" d=\"" << line << "\"/></g>\n";
+  if (exact) {
+    std::map<i64, i64> delta;  // instant -> change of the count
+    i64 level = 0;
+    auto add = [&](i64 t, i64 d) {
+      if (t <= from) level += d;
+      else if (t <= to) delta[t] += d;
+    };
+    auto at_portal = [&](const world::lane& l) {
+      if (l.number == 0 || l.work_start_ns < 0 || !l.meets(z.span)) return;
+      add(l.work_start_ns, 1);
+      if (l.work_end_ns >= 0) add(l.work_end_ns, -1);
+    };
+    for (const auto& l : tl.lanes()) at_portal(l);
+    for (const auto& l : tl.span_lanes()) at_portal(l);
+    out path;
+    path << 'M' << px{x(from)} << ' ' << px{ys(level)};
+    for (const auto& [t, d] : delta) {
+      level += d;
+      path << 'H' << px{x(t)} << 'V' << px{ys(level)};
+    }
+    path << 'H' << px{x(to)};
+    o << "<g class=\"series " << p.css << " exact\"><title>" << esc(p.unit)
+      << " at the portal, exact: the lanes working there</title><path class=\"line\" d=\"" << path.take()
+      << "\"/></g>\n";
+  }
+  if (p.cap >= 0)
+    o << "<line class=\"cap-line zoomed\" data-cap=\"" << p.cap << "\" x1=\"" << plot_x0 << "\" x2=\"" << plot_x1 << "\" y1=\""
+      << px{ys(p.cap)} << "\" y2=\"" << px{ys(p.cap)} << "\"/><text class=\"cap-label\" x=\"" << plot_x1 + 6
+      << "\" y=\"" << px{ys(p.cap) + 35} << "\">" << esc(p.cap_label) << "</text>\n";
+  o << "<text class=\"panel-title\" x=\"" << plot_x0 << "\" y=\"" << p.y0 - 7 << "\">" << esc(p.title)
+    << (pi < 0 ? " (context: the invariant bounds no quantity)" : "")
+    << (exact ? ": exact from the lanes (the band: per " + esc(human_ns(tl.bucket_width_ns())) + ")"
+              : ", per " + esc(human_ns(tl.bucket_width_ns())))
+    << "</text>\n";
+
+  // The moment.
+  const i64 xm = x(z.moment_ns);
+  o << "<g class=\"zoom-moment\"><title>" << esc(z.detail) << "</title><line x1=\"" << px{xm} << "\" x2=\"" << px{xm}
+    << "\" y1=\"" << top << "\" y2=\"" << y_bottom << "\"/>";
+  if (z.has_value && !p.summed) {
+    const i64 py = ys(z.value);
+    o << "<circle cx=\"" << px{xm} << "\" cy=\"" << px{py} << "\" r=\"5\"/><text x=\"" << px{xm + T(8)} << "\" y=\""
+      << px{py + 40} << "\">" << grouped(z.value) << " &gt; " << esc(p.cap_label) << "</text>";
+  }
+  o << "</g>\n";
+
+  // The lanes.
+  for (i64 ri = 0; ri < n; ++ri) {
+    const world::lane& l = *rows[static_cast<std::size_t>(ri)];
+    std::string label = l.id.empty() ? "#" + std::to_string(l.number) : short_label(l.id);
+    if (l.worker >= 0) label += " w" + std::to_string(l.worker);
+    const i64 gap = std::max<i64>(1, row_h / 8);
+    lane_row(o, l, x, lanes_y0 + ri * row_h + gap, row_h - 2 * gap, rec.metrics.simulated_ns, true, v.lease, label,
+             from, to, true);
+  }
+  o << "</svg>\n<p class=\"note\">";
+  if (met == 0)
+    o << "No request was active in this stretch.";
+  else
+    o << (met > rows.size() ? "The " + grouped(static_cast<i64>(rows.size())) + " of " + grouped(static_cast<i64>(met)) +
+                                  (v.lease ? " items" : " requests") + " active in this stretch nearest the moment"
+                            : "The " + grouped(static_cast<i64>(met)) + (v.lease ? " items" : " requests") +
+                                  " active in this stretch")
+      << ", in arrival order" << (v.lease ? " (w: the worker that got its permit)" : "") << ".";
+  if (!covered)
+    o << " <b>Not every lane of this stretch was recorded</b>: a run keeps the first "
+      << grouped(static_cast<i64>(world::timeline::max_lanes))
+      << " requests' lanes, and <code>admitsim run --html</code> runs the seed again to keep the lanes around each zoom.";
+  o << "</p>\n</div>\n";
 }
 
 // --- tables --------------------------------------------------------------------------------------
@@ -918,7 +1425,13 @@ void metrics_grid(out& o, const run_view& v) {
   metric(o, "completed", n(m.completed));
   for (const auto& [reason, count] : m.refused) metric(o, reason, n(count));
   metric(o, "client timeouts", n(m.client_timeouts));
-  metric(o, "gate in-flight max", grouped(m.gate_inflight_max) + " / " + grouped(v.gate_cap));
+  if (v.fifo_gates > 1) {
+    // The metric is the most any one gate held; the caps add up over the gates, as the plot does.
+    metric(o, "gate in-flight max, one gate", grouped(m.gate_inflight_max));
+    metric(o, "gate in-flight max, summed", grouped(series_max(rec.series, series_pick{0})) + " / " + grouped(v.gate_cap));
+  } else {
+    metric(o, "gate in-flight max", grouped(m.gate_inflight_max) + " / " + grouped(v.gate_cap));
+  }
   metric(o, "portal in-flight max", grouped(m.portal_inflight_max) + " / " + grouped(v.portal_cap));
   if (!v.lease) metric(o, "waiting max", grouped(m.waiting_max));
   if (rec.lease) {
@@ -978,6 +1491,51 @@ void trace_table(out& o, const run_view& v) {
   o << "<tr class=\"violation-row\"><td>" << esc(human_ns(v.first.at_ns)) << "</td><td class=\"num\">" << v.first.at_ns
     << "</td><td colspan=\"5\"><strong>" << esc(v.first.inv->name) << "</strong>: " << esc(v.first.inv->first->detail)
     << "</td></tr>\n</tbody></table>\n";
+}
+
+// What broke in a run, and why: one row per cause of each broken invariant (its title from the cause
+// table, how many violations it gave, the designs that address it, the world's first sentence for
+// it), or one row saying that no cause was identified.
+void causes_table(out& o, const run_view& v) {
+  const world::run_record& rec = *v.rec;
+  if (!rec.any_violation()) return;
+  o << "<div class=\"why\">\n<h3>What broke, and why</h3>\n<table class=\"cause-table\" data-run=\"" << esc(v.anchor)
+    << "\"><thead><tr><th>invariant</th><th>how often, how bad</th><th>cause</th><th class=\"num\">count</th>"
+       "<th>designs that address it</th><th>example</th></tr></thead><tbody>\n";
+  for (const auto& inv : rec.invariants) {
+    if (inv.holds) continue;
+    std::string how = windows_summary(inv);
+    if (inv.first) how += "; first at " + instant_ns(inv.first->at_ns);
+    if (inv.worst)
+      how += "; worst " + grouped(inv.worst->value) + " > " + grouped(inv.worst->bound) + " at " + instant_ns(inv.worst->at_ns);
+    const std::size_t rows = std::max<std::size_t>(inv.causes.size(), 1);
+    const std::string span = rows > 1 ? " rowspan=\"" + std::to_string(rows) + "\"" : "";
+    o << "<tr class=\"broken-invariant\" data-invariant=\"" << esc(inv.name) << "\"><td" << span << "><code>"
+      << esc(inv.name) << "</code></td><td" << span << ">" << esc(how) << "</td>";
+    if (inv.causes.empty()) {
+      o << "<td class=\"no-cause\" colspan=\"4\">no cause identified</td></tr>\n";
+      continue;
+    }
+    for (std::size_t i = 0; i < inv.causes.size(); ++i) {
+      const check::cause_count& c = inv.causes[i];
+      const check::cause_info* row = check::find_cause(c.kind);
+      ADMIT_ASSERT(row != nullptr, "every cause a world names is a row of the cause table");
+      if (i > 0) o << "<tr class=\"cause-more\">";
+      o << "<td class=\"cause\" data-kind=\"" << esc(c.kind) << "\">" << esc(row->title) << "</td><td class=\"num\">"
+        << grouped(static_cast<i64>(c.count)) << "</td><td>";
+      const std::string_view designs = row->designs;
+      if (designs.empty()) o << "<span class=\"muted\">none of the catalogue's</span>";
+      for (std::size_t from = 0; from < designs.size();) {
+        std::size_t to = designs.find(", ", from);
+        if (to == std::string_view::npos) to = designs.size();
+        o << "<span class=\"design\">" << esc(designs.substr(from, to - from)) << "</span>";
+        from = to + 2;
+      }
+      o << "</td><td>" << esc(c.example) << "</td></tr>\n";
+    }
+  }
+  o << "</tbody></table>\n<p class=\"note\">Count: the violations a cause explains (a window of a level invariant "
+       "explained by several lost permits counts each). The zooms below show the moments themselves.</p>\n</div>\n";
 }
 
 // --- the page ------------------------------------------------------------------------------------
@@ -1048,6 +1606,21 @@ svg .seg-hold{fill:#cfe0f5;stroke:var(--gate);stroke-width:.8}
 svg .seg-work{fill:var(--portal)}
 svg .gave-up{stroke:var(--bad);stroke-width:1.8;fill:none}
 svg .outcome-label{font-size:10px}
+svg .axis-unit{font-size:10.5px;fill:var(--ink)}
+svg .cap-note{font-size:9.5px}
+svg .violation-window{fill:var(--bad);opacity:.16}svg .violation-window.event{opacity:.5}
+svg .zoomed .violation-window{opacity:.08}
+svg .series.coarse .band{opacity:.1}svg .series.coarse .line{stroke-width:1;stroke-dasharray:2 2}
+svg .series.exact .line{stroke-width:2}svg .zoomed .violation-window.event{opacity:.4}
+svg .violation-peak.summed text{fill:var(--bad);font-weight:700;font-size:11px}
+svg .zoom-moment line{stroke:var(--bad);stroke-width:2}svg .zoom-moment circle{fill:var(--bad);stroke:#fff;stroke-width:1.5}
+svg .zoom-moment text{fill:var(--bad);font-weight:700;font-size:12px}
+.why{margin:10px 0}
+.cause-table td.no-cause{color:var(--bad);font-style:italic}
+.cause-table .design{display:inline-block;background:#eef2f8;border-radius:4px;padding:0 6px;margin:1px 4px 1px 0}
+.muted{color:#9aa1ad}
+.zoom{border:1px solid #f0c9cb;background:#fffafa;border-radius:6px;padding:6px 12px;margin:10px 0}
+.zoom h3{margin:6px 0 4px;color:var(--bad)}.zoom-facts{margin:2px 0 4px}
 )css";
 
 // Marks the page as loaded without errors, for a reader and for the browser test.
@@ -1055,6 +1628,8 @@ constexpr const char* page_script = R"js(
 (function () {
   var body = document.body;
   body.setAttribute("data-violation-markers", String(document.querySelectorAll(".violation-marker").length));
+  body.setAttribute("data-zooms", String(document.querySelectorAll(".zoom").length));
+  body.setAttribute("data-cause-tables", String(document.querySelectorAll("table.cause-table").length));
   body.setAttribute("data-script-ok", "1");
 })();
 )js";
@@ -1083,6 +1658,8 @@ void run_section(out& o, const run_view& v, bool met) {
     o << "<div class=\"first\"><strong>First violation</strong> at " << esc(human_ns(v.first.at_ns)) << " ("
       << v.first.at_ns << " ns): <code>" << esc(v.first.inv->name) << "</code>: " << esc(v.first.inv->first->detail)
       << "</div>\n";
+  causes_table(o, v);
+  for (const zoom_view& z : v.zooms) zoom_panel(o, v, z);
   metrics_grid(o, v);
   diagnostics_line(o, rec);
 
@@ -1090,7 +1667,8 @@ void run_section(out& o, const run_view& v, bool met) {
   o << "<h3>In-flight and queue over time</h3>\n<p class=\"note\">Each plot shows, per "
     << esc(human_ns(tl.bucket_width_ns()))
     << " of simulated time, the highest value (line) and the range (band); peaks are never averaged away. "
-       "Dashed: the cap. Red: above it; the first violation is the red vertical line.</p>\n";
+       "Dashed: the cap. Red: above it; shaded red: the violation windows, each over the plot of what it bounds; "
+       "the dot: the worst moment; the first violation is the red vertical line.</p>\n";
   timeline_svg(o, v);
   faults_table(o, tl);
 
@@ -1118,6 +1696,39 @@ void run_section(out& o, const run_view& v, bool met) {
 }
 
 }  // namespace
+
+std::vector<world::time_span> zoom_spans(const world::run_record& rec) {
+  std::vector<world::time_span> out;
+  for (const zoom_view& z : find_zooms(rec)) out.push_back(z.span);
+  return out;
+}
+
+bool zoom_lanes_kept(const world::run_record& rec) {
+  for (const zoom_view& z : find_zooms(rec))
+    if (!lanes_cover(rec, z.span)) return false;
+  return true;
+}
+
+void keep_zoom_lanes(const scenario::scenario& sc, std::uint64_t seed, std::vector<world::run_record>& runs) {
+  for (world::run_record& rec : runs) {
+    if (zoom_lanes_kept(rec)) continue;
+    // The run of this record alone (a lease scenario's one variant or protocol), as the CLI runs it.
+    scenario::scenario one = sc;
+    for (auto& g : one.gates)
+      if (g.kind == scenario::gate_kind::lease) (void)scenario::keep_only_run(g.lease, rec.variant);
+    world::lease_run_options opts;
+    opts.lanes_around = zoom_spans(rec);
+    std::vector<world::run_record> again = world::run_all(one, seed, opts);
+    for (world::run_record& r : again) {
+      if (r.variant != rec.variant) continue;
+      // The same run: keeping lanes changes no event.
+      ADMIT_ASSERT(r.diagnostics.events == rec.diagnostics.events, "a run again with its zoom lanes is the same run");
+      ADMIT_ASSERT(r.diagnostics.sequence_numbers == rec.diagnostics.sequence_numbers,
+                   "a run again with its zoom lanes draws the same sequence numbers");
+      rec.series = std::move(r.series);
+    }
+  }
+}
 
 std::string render_html(const report_input& in) {
   ADMIT_ASSERT(in.sc != nullptr, "render_html needs the scenario");

@@ -11,6 +11,9 @@
 //     however long the run); every fault window shaded and labelled; the
 //     first violation marked (class `violation-marker`);
 //   - a histogram of waiting time (arrival to lease);
+//   - for a violating run, what broke and why (per cause, from the cause
+//     table) and a zoom onto its worst moment and its first violation, with
+//     the lanes of the requests active then;
 //   - swimlanes of the first requests (one row per request, or one per
 //     worker in a lease run);
 //   - the invariants, the metrics, the fault windows and the trace before the
@@ -20,7 +23,9 @@
 // bytes, and nothing reads a clock. Docs: docs/html-report.md.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "reports/report.hpp"
 
@@ -28,5 +33,16 @@ namespace admit::reports {
 
 // The page for the runs in `in` (the same input as build_report).
 std::string render_html(const report_input& in);
+
+// The stretches of time the page zooms onto in `rec` (its worst moment, its
+// first violation), and whether `rec` kept the lanes of every request active
+// in them (a run keeps the first timeline::max_lanes lanes).
+std::vector<world::time_span> zoom_spans(const world::run_record& rec);
+bool zoom_lanes_kept(const world::run_record& rec);
+
+// For each run of `runs` (the runs of `sc` with `seed`, as world::run_all
+// gave them) whose zooms need lanes it did not keep: runs it again, the same
+// run, keeping the lanes around its zooms, and takes that run's timeline.
+void keep_zoom_lanes(const scenario::scenario& sc, std::uint64_t seed, std::vector<world::run_record>& runs);
 
 }  // namespace admit::reports

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates the committed HTML report examples under reports/examples/: the pages of
 # clock_skew (a lease scenario whose seed variant breaks the portal's cap), lab_fifo (the lab's
-# FIFO run) and redis_restart (a fault window and a violation), each with its scenario's own seed,
-# and a screenshot of clock_skew and of redis_restart taken by headless Chromium.
+# FIFO run), redis_restart (a fault window and a violation), client_timeout_overshoot (a run that
+# keeps going through 23 violation windows) and a shrunk counterexample (the shrunk scenario that
+# `admitsim explore scenarios/explore_redis_faults.json --first-seed 75 --seeds 1` writes, kept in
+# reports/examples/shrunk/), each with its scenario's own seed, and a screenshot of the top of every
+# page but the lab's taken by headless Chromium.
 # The JSON examples are left alone (scripts/regen-examples.sh owns them). Run from anywhere:
 #   scripts/render-html-examples.sh
 # See docs/html-report.md.
@@ -15,12 +18,20 @@ chromium="${CHROMIUM:-/usr/bin/chromium}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-for name in clock_skew lab_fifo redis_restart; do
-  rc=0
-  ./build/admitsim run "scenarios/$name.json" --out "$work/$name.json" --html "reports/examples/$name.html" \
-    --quiet || rc=$?
-  if [ "$rc" -ne 0 ]; then echo "render-html-examples: $name did not come out as expected (exit $rc)" >&2; exit 1; fi
-done
+# The shrunk counterexample, as the search writes it today.
+shrunk=explore_redis_faults-seed75-seed-min
+./build/admitsim explore scenarios/explore_redis_faults.json --first-seed 75 --seeds 1 --jobs 1 --out "$work/explore" \
+  --quiet || { echo "render-html-examples: the search of explore_redis_faults did not come out as expected" >&2; exit 1; }
+mkdir -p reports/examples/shrunk
+cp "$work/explore/$shrunk.json" "reports/examples/shrunk/$shrunk.json"
+
+page() {  # page SCENARIO_FILE NAME: its page, reports/examples/NAME.html
+  local rc=0
+  ./build/admitsim run "$1" --out "$work/$2.json" --html "reports/examples/$2.html" --quiet || rc=$?
+  if [ "$rc" -ne 0 ]; then echo "render-html-examples: $2 did not come out as expected (exit $rc)" >&2; exit 1; fi
+}
+for name in clock_skew lab_fifo redis_restart client_timeout_overshoot; do page "scenarios/$name.json" "$name"; done
+page "reports/examples/shrunk/$shrunk.json" "$shrunk"
 
 shot() {  # shot NAME HEIGHT: the top of the page, 1400 pixels wide
   local profile
@@ -32,4 +43,6 @@ shot() {  # shot NAME HEIGHT: the top of the page, 1400 pixels wide
 }
 shot clock_skew 1900
 shot redis_restart 1500
-ls -l reports/examples/*.html reports/examples/*.png
+shot client_timeout_overshoot 1500
+shot "$shrunk" 1300
+ls -l reports/examples/*.html reports/examples/*.png reports/examples/shrunk/

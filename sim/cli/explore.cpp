@@ -363,6 +363,7 @@ json shrink_json(const finding_kind& k, const shrink_files& f, const explore::sh
   sj["workers"] = size_change(r.workers_before, r.workers_after);
   sj["shrink_runs"] = r.runs;
   sj["budget_exhausted"] = r.budget_exhausted;
+  sj["rebased_by_ns"] = r.rebased_by_ns;
   sj["violation_at_ns"] = r.violation_at_ns;
   sj["detail"] = r.detail;
   return sj;
@@ -378,7 +379,9 @@ std::string shrink_line(const finding_kind& k, const shrink_files& f, const expl
   return "  shrunk seed " + finding + ": faults " + std::to_string(r.faults_before) + " -> " +
          std::to_string(r.faults_after) + ", requests " + std::to_string(r.requests_before) + " -> " +
          std::to_string(r.requests_after) + ", workers " + std::to_string(r.workers_before) + " -> " +
-         std::to_string(r.workers_after) + " in " + std::to_string(r.runs) + " runs: " + f.minimal_scenario +
+         std::to_string(r.workers_after) + " in " + std::to_string(r.runs) + " runs" +
+         (r.rebased_by_ns > 0 ? ", times " + scenario::format_duration(r.rebased_by_ns) + " earlier" : "") + ": " +
+         f.minimal_scenario +
          (r.reproduced ? " (admitsim run reproduces it)" : " (DID NOT REPRODUCE)");
 }
 

@@ -56,6 +56,9 @@ run_output run_one(const loaded& l, std::uint64_t seed, bool html) {
         out.wall_s.push_back(wall_s / static_cast<double>(runs.size()));
       }
     }
+    // A page zooms onto a run's worst moment and first violation with the lanes of the requests
+    // active then; a long run kept only its first lanes, so it runs again, the same run, keeping those.
+    if (html) reports::keep_zoom_lanes(l.sc, seed, out.runs);
   } catch (const admit::assertion_failure& e) {
     throw run_error{l.file, "internal assertion failed with seed " + std::to_string(seed) + ": " + e.what() +
                                 " (replay: admitsim run " + l.file + " --seed " + std::to_string(seed) + ")"};

@@ -4,8 +4,10 @@
 #include <optional>
 #include <set>
 
+#include "gate/admit_assert.hpp"
 #include "sim/explore/scenario_json.hpp"
 #include "sim/kernel/prng.hpp"
+#include "sim/scenario/duration.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/world/arrivals.hpp"
 #include "sim/world/world.hpp"
@@ -94,6 +96,12 @@ class shrinker {
     if (!breaks(candidate)) return false;
     cur = std::move(candidate);
     return true;
+  }
+
+  // Restores where the kept candidate broke (after a candidate that broke elsewhere was refused).
+  void remember(sim::vtime_ns at_ns, std::string detail) {
+    at_ns_ = at_ns;
+    detail_ = std::move(detail);
   }
 
   std::size_t runs() const { return runs_; }
@@ -402,6 +410,107 @@ bool drop_unused_gates(shrinker& s, sc_t& cur) {
   return s.try_keep(cur, std::move(c));
 }
 
+// Step 6: the story moved to start near zero. A counterexample drawn late in a run (its first arrival
+// at 3h) is as hard to read as it is to replay by hand; every absolute time of the scenario moves
+// earlier by one whole number of seconds, so that the first event lands between 1s and 2s.
+//
+// What moves: explicit arrivals and cancellations, the generators' start and deadline, the faults'
+// instants, the snapshots the cases read, checks.liveness_horizon and checks.horizon. What does
+// not: every duration (service, timeouts, fault lengths, steps, backoff, leases), which is relative.
+// Two things read absolute time and are handled:
+//  * a worker's wall clock drifts with virtual time (clock_spec: t + offset + t * drift_ppm / 1e6),
+//    so a drifting worker's offset takes the drift it had gathered by then. The shift is a whole
+//    number of milliseconds, for which the world's drift arithmetic (fleet.hpp, worker_clock) splits
+//    exactly: the clock reads the same, less the shift, at every shifted instant;
+//  * the Redis server's AOF keeps what was written before the last whole second, and the lease
+//    world's clocks start at a whole second of the epoch: a shift of whole seconds keeps every
+//    instant at the same place within its second (and millisecond, which the scripts' times round to).
+// Faults drawn from rates would be drawn again from zero; focus drops the rates, and a scenario that
+// still has them is not moved. The move is kept only when the moved scenario breaks the same
+// invariant at the same instant less the shift (the shrinker runs it, as every step's candidate).
+constexpr sim::vtime_ns rebase_lead_ns = sim::sec;  // the first event lands this long after zero, or up to a second more
+
+std::optional<sim::vtime_ns> first_event_ns(const sc_t& c) {
+  std::optional<sim::vtime_ns> first;
+  auto see = [&](sim::vtime_ns t) { first = first ? std::min(*first, t) : t; };
+  for (const auto& r : c.requests) see(r.at_ns);
+  for (const auto& a : c.arrivals) see(a.start_ns);
+  for (const auto& f : c.faults.schedule) see(f.at_ns);
+  return first;
+}
+
+// How far `c` can move earlier: a whole number of seconds, leaving the first event at least
+// rebase_lead_ns after zero (0: it cannot, or need not, move).
+sim::vtime_ns rebase_shift_ns(const sc_t& c) {
+  if (c.faults.rates && c.faults.rates->any()) return 0;
+  const std::optional<sim::vtime_ns> first = first_event_ns(c);
+  if (!first || *first < rebase_lead_ns + sim::sec) return 0;
+  return (*first - rebase_lead_ns) / sim::sec * sim::sec;
+}
+
+bool shift_observation(scenario::observation& o, sim::vtime_ns by) {
+  if (o.k == scenario::observation::kind::snapshot) {
+    if (o.at_ns < by) return false;
+    o.at_ns -= by;
+  }
+  for (auto& [name, child] : o.children)
+    if (!shift_observation(child, by)) return false;
+  return true;
+}
+
+// The drift a clock gathers over `by` (a whole number of milliseconds), as the world computes it.
+sim::vtime_ns drift_over(const scenario::clock_spec& c, sim::vtime_ns by) { return by / 1'000'000 * c.drift_ppm; }
+
+// `c` with every absolute time `by` earlier (by: rebase_shift_ns), or nothing when some time or a
+// compensated clock offset would leave its range.
+std::optional<sc_t> rebased(const sc_t& c, sim::vtime_ns by) {
+  ADMIT_ASSERT(by > 0 && by % sim::sec == 0, "a rebase moves by a whole number of seconds");
+  sc_t out = c;
+  for (auto& r : out.requests) {
+    ADMIT_ASSERT(r.at_ns >= by, "no event before the shift");
+    r.at_ns -= by;
+    if (r.cancel_at_ns) *r.cancel_at_ns = std::max<sim::vtime_ns>(0, *r.cancel_at_ns - by);
+  }
+  for (auto& a : out.arrivals) {
+    a.start_ns -= by;
+    if (a.kind == scenario::arrival_kind::deadline_surge) a.deadline_ns -= by;
+  }
+  for (auto& f : out.faults.schedule) f.at_ns -= by;
+  for (auto& k : out.cases)
+    if (!shift_observation(k.what, by)) return std::nullopt;
+  if (out.checks.horizon_ns - by < 1) return std::nullopt;
+  out.checks.horizon_ns -= by;
+  if (out.checks.liveness_horizon_ns) {
+    if (*out.checks.liveness_horizon_ns - by < 1) return std::nullopt;
+    *out.checks.liveness_horizon_ns -= by;
+  }
+  auto compensate = [&](scenario::clock_spec& clock) {
+    clock.offset_ns += drift_over(clock, by);
+    return clock.offset_ns >= -scenario::clock_offset_ns_max && clock.offset_ns <= scenario::clock_offset_ns_max;
+  };
+  if (!compensate(out.fleet.clock)) return std::nullopt;
+  for (auto& [w, clock] : out.fleet.clocks)
+    if (!compensate(clock)) return std::nullopt;
+  return out;
+}
+
+// Step 6 as a whole: keeps the move when the same violation shows at the moved instant.
+sim::vtime_ns rebase(shrinker& s, sc_t& cur) {
+  const sim::vtime_ns by = rebase_shift_ns(cur);
+  if (by == 0) return 0;
+  std::optional<sc_t> moved = rebased(cur, by);
+  if (!moved) return 0;
+  const sim::vtime_ns was_at = s.at_ns();
+  const std::string was_detail = s.detail();
+  if (!s.breaks(*moved) || s.at_ns() != was_at - by) {
+    // Not the same story: the shrinker remembers the unmoved violation again.
+    s.remember(was_at, was_detail);
+    return 0;
+  }
+  cur = std::move(*moved);
+  return by;
+}
+
 }  // namespace
 
 shrink_result shrink(const sc_t& sc, std::uint64_t seed, const shrink_target& target, const shrink_limits& limits) {
@@ -425,6 +534,7 @@ shrink_result shrink(const sc_t& sc, std::uint64_t seed, const shrink_target& ta
       changed = drop_unused_gates(s, cur) || changed;
       if (!changed) break;
     }
+    res.rebased_by_ns = rebase(s, cur);
   }
   cur.description = "Shrunk by admitsim explore from " + sc.name + " with seed " + std::to_string(seed) + ": breaks " +
                     target.invariant + (target.variant.empty() ? "" : " under the " + target.variant + " variant") +
@@ -432,6 +542,10 @@ shrink_result shrink(const sc_t& sc, std::uint64_t seed, const shrink_target& ta
                     std::to_string(cur.faults.schedule.size()) + ", requests " + std::to_string(res.requests_before) +
                     " -> " + std::to_string(request_count(cur)) + ", workers " + std::to_string(res.workers_before) +
                     " -> " + std::to_string(cur.fleet.workers) + ".";
+  if (res.rebased_by_ns > 0)
+    cur.description += " Every time is " + scenario::format_duration(res.rebased_by_ns) +
+                       " earlier than in the explored run (the first event at " +
+                       scenario::format_duration(first_event_ns(cur).value_or(0)) + ").";
 
   // The file as written must break it on its own.
   res.runs = s.runs();

@@ -26,7 +26,12 @@
 //  5. each remaining fault's duration halved while it still breaks, and clock
 //     steps likewise; each request's cancel_at, client_timeout and failure
 //     dropped where it still breaks; gates no request uses dropped;
-// then 3 to 5 again until a round changes nothing (at most `rounds_max`).
+// then 3 to 5 again until a round changes nothing (at most `rounds_max`);
+//  6. rebase: when the first event is late (a first arrival at 3h), every
+//     absolute time moves earlier by whole seconds so that it lands between
+//     1s and 2s (a drifting worker clock's offset takes the drift it had
+//     gathered); kept only when the same invariant breaks at the same
+//     instant less the shift.
 // Every step is bounded by `max_runs` runs in all.
 //
 // Finally the result is written as JSON, loaded back through the loader and
@@ -65,6 +70,7 @@ struct shrink_result {
   std::int64_t workers_after = 0;
   std::size_t runs = 0;               // candidate runs
   bool budget_exhausted = false;
+  sim::vtime_ns rebased_by_ns = 0;    // how much earlier the minimal scenario's times are (step 6; 0: not moved)
   sim::vtime_ns violation_at_ns = 0;  // in the minimal scenario
   std::string detail;                 // the minimal run's first violation of the target
 };

@@ -142,6 +142,7 @@ class lease_world {
                 static_cast<std::size_t>(sc.fleet.workers)),
         faults_(sched_, fleet_, items_, node_, net_, portal_, monitors_, timeline_), src_(sc, seed),
         pump_(sched_, src_, *this) {
+    if (opts.timeline) rec_.series.keep_lanes_in(opts.lanes_around);
     client_behaviour b;
     b.renew_every_ns = renew_interval(gate(), run);
     if (run.proto) {

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
@@ -60,6 +61,10 @@ struct lease_run_options {
   // For the tests that show a protocol run differs from its fast path only by
   // the NOSCRIPT round trips after a restart or failover: keep the cache.
   bool script_cache_survives_restart = false;
+  // With the timeline: also keep the lanes of the requests whose life meets
+  // these spans (timeline::keep_lanes_in; the HTML page's zoom panels). The
+  // FIFO world, which always records its timeline, reads this too.
+  std::vector<time_span> lanes_around;
 };
 
 run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,

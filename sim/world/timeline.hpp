@@ -12,6 +12,17 @@
 // they happen (bounded). For small runs every request's lifecycle is kept
 // for swimlanes: arrival, lease granted, work start and end at the portal,
 // the moment its client gave up, and how it ended.
+//
+// Lanes around moments. A run records the lanes of its first max_lanes
+// requests. Asked before it starts (keep_lanes_in), it also keeps the lanes
+// of later requests whose life meets one of a few time spans: the HTML page
+// zooms onto a run's worst moment and first violation and shows the requests
+// active then, which in a long run are not among the first. The page learns
+// the spans from a first run and runs the seed again (the run is the same
+// run: keeping lanes changes no event). A request's first lane_for is its
+// arrival, and requests arrive in number order, so the kept lanes stay
+// sorted by number; a lane whose life is over and meets no span is dropped
+// when the store fills, and a request arriving after every span is not kept.
 #pragma once
 
 #include <algorithm>
@@ -39,6 +50,13 @@ struct fault_window {
   vtime_ns end_ns = 0;  // == start_ns for an instant (a clock step)
 };
 
+// A stretch of virtual time, both ends included.
+struct time_span {
+  vtime_ns from_ns = 0;
+  vtime_ns to_ns = 0;
+  friend bool operator==(const time_span&, const time_span&) = default;
+};
+
 struct lane {
   std::uint64_t number = 0;     // request or item number
   std::string id;               // request id when it has one
@@ -50,6 +68,15 @@ struct lane {
   vtime_ns gave_up_ns = -1;     // the client stopped waiting
   vtime_ns ended_ns = -1;
   std::string outcome;
+
+  // Still going: not ended, or its work still open at the portal (which can outlast the request's end).
+  bool open() const noexcept { return ended_ns < 0 || (work_start_ns >= 0 && work_end_ns < 0); }
+  // The last instant of a lane that is over.
+  vtime_ns last_ns() const noexcept { return std::max({arrived_ns, ended_ns, work_end_ns, gave_up_ns}); }
+  // Whether its life meets `s` (an open lane lasts to the end of the run).
+  bool meets(const time_span& s) const noexcept {
+    return arrived_ns >= 0 && arrived_ns <= s.to_ns && (open() || last_ns() >= s.from_ns);
+  }
 };
 
 class timeline {
@@ -57,6 +84,10 @@ class timeline {
   static constexpr std::size_t max_buckets = 1024;
   static constexpr std::size_t max_lanes = 400;
   static constexpr std::size_t max_windows = 1000;
+  static constexpr std::size_t max_lane_spans = 8;
+  // The later lanes a run holds at once while it keeps lanes around spans; a lane over and outside every
+  // span makes room when the store fills.
+  static constexpr std::size_t max_span_lanes = 4096;
 
   // Samples the three series at `t` (call after every change).
   void sample(vtime_ns t, std::int64_t gate, std::int64_t portal, std::int64_t waiting) {
@@ -107,9 +138,23 @@ class timeline {
     else ++windows_dropped_;
   }
 
-  // A lane for request `number` (kept only for the first max_lanes requests).
+  // Before the run: also keep the lanes of later requests whose life meets one of `spans` (at most
+  // max_lane_spans of them).
+  void keep_lanes_in(std::vector<time_span> spans) {
+    if (spans.size() > max_lane_spans) spans.resize(max_lane_spans);
+    lane_spans_ = std::move(spans);
+    spans_end_ns_ = 0;
+    for (const time_span& s : lane_spans_) spans_end_ns_ = std::max(spans_end_ns_, s.to_ns);
+  }
+
+  // A lane for request `number` (kept for the first max_lanes requests, and
+  // around the spans of keep_lanes_in), or nullptr.
   lane* lane_for(std::uint64_t number) {
-    if (number == 0 || number > max_lanes) return nullptr;
+    if (number == 0) return nullptr;
+    if (number > max_lanes) {
+      if (lane_spans_.empty()) [[likely]] return nullptr;
+      return span_lane_for(number);
+    }
     if (lanes_.size() < number) lanes_.resize(number);
     lane& l = lanes_[number - 1];
     l.number = number;
@@ -121,6 +166,11 @@ class timeline {
   const std::vector<fault_window>& windows() const { return windows_; }
   std::size_t windows_dropped() const { return windows_dropped_; }
   const std::vector<lane>& lanes() const { return lanes_; }
+  // The spans asked for, and the later lanes kept around them (by number; some may meet no span).
+  const std::vector<time_span>& lane_spans() const { return lane_spans_; }
+  const std::vector<lane>& span_lanes() const { return span_lanes_; }
+  // Whether a lane that met a span was not kept (the store was full of open lanes).
+  bool span_lanes_dropped() const { return span_lanes_dropped_; }
 
  private:
   timeline_bucket level_bucket() const {
@@ -148,6 +198,34 @@ class timeline {
     touched_begin_ns_ = touched_end_ns_ = 0;
   }
 
+  [[gnu::noinline]] lane* span_lane_for(std::uint64_t number) {
+    if (!span_lanes_.empty() && number <= span_lanes_.back().number) {
+      const auto it = std::lower_bound(span_lanes_.begin(), span_lanes_.end(), number,
+                                       [](const lane& l, std::uint64_t n) { return l.number < n; });
+      return it != span_lanes_.end() && it->number == number ? &*it : nullptr;
+    }
+    // A new request: its arrival. Once one has arrived after every span, no later one can meet one.
+    if (spans_closed_) return nullptr;
+    if (!span_lanes_.empty() && span_lanes_.back().arrived_ns > spans_end_ns_) {
+      span_lanes_.pop_back();
+      spans_closed_ = true;
+      return nullptr;
+    }
+    if (span_lanes_.size() == max_span_lanes) {
+      std::erase_if(span_lanes_, [&](const lane& l) {
+        if (l.open()) return false;
+        return std::none_of(lane_spans_.begin(), lane_spans_.end(), [&](const time_span& s) { return l.meets(s); });
+      });
+      if (span_lanes_.size() == max_span_lanes) {
+        span_lanes_dropped_ = true;
+        return nullptr;
+      }
+    }
+    lane& l = span_lanes_.emplace_back();
+    l.number = number;
+    return &l;
+  }
+
   vtime_ns width_ns_ = sim::ms;
   std::vector<timeline_bucket> buckets_;
   std::int64_t last_gate_ = 0, last_portal_ = 0, last_waiting_ = 0;
@@ -157,6 +235,11 @@ class timeline {
   std::vector<fault_window> windows_;
   std::size_t windows_dropped_ = 0;
   std::vector<lane> lanes_;
+  std::vector<time_span> lane_spans_;
+  vtime_ns spans_end_ns_ = 0;
+  std::vector<lane> span_lanes_;
+  bool spans_closed_ = false;
+  bool span_lanes_dropped_ = false;
 };
 
 }  // namespace admit::world

@@ -115,3 +115,105 @@ TEST_CASE("a FIFO scenario with fault rates explores, and its finding shrinks to
   for (const auto& inv : runs.front().invariants) broke = broke || (!inv.holds && inv.name == "portal_inflight_le_cap");
   CHECK(broke);
 }
+
+namespace {
+
+// The first instant anything happens in `sc`: an arrival or a fault.
+admit::sim::vtime_ns first_event(const scenario::scenario& sc) {
+  admit::sim::vtime_ns first = INT64_MAX;
+  for (const auto& r : sc.requests) first = std::min(first, r.at_ns);
+  for (const auto& a : sc.arrivals) first = std::min(first, a.start_ns);
+  for (const auto& f : sc.faults.schedule) first = std::min(first, f.at_ns);
+  return first;
+}
+
+// Where `sc` with `seed` first breaks `invariant` in the run of `variant`, if it does.
+std::optional<admit::sim::vtime_ns> broken_at(const scenario::scenario& sc, std::uint64_t seed,
+                                              const std::string& variant, const std::string& invariant) {
+  for (const auto& rec : world::run_all(sc, seed))
+    if (rec.variant == variant)
+      for (const auto& inv : rec.invariants)
+        if (inv.name == invariant && inv.first) return inv.first->at_ns;
+  return std::nullopt;
+}
+
+constexpr admit::sim::vtime_ns three_hours_ns = 3LL * 3600 * 1'000'000'000;
+
+}  // namespace
+
+TEST_CASE("a counterexample that happens late is rebased so that its story starts near zero",
+          "[explore][shrink][rebase]") {
+  // Goal: a shrunk file whose first arrival was at 3h reads from 1s on, and shows the same violation. Method: a
+  // process crash whose restart lets new work in while the old still runs at the portal, everything 3h and
+  // 350ms in; the shrunk file's times are a whole number of seconds earlier, the first event between 1s and 2s
+  // (each instant keeps its place within its second), and its violation is the original's instant less the shift.
+  const scenario::scenario late = scenario::load_scenario_text(R"({"name": "late_crash",
+    "gate": {"name": "api", "kind": "fifo", "max_active": 2, "max_waiting": 4, "wait_deadline": "5s"},
+    "service": {"service_time": "1s"},
+    "workload": {"requests": [
+      {"id": "a", "at": "10800350ms"}, {"id": "b", "at": "10800350ms"}, {"id": "c", "at": "10800450ms"},
+      {"id": "e", "at": "10801150ms"}, {"id": "f", "at": "10801150ms"}, {"id": "g", "at": "10801200ms"}]},
+    "faults": {"schedule": [{"at": "10800850ms", "kind": "crash", "target": "worker:0", "duration": "200ms"}]},
+    "expect": {"verdict": "violation", "violated": ["portal_inflight_le_cap"]}})");
+  const auto original_at = broken_at(late, 1, "", "portal_inflight_le_cap");
+  REQUIRE(original_at);
+  const auto s = explore::shrink(late, 1, explore::shrink_target{"", "portal_inflight_le_cap"});
+  REQUIRE(s.started);
+  CHECK(s.reproduced);
+  CHECK(s.rebased_by_ns == three_hours_ns - 1'000'000'000);
+  const admit::sim::vtime_ns first = first_event(s.minimal);
+  CHECK(first >= 1'000'000'000);
+  CHECK(first < 2'000'000'000);
+  CHECK(s.rebased_by_ns % 1'000'000'000 == 0);  // each instant keeps its place within its second
+  CHECK(s.minimal.faults.schedule.size() == 1);
+  CHECK(s.minimal.faults.schedule.front().at_ns == 1'850'000'000);
+  CHECK(s.violation_at_ns == *original_at - s.rebased_by_ns);
+  CHECK(s.minimal.checks.horizon_ns == 24 * three_hours_ns / 3 - s.rebased_by_ns);
+  CHECK(s.minimal.description.find("Every time is 10799s earlier") != std::string::npos);
+  // The file as written says the same (the loader reads it back).
+  const scenario::scenario back = scenario::load_scenario_text(explore::render_scenario(s.minimal));
+  CHECK(first_event(back) == first);
+  CHECK(broken_at(back, back.seed, "", "portal_inflight_le_cap") == s.violation_at_ns);
+}
+
+TEST_CASE("a rebase carries a drifting worker clock's gathered drift into its offset", "[explore][shrink][rebase]") {
+  // Goal: absolute time that a world reads is not lost by the move. Method: a worker whose clock drifts 2,000 ppm
+  // is 21.6s ahead by 3h, past the 15s lease, and under the seed variant reaps the others' live permits; the
+  // work starts at 3h. The rebased file keeps the drift and gives worker 0 the offset it had gathered, and
+  // breaks the cap at the moved instant. Without that offset the moved clock is only milliseconds ahead and
+  // the violation is gone: the guard that the compensation is what keeps it.
+  const scenario::scenario drifting = scenario::load_scenario_text(R"({"name": "late_drift",
+    "gate": {"kind": "lease", "variant": "seed", "limit": 2, "lease": "15s", "acquire_timeout": "30s"},
+    "fleet": {"workers": 3, "clocks": [{"worker": 0, "drift_ppm": 2000}]},
+    "service": {"portal_cap": 2, "service_time": {"kind": "uniform", "min": "2s", "max": "6s"},
+                "client_timeout": "20s"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 30, "every": "250ms", "start": "3h"}]},
+    "expect": {"verdict": "violation", "violated": ["portal_inflight_le_cap"]}})");
+  const auto original_at = broken_at(drifting, 5, "seed", "portal_inflight_le_cap");
+  REQUIRE(original_at);
+  const auto s = explore::shrink(drifting, 5, explore::shrink_target{"seed", "portal_inflight_le_cap"});
+  REQUIRE(s.started);
+  CHECK(s.reproduced);
+  REQUIRE(s.rebased_by_ns == three_hours_ns - 1'000'000'000);
+  CHECK(first_event(s.minimal) >= 1'000'000'000);
+  CHECK(first_event(s.minimal) < 2'000'000'000);
+  CHECK(s.violation_at_ns < *original_at - s.rebased_by_ns + 10'000'000'000);
+  const scenario::clock_spec clock = s.minimal.fleet.clock_of(0);
+  CHECK(clock.drift_ppm == 2000);
+  CHECK(clock.offset_ns == (s.rebased_by_ns / 1'000'000) * 2000);  // 21.598s
+  // The guard: the same moved file without the gathered offset no longer breaks the cap.
+  scenario::scenario uncompensated = s.minimal;
+  for (auto& [w, c] : uncompensated.fleet.clocks) c.offset_ns = 0;
+  uncompensated.fleet.clock.offset_ns = 0;
+  CHECK_FALSE(broken_at(uncompensated, s.minimal.seed, "seed", "portal_inflight_le_cap"));
+}
+
+TEST_CASE("a counterexample that starts early is not moved", "[explore][shrink][rebase]") {
+  // Goal: the rebase only moves late stories. Method: fifo_crash_restart starts at 0 and shrinks unmoved.
+  const auto sc = catalogue("fifo_crash_restart");
+  const auto s = explore::shrink(sc, 1, explore::shrink_target{"", "portal_inflight_le_cap"});
+  REQUIRE(s.started);
+  CHECK(s.reproduced);
+  CHECK(s.rebased_by_ns == 0);
+  CHECK(s.minimal.description.find("earlier than in the explored run") == std::string::npos);
+}

@@ -18,13 +18,16 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world::fifo_world {
 
-// A scenario with FIFO gates only: one run with `seed`.
-run_record run(const scenario::scenario& sc, std::uint64_t seed);
+// A scenario with FIFO gates only: one run with `seed`; its timeline also
+// keeps the lanes of the requests whose life meets `lanes_around`
+// (timeline::keep_lanes_in).
+run_record run(const scenario::scenario& sc, std::uint64_t seed, const std::vector<time_span>& lanes_around = {});
 
 }  // namespace admit::world::fifo_world
