@@ -32,7 +32,7 @@ namespace {
 // work, and the request states it holds, goes first).
 class world final {
  public:
-  world(const scenario::scenario& sc, std::uint64_t seed)
+  world(const scenario::scenario& sc, std::uint64_t seed, check::trace_sink* trace_to)
       : ctx_(sc, seed),
         guard_(sc.checks.max_events, sc.checks.max_wall_ns),
         src_(sc, seed),
@@ -43,7 +43,9 @@ class world final {
         handler_(ctx_, responses_, monitors_),
         faults_(ctx_, gates_, pool_, responses_, clients_, monitors_),
         pump_(ctx_.sched, src_, *this),
-        gates_(monitors_, sc, process_executor(ctx_.sched.get_executor(), ctx_.proc)) {}
+        gates_(monitors_, sc, process_executor(ctx_.sched.get_executor(), ctx_.proc)) {
+    if (trace_to != nullptr) monitors_.stream_trace(*trace_to);
+  }
 
   ~world() {
     // Pending work refers to the gates: destroy it while they are alive.
@@ -161,8 +163,8 @@ class world final {
 
 }  // namespace
 
-run_record run(const scenario::scenario& sc, std::uint64_t seed) {
-  world w(sc, seed);
+run_record run(const scenario::scenario& sc, std::uint64_t seed, check::trace_sink* trace_to) {
+  world w(sc, seed, trace_to);
   return w.run();
 }
 

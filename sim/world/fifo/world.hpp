@@ -19,12 +19,14 @@
 
 #include <cstdint>
 
+#include "sim/check/trace_sink.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world::fifo_world {
 
-// A scenario with FIFO gates only: one run with `seed`.
-run_record run(const scenario::scenario& sc, std::uint64_t seed);
+// A scenario with FIFO gates only: one run with `seed`; every trace entry
+// also to `trace_to` when given (the caller tells it where the run begins and ends).
+run_record run(const scenario::scenario& sc, std::uint64_t seed, check::trace_sink* trace_to = nullptr);
 
 }  // namespace admit::world::fifo_world
