@@ -7,7 +7,8 @@
 //    order), each enabled or not by checks.invariants, with how often it was
 //    checked and its first violation;
 //  * the coverage probes, in the world's fixed order;
-//  * the bounded trace (trace_ring), whose entry type is the world's own;
+//  * the bounded trace (trace_ring), whose entry type is the world's own,
+//    and the stream that gets every entry when one is asked for;
 //  * what happens at a violation. A run keeps going to its end, and each
 //    invariant counts its violation windows, their time and its worst moment
 //    (sim/check/results.hpp); with checks.stop_at_first the first violation
@@ -129,13 +130,18 @@ class monitor {
   // torn down: then the entry is not counted either).
   TraceEntry* trace() { return torn_down_ ? nullptr : trace_.next(); }
   const trace_ring<TraceEntry>& trace_entries() const noexcept { return trace_; }
+  // Every entry of the run also goes to `s` (trace_ring::stream_to); the
+  // last one at teardown.
+  void stream_trace(trace_stream<TraceEntry> s) { trace_.stream_to(s); }
 
   // Whether a violation stopped the run (checks.stop_at_first).
   bool stopped() const noexcept { return stopped_; }
   bool torn_down() const noexcept { return torn_down_; }
-  // The run is over: a window still open ends here (open_at_end), and
-  // nothing is checked, counted or traced any more.
+  // The run is over: a window still open ends here (open_at_end), the last
+  // trace entry goes to the stream, and nothing is checked, counted or
+  // traced any more.
   void tear_down() noexcept {
+    trace_.flush();
     if (!torn_down_)
       for (std::size_t i = 0; i < levels_.size(); ++i)
         if (levels_[i].open) close_window(results_[i], levels_[i], true);

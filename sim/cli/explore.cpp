@@ -635,6 +635,9 @@ explore_verb::explore_verb(CLI::App& app)
                                  "Replay one same-instant order of the scenario's own run, as --exhaustive reports it "
                                  "(POINT:CHOICE,...; '' is the default order)");
   auto* variant = sub_->add_option("--variant", variant_, "With --order: the lease variant to run");
+  sub_->add_option("--trace", trace_,
+                   "With --order: also write every trace entry of the order's run as JSON lines to this file ('-' "
+                   "for stdout; docs/trace.md)");
   max_delays->needs(exhaustive);
   max_orders->needs(exhaustive);
   variant->needs(order);
@@ -650,6 +653,11 @@ int explore_verb::run() const {
   const std::string bytes = read_input(file_, "scenario file");
   const scenario::scenario base = parse_scenario(file_, bytes);
   const unsigned jobs = read_jobs();
+  // One trace file is one run's story (or a few variants'): a search runs thousands.
+  if (trace_ && !order_)
+    throw input_error{"--trace", "expected --order as well: a trace is the story of one run, and a seed search or "
+                                 "--exhaustive runs many (trace a finding with admitsim run FILE --trace PATH, an "
+                                 "order with --order ORDER --trace PATH)"};
   if (exhaustive_ || order_) return run_order_modes(bytes, base, jobs);
   return run_seeds(bytes, base, jobs);
 }
@@ -669,6 +677,7 @@ int explore_verb::run_order_modes(const std::string& bytes, const scenario::scen
   req.max_orders = parse_number("--max-orders", max_orders_, 1);
   req.order = order_;
   req.variant = variant_;
+  req.trace = trace_;
   req.out_dir = out_dir_;
   req.jobs = jobs;
   req.quiet = quiet_;

@@ -4,7 +4,7 @@
 //                         [--shard I/N] [--out DIR] [--quiet] [--no-shrink]
 //                         [--shrink-max K] [--shrink-runs R] [--perturb-ties | --ties-only]
 //   admitsim explore FILE --exhaustive [--max-delays K] [--max-orders N] [--out DIR]
-//   admitsim explore FILE --order ORDER [--variant V]
+//   admitsim explore FILE --order ORDER [--variant V] [--trace PATH|-]
 //
 // Runs the scenario under many seeds (each seed drawing its own fault rates
 // inside the scenario's `faults.rates` bounds and its own schedule from
@@ -76,6 +76,7 @@ class explore_verb final : public verb {
   std::string max_orders_ = "100000";
   std::optional<std::string> order_;
   std::string variant_;
+  std::optional<std::string> trace_;
 };
 
 }  // namespace admit::cli

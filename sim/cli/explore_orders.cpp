@@ -10,6 +10,7 @@
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/common.hpp"
+#include "sim/cli/trace_file.hpp"
 #include "sim/cli/write_file.hpp"
 #include "sim/explore/exhaustive.hpp"
 
@@ -35,14 +36,20 @@ int replay_one(const orders_request& req) {
   std::string error;
   const std::optional<explore::order> o = explore::parse_order(*req.order, error);
   if (!o) throw input_error{"--order", error};
+  trace_file trace;
+  if (req.trace) {
+    check_trace_path(*req.trace, {{req.file, "the scenario file", true}});
+    open_trace(trace, *req.trace, trace_header{req.base->name, req.file, req.base->seed, explore::format_order(*o)});
+  }
   explore::run_outcome r;
   try {
-    r = explore::run_in_order(*req.base, req.variant, *o);
+    r = explore::run_in_order(*req.base, req.variant, *o, req.trace ? &trace : nullptr);
   } catch (const std::invalid_argument& e) {
     // About the file's run, as a JSON path is about the file: the order and variant, then why.
     throw input_error{req.file, "--order '" + *req.order + "'" + (req.variant.empty() ? "" : " --variant " + req.variant) +
                                     ": " + e.what()};
   }
+  if (req.trace) commit_trace(trace, *req.trace);
   if (!req.quiet) {
     std::fprintf(stderr, "%s%s seed=%llu order '%s': %s (%s) requests=%llu portal_max=%lld events=%llu\n",
                  req.base->name.c_str(), variant_label(r.variant).c_str(), static_cast<unsigned long long>(req.base->seed),

@@ -2,12 +2,13 @@
 // (docs/explore.md, "Same-instant orders").
 //
 //   admitsim explore FILE --exhaustive [--max-delays K] [--max-orders N] [--jobs N] [--out DIR]
-//   admitsim explore FILE --order ORDER [--variant V]
+//   admitsim explore FILE --order ORDER [--variant V] [--trace PATH|-]
 //
 // --exhaustive enumerates the orders of the scenario's own run (its seed, its
 // rates drawn with it), per lease variant, within the delay bound
 // (sim/explore/exhaustive.hpp) and writes DIR/<name>-orders.json; --order
-// replays one order it reported. Exit codes: 0 nothing contradicts the
+// replays one order it reported, and with --trace writes every trace entry
+// of that run as JSON lines (trace_file.hpp). Exit codes: 0 nothing contradicts the
 // scenario's expectation (for --order: the run came out as expected); 1 an
 // order broke an invariant the expectation does not allow (for --order: the
 // run did not come out as expected); 2 bad input.
@@ -29,6 +30,7 @@ struct orders_request {
   std::uint64_t max_orders = 100'000;
   std::optional<std::string> order;  // set: replay this order instead of enumerating
   std::string variant;
+  std::optional<std::string> trace;  // --order: the trace file
   std::string out_dir;
   unsigned jobs = 1;  // threads for --exhaustive
   bool quiet = false;

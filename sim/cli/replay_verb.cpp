@@ -1,14 +1,19 @@
-// admitsim replay REPORT.json [--quiet]: re-runs a report's scenario and seed
-// and fails unless the new report is byte-identical (diagnostics included).
+// admitsim replay REPORT.json [--trace PATH|-] [--quiet]: re-runs a report's
+// scenario and seed and fails unless the new report is byte-identical
+// (diagnostics included); with --trace, writes every trace entry of the
+// re-run as JSON lines (trace_file.hpp), whatever the comparison says.
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/errors.hpp"
 #include "sim/cli/scenario_run.hpp"
+#include "sim/cli/trace_file.hpp"
 #include "sim/cli/verb.hpp"
 #include "sim/cli/read_file.hpp"
 #include "sim/scenario/json_parse.hpp"
@@ -33,7 +38,7 @@ std::string report_string(const std::string& report_path, const json& scenario, 
   return it->get<std::string>();
 }
 
-int cmd_replay(const std::string& report_path, bool quiet) {
+int cmd_replay(const std::string& report_path, const std::optional<std::string>& trace_path, bool quiet) {
   const std::string bytes = read_input(report_path, "report");
   json report;
   const scenario::json_dismantler report_teardown{report};
@@ -57,6 +62,12 @@ int cmd_replay(const std::string& report_path, bool quiet) {
   const std::string file = report_string(report_path, report["scenario"], "file", "the scenario's file name");
   const std::string recorded_sha = report_string(report_path, report["scenario"], "sha256", "the scenario's digest");
   const std::uint64_t seed = report["seed"].get<std::uint64_t>();
+  // Before the run: a trace must replace neither the report nor the scenario file it names.
+  if (trace_path) {
+    std::vector<other_path> others{{report_path, "the report replayed", true}};
+    if (!file.empty()) others.push_back({file, "the scenario file", true});
+    check_trace_path(*trace_path, others);
+  }
   // Re-run from the embedded scenario; its original bytes are the file's if it is unchanged. Only a
   // regular file is read ("-", /dev/stdin or a FIFO named by the report would block the replay).
   std::string source_bytes;
@@ -72,7 +83,10 @@ int cmd_replay(const std::string& report_path, bool quiet) {
     // The file moved or changed: the embedded document still defines the run.
     l = load_text(file, report["scenario"]["source"].dump(2));
   }
-  run_output o = run_one(l, seed);
+  trace_file trace;
+  if (trace_path) open_trace(trace, *trace_path, trace_header{l.sc.name, l.file, seed, std::nullopt});
+  run_output o = run_one(l, seed, false, trace_path ? &trace : nullptr);
+  if (trace_path) commit_trace(trace, *trace_path);
   json again = scenario::parse_json_text(o.report_bytes, {report_depth_max});
   const scenario::json_dismantler again_teardown{again};
   if (source_bytes.empty()) again["scenario"]["sha256"] = recorded_sha;
@@ -89,12 +103,19 @@ class replay_verb final : public verb {
   explicit replay_verb(CLI::App& app)
       : verb(app.add_subcommand("replay", "Re-run a report's scenario and seed; fail unless byte-identical")) {
     sub_->add_option("REPORT", report_path_, "A report written by admitsim run ('-' for standard input)")->required();
+    trace_ = sub_->add_option("--trace", trace_text_,
+                              "Also write every trace entry of the re-run as JSON lines to this file ('-' for "
+                              "stdout; docs/trace.md)");
     sub_->add_flag("--quiet,-q", quiet_, "No summary line on stderr");
   }
-  int run() const override { return cmd_replay(report_path_, quiet_); }
+  int run() const override {
+    return cmd_replay(report_path_, trace_->count() != 0 ? std::optional<std::string>(trace_text_) : std::nullopt,
+                      quiet_);
+  }
 
  private:
-  std::string report_path_;
+  std::string report_path_, trace_text_;
+  CLI::Option* trace_ = nullptr;
   bool quiet_ = false;
 };
 

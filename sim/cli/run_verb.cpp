@@ -1,9 +1,10 @@
-// admitsim run FILE... [--seed N] [--out PATH|-] [--out-dir DIR] [--html PATH] [--quiet]
+// admitsim run FILE... [--seed N] [--out PATH|-] [--out-dir DIR] [--html PATH] [--trace PATH|-] [--quiet]
 //
 // Runs each scenario file with one seed and writes one JSON report each (and
-// an HTML page with --html). Every file is validated and every output path
-// checked before anything runs, so bad input never leaves a partial set of
-// reports.
+// an HTML page with --html; with --trace, every trace entry of every run of a
+// single scenario as JSON lines, trace_file.hpp). Every file is validated and
+// every output path checked before anything runs, so bad input never leaves a
+// partial set of reports.
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "sim/cli/scenario_run.hpp"
 #include "sim/cli/verb.hpp"
 #include "sim/cli/numbers.hpp"
+#include "sim/cli/trace_file.hpp"
 #include "sim/cli/write_file.hpp"
 
 namespace admit::cli {
@@ -99,7 +101,7 @@ std::string html_out(const loaded& l, std::uint64_t seed, const std::string& htm
 struct run_request {
   std::vector<std::string> files;
   std::optional<std::uint64_t> seed;
-  std::optional<std::string> out, out_dir, html;
+  std::optional<std::string> out, out_dir, html, trace;
   bool quiet = false;
 };
 
@@ -110,6 +112,9 @@ int cmd_run(const run_request& req) {
   if (req.out && req.files.size() > 1)
     throw input_error{"--out", "expected a single scenario (it names one report), got " +
                                    std::to_string(req.files.size()) + "; use --out-dir for several"};
+  if (req.trace && req.files.size() > 1)
+    throw input_error{"--trace", "expected a single scenario (it names one trace file), got " +
+                                     std::to_string(req.files.size())};
   // Validate every file before running any, so bad input never leaves a partial set of reports.
   std::vector<loaded> all;
   for (const auto& f : req.files) all.push_back(load_file(f));
@@ -140,14 +145,25 @@ int cmd_run(const run_request& req) {
   if (req.html && all.size() > 1)
     if (const auto why = prepare_output_dir(*req.html)) throw input_error{*req.html, *why};
   for (const auto& [path, what] : outputs) check_writable(path);
+  trace_file trace;
+  if (req.trace) {
+    std::vector<other_path> others{{where.front(), req.out ? "--out" : "the report"},
+                                   {req.files.front(), "the scenario file", true}};
+    if (req.html) others.push_back({html_where.front(), "--html"});
+    check_trace_path(*req.trace, others);
+    open_trace(trace, *req.trace, trace_header{all.front().sc.name, all.front().file,
+                                               req.seed.value_or(all.front().sc.seed), std::nullopt});
+  }
 
   int rc = exit_as_expected;
   for (std::size_t i = 0; i < all.size(); ++i) {
     const loaded& l = all[i];
     const std::uint64_t s = req.seed.value_or(l.sc.seed);
-    run_output o = run_one(l, s, req.html.has_value());
+    run_output o = run_one(l, s, req.html.has_value(), req.trace ? &trace : nullptr);
+    if (req.trace) flush_trace(trace, *req.trace);
     write_report(where[i], o.report_bytes, "report");
     if (req.html) write_report(html_where[i], o.html_bytes, "HTML report");
+    if (req.trace) commit_trace(trace, *req.trace);
     if (!req.quiet) print_summary(l, o, where[i] == "-" ? "stdout" : where[i]);
     if (!o.met) rc = exit_not_expected;
   }
@@ -168,6 +184,9 @@ class run_verb final : public verb {
     html_ = sub_->add_option("--html", html_text_,
                              "Also write an HTML report: this file for a single scenario; with several, a directory "
                              "that gets <scenario>-seed<N>.html each (docs/html-report.md)");
+    trace_ = sub_->add_option("--trace", trace_text_,
+                              "Also write every trace entry of every run of a single scenario, passing runs too, as "
+                              "JSON lines to this file ('-' for stdout; docs/trace.md)");
     sub_->add_flag("--quiet,-q", quiet_, "No summary line on stderr");
   }
 
@@ -178,17 +197,19 @@ class run_verb final : public verb {
     if (out_->count() != 0) req.out = out_text_;
     if (out_dir_->count() != 0) req.out_dir = out_dir_text_;
     if (html_->count() != 0) req.html = html_text_;
+    if (trace_->count() != 0) req.trace = trace_text_;
     req.quiet = quiet_;
     return cmd_run(req);
   }
 
  private:
   std::vector<std::string> files_;
-  std::string seed_text_, out_text_, out_dir_text_, html_text_;
+  std::string seed_text_, out_text_, out_dir_text_, html_text_, trace_text_;
   CLI::Option* seed_ = nullptr;
   CLI::Option* out_ = nullptr;
   CLI::Option* out_dir_ = nullptr;
   CLI::Option* html_ = nullptr;
+  CLI::Option* trace_ = nullptr;
   bool quiet_ = false;
 };
 

@@ -44,12 +44,12 @@ loaded load_text(const std::string& file, std::string bytes) {
 
 loaded load_file(const std::string& file) { return load_text(file, cli::read_input(file, "scenario file")); }
 
-run_output run_one(const loaded& l, std::uint64_t seed, bool html) {
+run_output run_one(const loaded& l, std::uint64_t seed, bool html, check::trace_sink* trace_to) {
   run_output out;
   try {
     for (const scenario::scenario& part : parts_by_variant(l.sc)) {
       const auto t0 = std::chrono::steady_clock::now();  // wall time for the summary line only
-      std::vector<world::run_record> runs = world::run_all(part, seed);
+      std::vector<world::run_record> runs = world::run_all(part, seed, {}, trace_to);
       const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       for (auto& r : runs) {
         out.runs.push_back(std::move(r));

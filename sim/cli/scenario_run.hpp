@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/check/trace_sink.hpp"
 #include "sim/scenario/json_parse.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
@@ -41,8 +42,9 @@ struct run_output {
 };
 
 // Every run of `l` with `seed` (one per lease variant), its report, and its
-// HTML page when `html`. An internal assertion is a run_error naming the seed
-// and the replay command; a world's refusal an input_error.
-run_output run_one(const loaded& l, std::uint64_t seed, bool html = false);
+// HTML page when `html`; every trace entry of every run also to `trace_to`.
+// An internal assertion is a run_error naming the seed and the replay
+// command; a world's refusal an input_error.
+run_output run_one(const loaded& l, std::uint64_t seed, bool html = false, check::trace_sink* trace_to = nullptr);
 
 }  // namespace admit::cli

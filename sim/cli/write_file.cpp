@@ -11,7 +11,10 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <utility>
 #include <vector>
+
+#include "gate/admit_assert.hpp"
 
 namespace admit::cli {
 
@@ -87,19 +90,6 @@ std::optional<std::string> folder_writable(const std::string& dir) {
   return std::nullopt;
 }
 
-bool write_all(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 // The permissions a new file gets (0666 less the umask), read once: umask can
 // only be read by setting it, and the writes happen on one thread.
 mode_t new_file_mode() {
@@ -109,50 +99,6 @@ mode_t new_file_mode() {
     return static_cast<mode_t>(0666 & ~mask);
   }();
   return mode;
-}
-
-std::optional<std::string> write_replacing(const std::string& target, const std::string& bytes,
-                                           const std::string& what, std::optional<mode_t> mode) {
-  const std::string dir = folder_of(target);
-  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "." + a string.
-  std::string hidden(1, '.');
-  hidden += fs::path(target).filename().string();
-  hidden += ".XXXXXX";
-  std::string tmpl = (fs::path(dir) / hidden).string();
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) return "cannot write the " + what + " (" + errno_text(errno) + ")";
-  const std::string tmp(name.data());
-  auto fail = [&](int e) -> std::optional<std::string> {
-    ::unlink(tmp.c_str());
-    return "cannot write the " + what + " (" + errno_text(e) + ")";
-  };
-  if (::fchmod(fd, mode.value_or(new_file_mode())) != 0 || !write_all(fd, bytes) || ::fsync(fd) != 0) {
-    const int e = errno;
-    ::close(fd);
-    return fail(e);
-  }
-  if (::close(fd) != 0) return fail(errno);
-  if (::rename(tmp.c_str(), target.c_str()) != 0) return fail(errno);
-  // The rename itself survives a crash once the folder is on disk; a folder that cannot be synced is no failure.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return std::nullopt;
-}
-
-std::optional<std::string> write_direct(const std::string& target, const std::string& bytes, const std::string& what) {
-  const int fd = ::open(target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return "cannot write the " + what + " (" + errno_text(errno) + ")";
-  const bool ok = write_all(fd, bytes);
-  const int e = errno;
-  const bool closed = ::close(fd) == 0;
-  if (!ok) return "cannot write the " + what + " (" + errno_text(e) + ")";
-  if (!closed) return "cannot write the " + what + " (" + errno_text(errno) + ")";
-  return std::nullopt;
 }
 
 }  // namespace
@@ -182,17 +128,121 @@ std::optional<std::string> prepare_output_dir(const std::string& dir) {
 }
 
 std::optional<std::string> write_output(const std::string& path, const std::string& bytes, const std::string& what) {
+  output_stream out;
+  if (auto why = out.open(path, what)) return why;
+  out.write(bytes);
+  return out.commit();
+}
+
+output_stream::~output_stream() { discard(); }
+
+std::optional<std::string> output_stream::open(const std::string& path, const std::string& what) {
+  ADMIT_ASSERT(fd_ < 0, "a stream is opened once");
+  ADMIT_ASSERT(!failed_, "a stream is opened before anything failed");
+  what_ = what;
   if (path == "-") {
     std::fflush(stdout);
-    if (!write_all(STDOUT_FILENO, bytes)) return "cannot write the " + what + " to standard output (" + errno_text(errno) + ")";
+    to_stdout_ = true;
+    fd_ = STDOUT_FILENO;
     return std::nullopt;
   }
   const std::optional<reached> r = reach(path);
   if (!r) return "cannot write the " + what + " (too many levels of symbolic links)";
-  if (!r->exists) return write_replacing(r->path, bytes, what, std::nullopt);
-  if (S_ISDIR(r->st.st_mode)) return "cannot write the " + what + " (expected a file, got a directory)";
-  if (!S_ISREG(r->st.st_mode)) return write_direct(r->path, bytes, what);
-  return write_replacing(r->path, bytes, what, static_cast<mode_t>(r->st.st_mode & 07777));
+  if (r->exists && S_ISDIR(r->st.st_mode)) return "cannot write the " + what + " (expected a file, got a directory)";
+  target_ = r->path;
+  if (r->exists && !S_ISREG(r->st.st_mode)) {
+    // A device or FIFO: written in place, never renamed over.
+    fd_ = ::open(target_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd_ < 0) return "cannot write the " + what + " (" + errno_text(errno) + ")";
+    return std::nullopt;
+  }
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "." + a string.
+  std::string hidden(1, '.');
+  hidden += fs::path(target_).filename().string();
+  hidden += ".XXXXXX";
+  const std::string tmpl = (fs::path(folder_of(target_)) / hidden).string();
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) return "cannot write the " + what + " (" + errno_text(errno) + ")";
+  fd_ = fd;
+  tmp_ = name.data();
+  replacing_ = true;
+  // An existing file keeps its permissions; a new one gets 0666 less the umask.
+  const mode_t mode = r->exists ? static_cast<mode_t>(r->st.st_mode & 07777) : new_file_mode();
+  if (::fchmod(fd_, mode) != 0) {
+    const int e = errno;
+    discard();
+    return "cannot write the " + what + " (" + errno_text(e) + ")";
+  }
+  return std::nullopt;
+}
+
+bool output_stream::write(std::string_view bytes) noexcept {
+  if (failed_) return false;
+  ADMIT_ASSERT(fd_ >= 0, "a stream is written once opened");
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      set_failed(to_stdout_ ? " to standard output (" : " (", errno_text(errno));
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void output_stream::fail(std::string_view why) noexcept {
+  if (!failed_) set_failed(" (", why);
+}
+
+void output_stream::set_failed(std::string_view how, std::string_view why) noexcept {
+  try {
+    std::string text = "cannot write the " + what_;
+    text += how;
+    text += why;
+    text += ')';
+    failed_ = std::move(text);
+  } catch (...) {  // bad_alloc: a short text needs no allocation
+    failed_.emplace("out of memory");
+  }
+  discard();
+}
+
+std::optional<std::string> output_stream::commit() {
+  if (failed_) return failed_;
+  ADMIT_ASSERT(fd_ >= 0, "a stream is committed once, once opened");
+  if (to_stdout_) {
+    fd_ = -1;
+    return std::nullopt;
+  }
+  const auto failure = [&](int e) -> std::optional<std::string> {
+    set_failed(" (", errno_text(e));
+    return failed_;
+  };
+  if (replacing_ && ::fsync(fd_) != 0) return failure(errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) return failure(errno);
+  if (!replacing_) return std::nullopt;
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0) return failure(errno);
+  tmp_.clear();
+  // The rename itself survives a crash once the folder is on disk; a folder that cannot be synced is no failure.
+  const int dfd = ::open(folder_of(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return std::nullopt;
+}
+
+void output_stream::discard() noexcept {
+  if (fd_ >= 0 && !to_stdout_) ::close(fd_);
+  fd_ = -1;
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  tmp_.clear();
 }
 
 bool same_output(const std::string& a, const std::string& b) {

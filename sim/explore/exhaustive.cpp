@@ -77,13 +77,14 @@ std::vector<std::string> variants_of(const scenario::scenario& sc) {
 }
 
 // One run under `chooser` (its path and replay set by the caller).
-world::run_record run_chosen(const scenario::scenario& sc, path_chooser& chooser) {
+world::run_record run_chosen(const scenario::scenario& sc, path_chooser& chooser,
+                             check::trace_sink* trace_to = nullptr) {
   chooser.depth = 0;
   chooser.misfit.reset();
   std::vector<world::run_record> recs;
   {
     sim::tie_choice_scope scope(chooser);
-    recs = world::run_all(sc, sc.seed, verdict_only());
+    recs = world::run_all(sc, sc.seed, verdict_only(), trace_to);
   }
   ADMIT_ASSERT(recs.size() == 1, "one variant, one run");
   return std::move(recs.front());
@@ -251,7 +252,8 @@ exhaustive_summary enumerate_orders(const scenario::scenario& base, const exhaus
   return sum;
 }
 
-run_outcome run_in_order(const scenario::scenario& base, const std::string& variant, const order& path) {
+run_outcome run_in_order(const scenario::scenario& base, const std::string& variant, const order& path,
+                         check::trace_sink* trace_to) {
   const std::vector<std::string> names = variants_of(base);
   if (std::find(names.begin(), names.end(), variant) == names.end())
     throw std::invalid_argument(variant.empty() ? "the scenario has a lease gate: name one of its variants"
@@ -261,7 +263,7 @@ run_outcome run_in_order(const scenario::scenario& base, const std::string& vari
   if (!path.empty()) chooser.path.assign(path.back().point + 1, path_chooser::point{0, 0});
   for (const auto& step : path) chooser.path[step.point].choice = static_cast<std::uint32_t>(step.choice);
   chooser.replay = chooser.path.size();
-  const world::run_record rec = run_chosen(sc, chooser);
+  const world::run_record rec = run_chosen(sc, chooser, trace_to);
   if (chooser.misfit) throw std::invalid_argument("the order does not fit the run: " + *chooser.misfit);
   if (chooser.depth < chooser.replay)
     throw std::invalid_argument("the order does not fit the run: it reaches " + std::to_string(chooser.depth) +

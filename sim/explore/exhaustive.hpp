@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/check/trace_sink.hpp"
 #include "sim/explore/explorer.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
@@ -88,10 +89,12 @@ struct exhaustive_summary {
 // drawn with it), one lease variant at a time.
 exhaustive_summary enumerate_orders(const scenario::scenario& base, const exhaustive_limits& limits);
 
-// One order of one variant ("" for FIFO). Throws std::invalid_argument when
-// the order names a choice point the run does not reach or a candidate the
-// point does not have, or the variant is not the scenario's.
-run_outcome run_in_order(const scenario::scenario& base, const std::string& variant, const order& path);
+// One order of one variant ("" for FIFO), every trace entry of it also to
+// `trace_to`. Throws std::invalid_argument when the order names a choice
+// point the run does not reach or a candidate the point does not have, or the
+// variant is not the scenario's.
+run_outcome run_in_order(const scenario::scenario& base, const std::string& variant, const order& path,
+                         check::trace_sink* trace_to = nullptr);
 
 
 }  // namespace admit::explore

@@ -13,6 +13,15 @@
 // Under `ulimit -v` (RLIMIT_AS), where std::bad_alloc happens, the block is
 // address space that counts against the limit and is returned by free();
 // untouched, it costs no resident memory.
+//
+// The main thread's stack is grown at start-up too (memory_reserve_stack_bytes
+// below where main runs; one page touched, the rest address space only): a
+// stack grows on demand, and under RLIMIT_AS growing it needs address space
+// as well. An allocation can fail outside operator new, where the handler
+// never runs and the block is not freed (Boost.Asio's handler memory comes
+// from std::aligned_alloc and throws its own bad_alloc); the unwinder, which
+// runs deeper than the run did, then found no page for its stack and the
+// process died of SIGSEGV, depending on how deep the run's frames went.
 #pragma once
 
 #include <cstddef>
@@ -20,9 +29,11 @@
 namespace admit::scenario {
 
 inline constexpr std::size_t memory_reserve_bytes = std::size_t{64} << 20;
+// At most a quarter of the stack limit (ulimit -s), which is 8 MiB by default.
+inline constexpr std::size_t memory_reserve_stack_bytes = std::size_t{1} << 20;
 
-// Takes the block (if it can) and installs the new-handler. Call once, first
-// thing in main. The handler frees the block at the first failure and throws
+// Takes the block (if it can), grows the stack and installs the new-handler.
+// Call once, first thing in main. The handler frees the block at the first failure and throws
 // std::bad_alloc as operator new would have; later failures throw at once.
 void install_memory_reserve(std::size_t bytes = memory_reserve_bytes) noexcept;
 

@@ -157,6 +157,7 @@ class lease_world {
       server_.set_holders_key(gate().lease.key);
     }
     fleet_.set_behaviour(b);
+    if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
   }
 
   ~lease_world() { tear_down(); }

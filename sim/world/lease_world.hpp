@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/check/trace_sink.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
 
@@ -54,6 +55,9 @@ inline constexpr std::int64_t default_portal_read_timeout_ns = 20'000'000'000;
 struct lease_run_options {
   bool timeline = true;  // run_record::series
   bool trace = true;     // run_record::trace (trace_dropped stays 0 without it)
+  // Every trace entry also goes here, with or without `trace` (run_all sets
+  // it from its trace_to, and tells it where each run begins and ends).
+  check::trace_sink* trace_to = nullptr;
   // A protocol's script may run at most this many Lua steps per call (the
   // engine counts VM instructions by thousands); past it the call fails and
   // the run is inconclusive (docs/limits.md).

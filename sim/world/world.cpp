@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gate/admit_assert.hpp"
@@ -11,41 +12,51 @@
 
 namespace admit::world {
 
-run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed) {
+run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed, check::trace_sink* trace_to) {
   for (const auto& g : sc.gates)
     if (g.kind != scenario::gate_kind::fifo)
       throw std::invalid_argument("/gates: a scenario with a lease gate runs through run_all");
-  return fifo_world::run(sc, seed);
+  return fifo_world::run(sc, seed, {}, trace_to);
 }
 
 namespace {
 
 // One run per lease variant, or the FIFO world's one run, of a scenario whose
-// faults are all in its schedule.
+// faults are all in its schedule; each run's trace between its begin and end.
 std::vector<run_record> run_gates(const scenario::scenario& sc, std::uint64_t seed,
-                                  const lease_run_options& lease_options) {
+                                  const lease_run_options& lease_options, check::trace_sink* trace_to) {
   std::vector<run_record> out;
+  const auto traced = [trace_to](std::string_view name, auto&& one_run) {
+    if (trace_to != nullptr) trace_to->begin_run(name);
+    run_record rec = one_run();
+    if (trace_to != nullptr) trace_to->end_run();
+    return rec;
+  };
   if (scenario::world_of(sc) == check::world_fifo) {
     // The FIFO world always records its timeline and trace; of the options it reads the lanes to keep.
-    out.push_back(fifo_world::run(sc, seed, lease_options.lanes_around));
+    out.push_back(traced("", [&] { return fifo_world::run(sc, seed, lease_options.lanes_around, trace_to); }));
     return out;
   }
   // The loader refuses any other gate beside a lease gate.
   ADMIT_ASSERT(sc.gates.size() == 1, "a lease scenario has exactly its one lease gate");
+  lease_run_options opts = lease_options;
+  opts.trace_to = trace_to;
   for (scenario::lease_variant v : sc.gates.front().lease.variants)
-    out.push_back(run_lease_scenario(sc, seed, v, lease_options));
+    out.push_back(traced(scenario::lease_variant_names[static_cast<std::size_t>(v)],
+                         [&] { return run_lease_scenario(sc, seed, v, opts); }));
   for (const scenario::protocol_ref& p : sc.gates.front().lease.protocols)
-    out.push_back(run_lease_protocol(sc, seed, p, lease_options));
+    out.push_back(traced(p.proto->name, [&] { return run_lease_protocol(sc, seed, p, opts); }));
   return out;
 }
 
 }  // namespace
 
 std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed,
-                                const lease_run_options& lease_options) {
+                                const lease_run_options& lease_options, check::trace_sink* trace_to) {
   // faults.rates: the faults they give for this seed join the schedule (fault_draw.hpp).
-  if (sc.faults.rates && sc.faults.rates->any()) return run_all(with_drawn_faults(sc, seed), seed, lease_options);
-  std::vector<run_record> out = run_gates(sc, seed, lease_options);
+  if (sc.faults.rates && sc.faults.rates->any())
+    return run_all(with_drawn_faults(sc, seed), seed, lease_options, trace_to);
+  std::vector<run_record> out = run_gates(sc, seed, lease_options, trace_to);
   // A schedule cut by the draw limit is not the one the rates describe.
   if (!sc.faults.draw_limited.empty()) {
     std::string kinds;

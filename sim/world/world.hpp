@@ -27,21 +27,25 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/check/trace_sink.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/lease_world.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world {
 
-// A scenario with FIFO gates: one run.
-run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed);
+// A scenario with FIFO gates: one run (every trace entry also to `trace_to`).
+run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed, check::trace_sink* trace_to = nullptr);
 
 // Any scenario: one run for FIFO gates; for a lease gate, one run per
 // variant the scenario names, in file order (each record's `variant` says
 // which), recording what `lease_options` asks for. A mix of gates no world
 // runs is refused by the loader (an assertion here). A run whose drawn faults
-// reached the per-kind limit is inconclusive (fault_draw.hpp).
+// reached the per-kind limit is inconclusive (fault_draw.hpp). With
+// `trace_to`, every trace entry of every run goes there too, each run
+// between its begin_run (named by its variant or protocol, "" for FIFO) and
+// its end_run.
 std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed,
-                                const lease_run_options& lease_options = {});
+                                const lease_run_options& lease_options = {}, check::trace_sink* trace_to = nullptr);
 
 }  // namespace admit::world

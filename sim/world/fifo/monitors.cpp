@@ -48,21 +48,20 @@ void fifo_monitors::check_end(bool arrivals_done, std::int64_t outstanding) {
   mon_.check(inv_liveness, why.empty(), [&] { return why; });
 }
 
+std::string_view fifo_monitors::source_of(const live_entry& e) {
+  if (e.source != nullptr) return e.source->name;
+  // By their text, not their address: a literal named in two files need not be one object (a build
+  // without optimisation merges no constants), and this runs only for the entries kept or streamed.
+  const bool fault = std::any_of(std::begin(fault_texts), std::end(fault_texts),
+                                 [&e](const char* t) { return std::string_view(t) == e.what; });
+  return fault ? "fault" : "request";
+}
+
 void fifo_monitors::record_results() {
   ADMIT_ASSERT(mon_.torn_down(), "results are taken once the run is over");
-  // By their text, not their address: a literal named in two files need not be one object (a build
-  // without optimisation merges no constants), and this runs only for the entries kept.
-  const auto is_fault_text = [](const char* what) {
-    return std::any_of(std::begin(fault_texts), std::end(fault_texts),
-                       [what](const char* t) { return std::string_view(t) == what; });
-  };
   ctx_.rec.trace.clear();
   mon_.trace_entries().for_each([&](const live_entry& e) {
-    ctx_.rec.trace.push_back(trace_entry{e.at_ns,
-                                     e.source != nullptr     ? e.source->name
-                                     : is_fault_text(e.what) ? std::string("fault")
-                                                             : std::string("request"),
-                                     e.what, e.active, e.waiting, e.ref});
+    ctx_.rec.trace.push_back(trace_entry{e.at_ns, std::string(source_of(e)), e.what, e.active, e.waiting, e.ref});
   });
   ctx_.rec.trace_dropped = mon_.trace_entries().dropped();
   ctx_.rec.invariants = mon_.take_invariants();

@@ -24,8 +24,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "sim/check/monitor.hpp"
+#include "sim/check/trace_sink.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/fifo/gate_slot.hpp"
@@ -146,10 +148,25 @@ class fifo_monitors {
   // Into the run's record, once torn down: invariants, probes and the trace.
   [[gnu::noinline]] void record_results();
 
+  // Every trace entry of the run also goes to `sink` (set before the run starts).
+  void stream_trace(check::trace_sink& sink) {
+    sink_ = &sink;
+    mon_.stream_trace(check::trace_stream<live_entry>{&stream_entry, this});
+  }
+
  private:
+  // An entry's source as the report names it: its gate, else "fault" or "request".
+  static std::string_view source_of(const live_entry& e);
+  // trace_ring's stream: one entry to sink_ as a check::trace_line.
+  static void stream_entry(void* self, const live_entry& e) noexcept {
+    static_cast<fifo_monitors*>(self)->sink_->entry(
+        check::trace_line{e.at_ns, source_of(e), e.what, e.active, e.waiting, e.ref});
+  }
+
   check::monitor<live_entry> mon_;
   run_context& ctx_;
   const gate_set& gates_;
+  check::trace_sink* sink_ = nullptr;
 };
 
 inline void gate_slot::on_event(const fifo::event& e) { monitors_.on_gate_event(*this, e); }

@@ -32,7 +32,8 @@ namespace {
 // work, and the request states it holds, goes first).
 class world final {
  public:
-  world(const scenario::scenario& sc, std::uint64_t seed, const std::vector<time_span>& lanes_around)
+  world(const scenario::scenario& sc, std::uint64_t seed, const std::vector<time_span>& lanes_around,
+        check::trace_sink* trace_to)
       : ctx_(sc, seed),
         guard_(sc.checks.max_events, sc.checks.max_wall_ns),
         src_(sc, seed),
@@ -45,6 +46,7 @@ class world final {
         pump_(ctx_.sched, src_, *this),
         gates_(monitors_, sc, process_executor(ctx_.sched.get_executor(), ctx_.proc)) {
     ctx_.rec.series.keep_lanes_in(lanes_around);
+    if (trace_to != nullptr) monitors_.stream_trace(*trace_to);
   }
 
   ~world() {
@@ -163,8 +165,9 @@ class world final {
 
 }  // namespace
 
-run_record run(const scenario::scenario& sc, std::uint64_t seed, const std::vector<time_span>& lanes_around) {
-  world w(sc, seed, lanes_around);
+run_record run(const scenario::scenario& sc, std::uint64_t seed, const std::vector<time_span>& lanes_around,
+               check::trace_sink* trace_to) {
+  world w(sc, seed, lanes_around, trace_to);
   return w.run();
 }
 

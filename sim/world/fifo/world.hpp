@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/check/trace_sink.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
 
@@ -27,7 +28,9 @@ namespace admit::world::fifo_world {
 
 // A scenario with FIFO gates only: one run with `seed`; its timeline also
 // keeps the lanes of the requests whose life meets `lanes_around`
-// (timeline::keep_lanes_in).
-run_record run(const scenario::scenario& sc, std::uint64_t seed, const std::vector<time_span>& lanes_around = {});
+// (timeline::keep_lanes_in), and every trace entry also goes to `trace_to`
+// when given (the caller tells it where the run begins and ends).
+run_record run(const scenario::scenario& sc, std::uint64_t seed, const std::vector<time_span>& lanes_around = {},
+               check::trace_sink* trace_to = nullptr);
 
 }  // namespace admit::world::fifo_world

@@ -14,12 +14,35 @@ lease_monitors::lease_monitors(sim::scheduler& sched, const scenario::scenario& 
       metrics_(metrics), lease_(lease), limit_(sc.gates.front().lease.limit) {}
 
 std::string lease_monitors::pending_trace::text() const {
-  std::string t = head;
-  t += word;
-  if (mid) t += mid;
-  if (has_number) t += std::to_string(number);
-  if (tail) t += tail;
+  std::string t;
+  append_text(t);
   return t;
+}
+
+void lease_monitors::pending_trace::append_text(std::string& out) const {
+  out += head;
+  out += word;
+  if (mid) out += mid;
+  if (has_number) out += std::to_string(number);
+  if (tail) out += tail;
+}
+
+void lease_monitors::stream_trace(check::trace_sink& sink) {
+  sink_ = &sink;
+  line_text_.reserve(256);
+  mon_.stream_trace(check::trace_stream<pending_trace>{&stream_entry, this});
+}
+
+void lease_monitors::stream_entry(void* self, const pending_trace& e) noexcept {
+  auto& m = *static_cast<lease_monitors*>(self);
+  try {
+    m.line_text_.clear();
+    e.append_text(m.line_text_);
+  } catch (...) {  // only bad_alloc: the text could not be made
+    m.sink_->lost("out of memory while making a trace entry's text");
+    return;
+  }
+  m.sink_->entry(check::trace_line{e.at_ns, e.source, m.line_text_, e.count, 0, e.ref});
 }
 
 void lease_monitors::fill(pending_trace& e, const char* source, const trace_text& text, std::int64_t count,

@@ -11,7 +11,8 @@
 //
 // A trace entry is kept as its parts (`trace_text`) and made into text only
 // for the entries the report shows: tracing costs no allocation once the
-// ring's slots hold words of a token's length.
+// ring's slots hold words of a token's length. With a trace sink
+// (stream_trace) every entry also goes there, its text made in one buffer.
 #pragma once
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 
 #include "gate/redis/lease_scripts.hpp"
 #include "sim/check/monitor.hpp"
+#include "sim/check/trace_sink.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
@@ -177,6 +179,9 @@ class lease_monitors {
   // The invariants, probes and kept trace, into the run's record.
   void write(run_record& rec);
 
+  // Every trace entry of the run also goes to `sink` (set before the run starts).
+  void stream_trace(check::trace_sink& sink);
+
  private:
   struct pending_trace {
     vtime_ns at_ns = 0;
@@ -191,7 +196,11 @@ class lease_monitors {
     std::uint64_t ref = 0;
 
     std::string text() const;
+    void append_text(std::string& out) const;
   };
+
+  // trace_ring's stream: one entry to sink_ as a check::trace_line.
+  static void stream_entry(void* self, const pending_trace& e) noexcept;
 
   void check_gate(std::int64_t members, const char* how);
   // The cold half of a trace entry and of a portal check.
@@ -205,6 +214,8 @@ class lease_monitors {
   run_metrics& metrics_;
   lease_metrics& lease_;
   std::int64_t limit_;
+  check::trace_sink* sink_ = nullptr;
+  std::string line_text_;  // the text of the entry being streamed
 };
 
 }  // namespace admit::world::lease
