@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 #include "sim/kernel/vtime.hpp"
@@ -15,27 +14,27 @@
 
 namespace admit::world {
 
+namespace detail {
+// `whole`, then "." and the `digits` digits of `part` without trailing zeros (none when `part` is 0).
+inline std::string decimal(std::int64_t whole, std::int64_t part, int digits) {
+  std::string s = std::to_string(whole);
+  if (part == 0) return s;
+  std::string frac(static_cast<std::size_t>(digits), '0');
+  for (int i = digits - 1; i >= 0; --i, part /= 10) frac[static_cast<std::size_t>(i)] = static_cast<char>('0' + part % 10);
+  while (frac.back() == '0') frac.pop_back();
+  return s + "." + frac;
+}
+}  // namespace detail
+
 inline std::string span_text(sim::vtime_ns ns) {
   if (ns < 0) return "-" + span_text(-ns);
-  char buf[48];
   if (ns >= 100 * sim::ms) {
-    const long long ms = ns / sim::ms;
-    if (ms % 1000 == 0) {
-      std::snprintf(buf, sizeof buf, "%llds", ms / 1000);
-      return buf;
-    }
-    std::snprintf(buf, sizeof buf, "%lld.%03lld", ms / 1000, ms % 1000);
-    std::string s = buf;
-    while (s.back() == '0') s.pop_back();
-    return s + "s";
+    const std::int64_t ms = ns / sim::ms;
+    return detail::decimal(ms / 1000, ms % 1000, 3) + "s";
   }
   if (ns >= sim::ms && ns % sim::ms != 0) {
-    const long long us = ns / 1000;
-    std::snprintf(buf, sizeof buf, "%lld.%03lld", us / 1000, us % 1000);
-    std::string s = buf;
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
-    return s + "ms";
+    const std::int64_t us = ns / 1000;
+    return detail::decimal(us / 1000, us % 1000, 3) + "ms";
   }
   return scenario::format_duration(ns);
 }

@@ -1,7 +1,6 @@
 #include "sim/world/lease/lease_causes.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <utility>
 
 #include "sim/check/causes.hpp"
@@ -20,16 +19,28 @@ std::string span(vtime_ns ns) { return span_text(ns); }
 // world's epoch: "00:00:05", "00:00:05.250" ("-00:00:03" before it).
 std::string clock_ms(std::int64_t unix_ms) {
   std::int64_t d = unix_ms - lease_world_epoch_ms;
-  std::string sign;
+  std::string out;
   if (d < 0) {
-    sign = "-";
+    out = "-";
     d = -d;
   }
-  char buf[48];
-  const long long h = d / 3'600'000, m = d / 60'000 % 60, s = d / 1000 % 60, ms = d % 1000;
-  if (ms == 0) std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", h, m, s);
-  else std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld.%03lld", h, m, s, ms);
-  return sign + buf;
+  const auto two = [&out](std::int64_t v) {
+    out.push_back(static_cast<char>('0' + v / 10 % 10));
+    out.push_back(static_cast<char>('0' + v % 10));
+  };
+  const std::int64_t h = d / 3'600'000;
+  if (h >= 100) out += std::to_string(h);
+  else two(h);
+  out.push_back(':');
+  two(d / 60'000 % 60);
+  out.push_back(':');
+  two(d / 1000 % 60);
+  if (const std::int64_t ms = d % 1000; ms != 0) {
+    out.push_back('.');
+    out.push_back(static_cast<char>('0' + ms / 100));
+    two(ms % 100);
+  }
+  return out;
 }
 
 // A virtual instant as true time of day on the same epoch.
@@ -153,7 +164,10 @@ cause lease_causes::uncovered(std::size_t wi, std::string_view token, const perm
           "permit " + std::string(token) + " is not in the set, and the world did not see it leave while its request ran"};
 }
 
-cause lease_causes::over_limit(std::int64_t covered) const {
+cause lease_causes::too_many_covered(std::int64_t covered) const {
+  if (limit_ > portal_.cap())
+    return {cause_kind("limit_above_cap"), "the lease limit " + std::to_string(limit_) + " is above the portal's cap " +
+                                               std::to_string(portal_.cap())};
   const std::string s = std::to_string(covered) + " connections at the portal hold permits in the set, above its cap " +
                         std::to_string(portal_.cap()) + " though the limit is " + std::to_string(limit_) +
                         ": the set held more permits than its limit";
@@ -163,7 +177,7 @@ cause lease_causes::over_limit(std::int64_t covered) const {
   return {cause_kind("unexplained"), s};
 }
 
-void lease_causes::portal(std::vector<cause>& out, bool inherit) {
+void lease_causes::portal(std::vector<cause>& out) {
   const redis::sorted_set* set = holders();
   std::int64_t covered = 0;
   portal_.for_each_connection([&](const lease::portal::connection& c) {
@@ -189,15 +203,39 @@ void lease_causes::portal(std::vector<cause>& out, bool inherit) {
       continue;
     }
     // Its worker released the permit after the 429: what filled the portal then is why.
-    if (inherit)
-      for (const cause& c : r.causes) add(out, c);
+    for (const lease::portal::connection& c : r.filled.uncovered)
+      add(out, uncovered(c.worker, fleet::token_of(c.worker, c.number), c.left, c.opened_ns, c.under_permit));
+    if (r.filled.covered > portal_.cap()) add(out, too_many_covered(r.filled.covered));
   }
-  if (covered > portal_.cap()) {
-    if (limit_ > portal_.cap())
-      add(out, {cause_kind("limit_above_cap"), "the lease limit " + std::to_string(limit_) +
-                                                   " is above the portal's cap " + std::to_string(portal_.cap())});
-    else
-      add(out, over_limit(covered));
+  if (covered > portal_.cap()) add(out, too_many_covered(covered));
+}
+
+void lease_causes::refusal(refusal_snapshot& out) {
+  const redis::sorted_set* set = holders();
+  const auto keep = [&](const lease::portal::connection& c) {
+    lease::portal::connection& k = out.uncovered.emplace_back(c);
+    if (c.attached != nullptr) k.left = *c.attached;
+    k.attached = nullptr;
+  };
+  portal_.for_each_connection([&](const lease::portal::connection& c) {
+    if (c.under_permit && in_set(set, fleet::token_of(c.worker, c.number))) ++out.covered;
+    else keep(c);
+  });
+  const std::span<const lease::portal::refused_attempt> refused = portal_.refused();
+  const bool open_ones = !out.uncovered.empty();
+  for (std::size_t wi = 0; wi < refused.size(); ++wi) {
+    const lease::portal::refused_attempt& r = refused[wi];
+    if (!r.live) continue;
+    if (in_set(set, fleet::token_of(wi, r.number))) {
+      ++out.covered;
+      continue;
+    }
+    // Only when the open connections show nothing, what the attempts refused
+    // before it inherited (so that old causes do not ride a long run of
+    // refusals); never from the attempt being refused, whose snapshot this is.
+    if (open_ones || &r.filled == &out) continue;
+    for (const lease::portal::connection& c : r.filled.uncovered)
+      if (out.uncovered.size() < check::max_causes_kept) keep(c);
   }
 }
 

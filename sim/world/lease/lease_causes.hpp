@@ -57,7 +57,8 @@ class lease_causes final : public cause_finder {
                const lease::portal& p, const redis_node& node, const server_side& server, const network& net,
                const work_items& items);
 
-  void portal(std::vector<check::cause>& out, bool inherit) override;
+  void portal(std::vector<check::cause>& out) override;
+  void refusal(refusal_snapshot& out) override;
   void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
             std::int64_t members, bool split_add) override;
   void granted_twice(std::vector<check::cause>& out, std::size_t wi, std::string_view token) override;
@@ -71,8 +72,9 @@ class lease_causes final : public cause_finder {
   check::cause uncovered(std::size_t wi, std::string_view token, const permit_record& record, vtime_ns opened_ns,
                          bool under_permit) const;
   check::cause lost(std::string_view token, const permit_record& record, const permit_loss& loss) const;
-  // The set held more permits than the limit (covered connections above the cap, limit <= cap).
-  check::cause over_limit(std::int64_t covered) const;
+  // The connections under permits in the set were more than the cap: the
+  // limit is above it, or the set held more permits than its limit.
+  check::cause too_many_covered(std::int64_t covered) const;
   // Whether the permit `token` is in the set now.
   bool in_set(const redis::sorted_set* set, std::string_view token) const;
   const redis::sorted_set* holders() const;

@@ -7,6 +7,13 @@
 
 namespace admit::world::lease {
 
+lease_monitors::lease_monitors(sim::scheduler& sched, const scenario::scenario& sc, std::size_t trace_capacity,
+                               run_metrics& metrics, lease_metrics& lease)
+    : mon_(sched, lease_invariant_names, sc.checks.invariants, lease_probe_names, trace_capacity,
+           sc.checks.stop_at_first),
+      sched_(sched),
+      metrics_(metrics), lease_(lease), limit_(sc.gates.front().lease.limit) {}
+
 template <class Ask>
 std::vector<check::cause> lease_monitors::causes_of(Ask&& ask) {
   std::vector<check::cause> out;
@@ -16,26 +23,12 @@ std::vector<check::cause> lease_monitors::causes_of(Ask&& ask) {
   return out;
 }
 
-void lease_monitors::refusal_causes(std::vector<check::cause>& out) {
-  // Cleared first: the attempt being refused is among those the finder reads.
-  out.clear();
-  if (causes_ == nullptr) return;
-  // What the open connections show; only when they show nothing, what the
-  // attempts refused before it inherited (so that old causes do not ride a
-  // long run of refusals).
-  std::vector<check::cause> found;
-  causes_->portal(found, false);
-  if (found.empty()) causes_->portal(found, true);
-  if (found.size() > check::max_causes_kept) found.resize(check::max_causes_kept);
-  out = std::move(found);
+void lease_monitors::refusal(refusal_snapshot& out) {
+  // Emptied first: the attempt being refused is among those the finder reads.
+  out.uncovered.clear();
+  out.covered = 0;
+  if (causes_ != nullptr) causes_->refusal(out);
 }
-
-lease_monitors::lease_monitors(sim::scheduler& sched, const scenario::scenario& sc, std::size_t trace_capacity,
-                               run_metrics& metrics, lease_metrics& lease)
-    : mon_(sched, lease_invariant_names, sc.checks.invariants, lease_probe_names, trace_capacity,
-           sc.checks.stop_at_first),
-      sched_(sched),
-      metrics_(metrics), lease_(lease), limit_(sc.gates.front().lease.limit) {}
 
 std::string lease_monitors::pending_trace::text() const {
   std::string t = head;
@@ -145,7 +138,7 @@ check::finding lease_monitors::portal_violation(std::size_t wi, std::int64_t att
     f.detail = "worker " + std::to_string(wi) + (refused ? " was refused" : " left") + ": " + std::to_string(attempted) +
                " connections asked of the portal (" + std::to_string(open) +
                " open, the rest refused with 429), above its true cap " + std::to_string(cap);
-  f.causes = causes_of([&](cause_finder& c, auto& out) { c.portal(out, true); });
+  f.causes = causes_of([&](cause_finder& c, auto& out) { c.portal(out); });
   return f;
 }
 

@@ -32,6 +32,7 @@
 #include "sim/check/monitor.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/world/lease/permit_loss.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world::lease {
@@ -105,10 +106,13 @@ class trace_text {
 class cause_finder {
  public:
   // portal_inflight_le_cap: the connections asked of the portal that no
-  // permit in the set covers, and why; `inherit`: a refused attempt still
-  // counted whose worker has let its permit go gives what filled the portal
-  // when it was refused.
-  virtual void portal(std::vector<check::cause>& out, bool inherit) = 0;
+  // permit in the set covers, and why (a refused attempt still counted whose
+  // worker has let its permit go gives what filled the portal when it was
+  // refused).
+  virtual void portal(std::vector<check::cause>& out) = 0;
+  // reject_429, as an attempt is refused: what fills the portal now, kept
+  // without its sentences (made only if a violation asks).
+  virtual void refusal(refusal_snapshot& out) = 0;
   // gate_inflight_le_cap: the live members after worker `wi`'s `op` for `token`.
   virtual void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
                     std::int64_t members, bool split_add) = 0;
@@ -137,7 +141,7 @@ class lease_monitors {
   // The world's causes, once every part exists (before the run starts).
   void set_causes(cause_finder* finder) noexcept { causes_ = finder; }
   // reject_429: what filled the portal as an attempt was refused, into `out`.
-  void refusal_causes(std::vector<check::cause>& out);
+  void refusal(refusal_snapshot& out);
 
   run_metrics& metrics() noexcept { return metrics_; }
   lease_metrics& lease() noexcept { return lease_; }

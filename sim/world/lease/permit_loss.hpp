@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "sim/kernel/vtime.hpp"
 
@@ -66,6 +67,28 @@ struct permit_record {
 
   // When the lease last started: its grant, or its last renewal.
   vtime_ns lease_start_ns() const noexcept { return renewed_ns > granted_ns ? renewed_ns : granted_ns; }
+};
+
+// One connection asked of the portal: whose, for which item, under which permit.
+struct portal_connection {
+  bool open = false;
+  std::size_t worker = 0;
+  std::uint64_t number = 0;
+  vtime_ns opened_ns = 0;
+  const permit_record* attached = nullptr;  // the worker's record while it is on this item
+  bool under_permit = true;                 // false: sent without one (mutation fail_open)
+  permit_record left;                       // the record as the worker left it (attached == nullptr)
+
+  const permit_record& permit() const noexcept { return attached ? *attached : left; }
+};
+
+// What filled the portal when an attempt was refused (reject_429): the
+// connections no permit in the set covered then, as they were, and how many
+// a permit did cover. Copies, so that the sentences can be made later, only
+// if a violation asks (a refused attempt is still counted for a while).
+struct refusal_snapshot {
+  std::vector<portal_connection> uncovered;
+  std::int64_t covered = 0;
 };
 
 }  // namespace admit::world::lease

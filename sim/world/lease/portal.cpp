@@ -43,7 +43,7 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
       r.number = item.number;
       r.at_ns = sched_.now_ns();
       ++refused_open_;
-      monitors_.refusal_causes(r.causes);
+      monitors_.refusal(r.filled);
       monitors_.portal_attempt(wi, attempted(), cap_, open_, true);
       ++monitors_.lease().portal_429;
       monitors_.hit(lp_portal_429);

@@ -29,8 +29,6 @@
 #include <span>
 #include <vector>
 
-#include "sim/check/results.hpp"
-
 #include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
@@ -42,25 +40,14 @@ namespace admit::world::lease {
 
 class portal {
  public:
-  // One open connection: whose, for which item, under which permit.
-  struct connection {
-    bool open = false;
-    std::size_t worker = 0;
-    std::uint64_t number = 0;
-    vtime_ns opened_ns = 0;
-    const permit_record* attached = nullptr;  // the worker's record while it is on this item
-    bool under_permit = true;                 // false: sent without one (mutation fail_open)
-    permit_record left;                       // the record as the worker left it (attached == nullptr)
-
-    const permit_record& permit() const noexcept { return attached ? *attached : left; }
-  };
+  using connection = portal_connection;
   // A refused attempt still counted, and what filled the portal when it was refused.
   struct refused_attempt {
     bool live = false;
     std::uint64_t generation = 0;
     std::uint64_t number = 0;
     vtime_ns at_ns = 0;
-    std::vector<check::cause> causes;
+    refusal_snapshot filled;
   };
 
   portal(sim::scheduler& sched, lease_monitors& monitors, lease_timeline& tl, std::int64_t cap,
@@ -103,8 +90,6 @@ class portal {
   }
   std::span<const refused_attempt> refused() const noexcept { return refused_; }
   std::int64_t cap() const noexcept { return cap_; }
-  // reject_429: what filled the portal as worker `wi` was refused (the world's causes, lease_causes).
-  void set_refusal_causes(std::size_t wi, std::vector<check::cause> causes) { refused_[wi].causes = std::move(causes); }
 
   std::int64_t open() const noexcept { return open_; }
   // Open connections plus the refused attempts still counted (reject_429).
