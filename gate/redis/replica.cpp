@@ -174,6 +174,14 @@ const sorted_set* replica::expired_zset(std::string_view key, std::int64_t serve
   return std::get_if<sorted_set>(&it->second.data);
 }
 
+const sorted_set* replica::peek_zset(std::string_view key, std::int64_t server_now_us,
+                                    std::int64_t* deadline_ms) const {
+  const auto it = keys_.find(key);
+  if (it == keys_.end() || expired(it->second.expire_at_ms, to_ms(server_now_us))) return nullptr;
+  if (deadline_ms != nullptr) *deadline_ms = it->second.expire_at_ms.value_or(-1);
+  return std::get_if<sorted_set>(&it->second.data);
+}
+
 template <detail::collection_value T>
 T* replica::find_value(std::string_view key, std::int64_t server_now_us) {
   stored_value* v = find_live(key, server_now_us);

@@ -179,6 +179,13 @@ class replica {
   // `server_now_us` (the next command to touch the key drops it with its
   // members); nullptr otherwise. Changes nothing.
   [[nodiscard]] const sorted_set* expired_zset(std::string_view key, std::int64_t server_now_us) const;
+  // The sorted set at `key` if it is stored and live at `server_now_us`
+  // (nullptr when missing, of another type, or past its deadline), without
+  // dropping an expired key as a command would: for an observer that must
+  // change nothing. `deadline_ms`, when given, receives the key's PEXPIRE
+  // deadline (-1: none).
+  [[nodiscard]] const sorted_set* peek_zset(std::string_view key, std::int64_t server_now_us,
+                                            std::int64_t* deadline_ms = nullptr) const;
 
   // --- keys ----------------------------------------------------------------
   // PEXPIRE key ttl_ms: 1 when the key exists (a ttl_ms <= 0 deletes it), else 0.

@@ -5,8 +5,17 @@
 // permit that left the set and what removed it, the lease released early,
 // the gate that forgot its leases. The report groups an invariant's
 // violations by cause and, for each, names the designs of the catalogue that
-// address it. A kind not in the table is a programming error (asserted where
-// the report reads it), so the table and the worlds cannot drift apart.
+// address it. A world names a kind through `cause_kind("...")`, which does not
+// compile for a kind missing from the table, and the report asserts the same
+// of every kind it reads, so the table and the worlds cannot drift apart.
+//
+// A design is something a user picks in a scenario: a lease variant (`seed`,
+// `server_time`, `renewal`, `fencing`, `fair`), a protocol's client policy
+// (`on_client_timeout: hold_to_end`), Redis persistence (`persistence:
+// aof_everysec`), the gate's kind (`kind: lease`). A design is named only
+// where a catalogue run shows it removing the cause (docs/report.md,
+// "Causes", names the scenario); "" where no shipped design does. The
+// mutants' causes (docs/mutants.md) name none: the real code is the remedy.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +31,44 @@ struct cause_info {
 
 inline constexpr cause_info cause_table[] = {
     {"unexplained", "no cause the world could name", ""},
+
+    // --- the lease world: why a connection at the portal had no permit in the set ---
+    {"caller_clock_skew",
+     "a caller's clock, passed to the acquire as its now, reaped a lease still in use (or kept one past its lease)",
+     "server_time, renewal, fencing, fair"},
+    {"server_clock_jump", "the Redis server's clock jumped forward and aged leases still in use", ""},
+    {"lease_outlived", "a request outlasted its lease, and nothing renewed it", "renewal"},
+    {"renewal_missed", "a renewing holder's lease ran out between two renewals (a pause, too little slack)", ""},
+    {"crashed_holder", "a holder crashed with its request at the portal, and its lease ran out under the request", ""},
+    {"client_timeout_release", "a client timeout released the permit while the connection stayed open at the portal",
+     "on_client_timeout: hold_to_end"},
+    {"restart_forgot", "a Redis restart without persistence forgot the permit", "persistence: aof_everysec"},
+    {"restart_lost_last_second", "a Redis restart lost a permit granted after the last second the AOF had written", ""},
+    {"failover_unreplicated", "a failover promoted a replica that had not received the grant yet", ""},
+    {"limit_above_cap", "the lease limit is above the portal's cap", ""},
+    {"failed_open", "a client that could not reach Redis sent its request without a permit (mutation fail_open)", ""},
+
+    // --- the lease world: the set itself, grants, reaping, liveness ---
+    {"check_then_add", "the acquire counted, then added in a second round trip, and others added in between (mutation check_then_add)", ""},
+    {"protocol_over_limit", "the protocol's script left more live permits in the set than the limit",
+     "seed, server_time, renewal, fencing, fair"},
+    {"reply_lost_retry", "an acquire ran but its reply never reached the client, which retried under the same token", ""},
+    {"acquire_does_not_reap", "the acquire left a permit past its lease in the set",
+     "seed, server_time, renewal, fencing, fair"},
+    {"no_worker_left", "items were still queued, but every worker had crashed for good or stopped taking work", ""},
+    {"permits_never_expire", "permits left in the set by holders that never released them, under a key that never expires",
+     "seed, server_time, renewal, fencing, fair"},
+    {"work_outstanding", "work still queued or in progress at checks.liveness_horizon", ""},
+
+    // --- the FIFO world ---
+    {"crashed_process_work", "work a crashed process started still ran at the portal while the restarted process's gate admitted anew",
+     "kind: lease"},
+    {"gate_caps_above_portal", "the gates' caps add up to more than the portal's cap", ""},
+    {"mutant_release_before_work_ends", "the handler freed its lease as soon as the work started (mutation release_before_work_ends)", ""},
+    {"mutant_admit_off_by_one", "the gate admitted while active <= max_active (mutation admit_off_by_one)", ""},
+    {"mutant_newcomers_jump_queue", "a release left the slot free for a newcomer past older waiters (mutation newcomers_jump_queue)", ""},
+    {"mutant_leak_handover_on_cancel", "a lease handed to a waiter that was cancelled was never released (mutation leak_handover_on_cancel)", ""},
+    {"mutant_double_release_on_timeout", "a lease handed to a waiter whose deadline passed was released twice (mutation double_release_on_timeout)", ""},
 };
 
 // The row of `kind`, or nullptr.
@@ -29,6 +76,12 @@ constexpr const cause_info* find_cause(std::string_view kind) {
   for (const auto& row : cause_table)
     if (kind == row.kind) return &row;
   return nullptr;
+}
+
+// `kind`, checked at compile time to be a row of the table.
+consteval const char* cause_kind(const char* kind) {
+  if (find_cause(kind) == nullptr) throw "a cause's kind is a row of check::cause_table";
+  return kind;
 }
 
 }  // namespace admit::check

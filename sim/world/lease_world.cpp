@@ -12,6 +12,7 @@
 #include "sim/world/arrivals.hpp"
 #include "sim/world/lease/fault_injector.hpp"
 #include "sim/world/lease/fleet.hpp"
+#include "sim/world/lease/lease_causes.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/lease_timeline.hpp"
 #include "sim/world/lease/network.hpp"
@@ -140,7 +141,7 @@ class lease_world {
                 sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns),
                 sc.service.over_cap == scenario::service_spec::over_cap_policy::serve,
                 static_cast<std::size_t>(sc.fleet.workers)),
-        faults_(sched_, fleet_, items_, node_, net_, portal_, monitors_, timeline_), src_(sc, seed),
+        faults_(sched_, fleet_, items_, node_, server_, net_, portal_, monitors_, timeline_), src_(sc, seed),
         pump_(sched_, src_, *this) {
     if (opts.timeline) rec_.series.keep_lanes_in(opts.lanes_around);
     client_behaviour b;
@@ -158,6 +159,11 @@ class lease_world {
     }
     fleet_.set_behaviour(b);
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
+    server_.set_portal(&portal_);
+    const bool caller_clock = run.proto ? server_.protocol_reads_caller_clock()
+                                        : run.variant == scenario::lease_variant::seed;
+    causes_.emplace(sched_, sc_, caller_clock, run.proto != nullptr, fleet_, portal_, node_, server_, net_, items_);
+    monitors_.set_causes(&*causes_);
   }
 
   ~lease_world() { tear_down(); }
@@ -218,8 +224,9 @@ class lease_world {
         continue;
       }
       const work_item item = items_.pop();
-      fleet_.take(wi, item);
-      co_await process(wi, gen, item);
+      const std::string token = fleet::token_of(wi, item.number);
+      fleet_.take(wi, item, token);
+      co_await process(wi, gen, item, token);
       w.current.reset();
     }
   }
@@ -228,9 +235,8 @@ class lease_world {
     return status == 200 ? "completed" : status == 429 ? "rate_limited" : status == 0 ? "client_timeout" : "aborted";
   }
 
-  sim::awaitable<void> process(std::size_t wi, std::uint64_t gen, work_item item) {
+  sim::awaitable<void> process(std::size_t wi, std::uint64_t gen, work_item item, const std::string& token) {
     worker_state& w = fleet_[wi];
-    const std::string token = fleet::token_of(wi, item.number);
     monitors_.trace("worker", trace_text("acquire ").word(token), fleet_.holders(), wi);
     gate::acquire_outcome got = co_await w.link.client->acquire(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
@@ -238,7 +244,7 @@ class lease_world {
     if (got.ec == gate::gate_errc::unreachable && gate().world_mut == scenario::world_mutation::fail_open) [[unlikely]] {
       // Broken on purpose: no confirmed permit, and the request goes out anyway.
       monitors_.trace("worker", trace_text("fail-open ").word(token), fleet_.holders(), wi);
-      const int st = co_await portal_.call(wi, item);
+      const int st = co_await portal_.call(wi, item, nullptr);
       ADMIT_CHECKPOINT(fleet_, wi, gen);
       items_.end(item, outcome_of(st), sched_.now_ns());
       co_return;
@@ -265,7 +271,9 @@ class lease_world {
     const vtime_ns started = sched_.now_ns();
     const client_behaviour& policy = fleet_.behaviour();
     const bool may_abort = policy.renew_every_ns && policy.on_renewal_lost == redis::renewal_loss::abort_request;
-    const int status = co_await portal_.call(wi, item, may_abort ? &w.renewal.portal_wait : nullptr);
+    const int status = co_await portal_.call(wi, item, &w.permit, may_abort ? &w.renewal.portal_wait : nullptr);
+    if (status <= 0) [[unlikely]]
+      w.permit.client_left_ns = sched_.now_ns();  // its connection may stay open without it
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     if (status == 0 && policy.on_client_timeout == redis::timeout_permit::hold_to_end) {
       // The client gave up waiting, but its protocol holds the permit until the connection really ends.
@@ -280,9 +288,12 @@ class lease_world {
     // The "finally": release whatever happened at the portal.
     const error_code rel = co_await w.link.client->release(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    if (rel) [[unlikely]]
+    if (rel) [[unlikely]] {
       monitors_.release_failed();
+      w.release_failed_item = item.number;
+    }
     fleet_.drop_holding(wi);
+    portal_.detach(wi);  // a connection it leaves open keeps its permit's record
     items_.end(item, outcome_of(status), sched_.now_ns());
   }
 
@@ -328,15 +339,23 @@ class lease_world {
       rec_.inconclusive = guard_.reason(rec_.status, sched_.now_ns(), sc_.checks.horizon_ns, pending, total);
     if (!monitors_.stopped() && !rec_.inconclusive) {
       std::string why;
-      if (items_.unended() != 0 || pump_.pending())
+      end_state state = end_state::live;
+      if (items_.unended() != 0 || pump_.pending()) {
         why = std::to_string(items_.unended()) + " work items never ended";
+        state = end_state::items_unended;
+      }
       if (why.empty()) {
         // One lease after the end, every permit must be released or expired.
         const std::int64_t later_us = node_.server_now_us(sched_.now_ns()) + (gate().lease.lease_ns + sim::ms) / 1000;
-        const std::int64_t left = node_.members_at(server_.holders_key(), later_us);
-        if (left != 0) why = std::to_string(left) + " permits still held one lease after the end";
+        std::int64_t left = 0;
+        if (const redis::sorted_set* set = node_.peek_set(server_.holders_key(), later_us))
+          left = static_cast<std::int64_t>(set->size());
+        if (left != 0) {
+          why = std::to_string(left) + " permits still held one lease after the end";
+          state = end_state::permits_left;
+        }
       }
-      monitors_.at_end(why);
+      monitors_.at_end(why, state);
     }
   }
 
@@ -353,6 +372,7 @@ class lease_world {
   fleet fleet_;
   portal portal_;
   fault_injector faults_;
+  std::optional<lease_causes> causes_;  // built once every part it reads exists
   arrival_source src_;
   arrival_pump<lease_world> pump_;  // the arrivals, one ahead, to on_arrival
 };

@@ -30,7 +30,8 @@
 // Monitors: live members of the set <= limit after every script (the gate's
 // view); open portal connections <= the portal's cap (the true view); no
 // token granted while already a member; at the end every item ended and,
-// one lease after the end, no lease is left in the set.
+// one lease after the end, no lease is left in the set. Each violation names
+// its causes from what the parts recorded (lease/lease_causes.hpp).
 #pragma once
 
 #include <cstdint>

@@ -18,6 +18,16 @@
 //    as unbalanced, and once every request ended, as many releases as grants;
 //  * liveness: at the end (and at checks.liveness_horizon) every request has
 //    ended and every gate is idle.
+//
+// Each violation names its causes (check::cause_table), from what the world
+// knows, made only when a violation is described (check::monitor's cold
+// path). The portal: each request at work there whose lease no gate of the
+// living process counts (work of a crashed lifetime, a lease freed as the
+// work began, a lease counted out twice), and, when the leases the gates do
+// count are more than the cap, the gates' caps above the portal's or a gate
+// above its own. The gates' own invariants hold in the real core (it asserts
+// them), so a gate that breaks one runs a mutation (docs/mutants.md), which
+// the cause names.
 #pragma once
 
 #include <array>
@@ -25,7 +35,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "sim/check/causes.hpp"
 #include "sim/check/monitor.hpp"
 #include "sim/check/trace_sink.hpp"
 #include "sim/kernel/scheduler.hpp"
@@ -33,6 +45,7 @@
 #include "sim/world/fifo/gate_slot.hpp"
 #include "sim/world/fifo/portal.hpp"
 #include "sim/world/fifo/request.hpp"
+#include "sim/world/fifo/request_pool.hpp"
 #include "sim/world/fifo/run_context.hpp"
 #include "sim/world/run_record.hpp"
 
@@ -100,15 +113,18 @@ class fifo_monitors {
   static constexpr const char* fault_texts[] = {"crash worker:0", "restart worker:0", "stall worker:0",
                                                 "partition portal", "client_timeout_burst"};
 
-  fifo_monitors(run_context& ctx, const gate_set& gates);
+  fifo_monitors(run_context& ctx, const gate_set& gates, const request_pool& pool);
+
+  // The process crashed now (its lifetime crashes_.size() ended).
+  void on_crash() { crashes_.push_back(ctx_.sched.now_ns()); }
 
   void on_gate_event(gate_slot& g, const fifo::event& e);
   // After every call into a gate: a release the core refused as unbalanced
   // means some lease was counted out twice.
   void on_gate_change(gate_slot& g, const fifo::fifo_gate& core) {
     mon_.check(inv_released_once, core.totals().unbalanced_release == 0 && core.active() >= 0, [&] {
-      return g.name + ": a holder released its lease after the gate had already counted it out (" +
-             std::to_string(core.totals().unbalanced_release) + " unbalanced release)";
+      return mutant(g, g.name + ": a holder released its lease after the gate had already counted it out (" +
+                           std::to_string(core.totals().unbalanced_release) + " unbalanced release)");
     });
   }
   // Work of `r` began or ended at the portal (its count already moved).
@@ -116,8 +132,9 @@ class fifo_monitors {
   void on_portal_end(const request_state& r) {
     trace(nullptr, "portal end", ctx_.service.in_flight(), 0, r.number);
     mon_.level(inv_portal_inflight, ctx_.service.in_flight(), ctx_.service.cap(), [&] {
-      return "portal: " + std::to_string(ctx_.service.in_flight()) + " requests in flight, above the portal's cap " +
-             std::to_string(ctx_.service.cap());
+      return check::finding{"portal: " + std::to_string(ctx_.service.in_flight()) +
+                                " requests in flight, above the portal's cap " + std::to_string(ctx_.service.cap()),
+                            portal_causes(nullptr)};
     });
     sample_series();
     if (lane* l = ctx_.rec.series.lane_for(r.number)) l->work_end_ns = ctx_.sched.now_ns();
@@ -162,11 +179,20 @@ class fifo_monitors {
     static_cast<fifo_monitors*>(self)->sink_->entry(
         check::trace_line{e.at_ns, source_of(e), e.what, e.active, e.waiting, e.ref});
   }
+  // Why the portal holds more work than its cap; `beginning`: the request
+  // whose work begins now (its lease is still the handler's, not yet its own).
+  [[gnu::noinline, gnu::cold]] std::vector<check::cause> portal_causes(const request_state* beginning) const;
+  // A violation of gate `g`'s own invariants: `what` and its cause (the gate's mutation).
+  [[gnu::noinline, gnu::cold]] check::finding mutant(const gate_slot& g, std::string what) const;
+  // The same for liveness: the first gate that runs a mutation, if one does.
+  [[gnu::noinline, gnu::cold]] check::finding any_mutant(std::string what) const;
 
   check::monitor<live_entry> mon_;
   run_context& ctx_;
   const gate_set& gates_;
   check::trace_sink* sink_ = nullptr;
+  const request_pool& pool_;
+  std::vector<vtime_ns> crashes_;  // when each ended lifetime crashed (index: its generation)
 };
 
 inline void gate_slot::on_event(const fifo::event& e) { monitors_.on_gate_event(*this, e); }
@@ -198,18 +224,21 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
              worst_active->gate().core().cfg().max_active, [&] {
                const fifo::fifo_gate& c = worst_active->gate().core();
                if (!own_active)
-                 return worst_active->name + ": " + std::to_string(c.active()) + " leases active, above max_active " +
-                        std::to_string(c.cfg().max_active);
-               return g.name + ": " + std::string(fifo::to_string(e.st)) + " ticket " + std::to_string(e.ticket) +
-                      " made " + std::to_string(e.active) + " leases active, above max_active " +
-                      std::to_string(cfg.max_active);
+                 return mutant(*worst_active, worst_active->name + ": " + std::to_string(c.active()) +
+                                                  " leases active, above max_active " +
+                                                  std::to_string(c.cfg().max_active));
+               return mutant(g, g.name + ": " + std::string(fifo::to_string(e.st)) + " ticket " +
+                                    std::to_string(e.ticket) + " made " + std::to_string(e.active) +
+                                    " leases active, above max_active " + std::to_string(cfg.max_active));
              });
   const bool own_waiting = worst_waiting == &g;
   mon_.level(inv_waiting, own_waiting ? e.waiting : worst_waiting->gate().core().waiting(),
              worst_waiting->gate().core().cfg().max_waiting, [&] {
                const fifo::fifo_gate& c = worst_waiting->gate().core();
-               return worst_waiting->name + ": " + std::to_string(own_waiting ? e.waiting : c.waiting()) +
-                      " tickets waiting, above max_waiting " + std::to_string(c.cfg().max_waiting);
+               return mutant(*worst_waiting, worst_waiting->name + ": " +
+                                                 std::to_string(own_waiting ? e.waiting : c.waiting()) +
+                                                 " tickets waiting, above max_waiting " +
+                                                 std::to_string(c.cfg().max_waiting));
              });
   switch (e.st) {
     case fifo::status::admitted:
@@ -221,9 +250,9 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
         const queue_order::queued_ticket* oldest = order.oldest();
         const bool in_order = oldest != nullptr && oldest->ticket == e.ticket;
         mon_.check(inv_fifo_order, in_order, [&] {
-          return g.name + ": promoted ticket " + std::to_string(e.ticket) + " while ticket " +
-                 (oldest == nullptr ? std::string("(none)") : std::to_string(oldest->ticket)) +
-                 " had waited longer";
+          return mutant(g, g.name + ": promoted ticket " + std::to_string(e.ticket) + " while ticket " +
+                               (oldest == nullptr ? std::string("(none)") : std::to_string(oldest->ticket)) +
+                               " had waited longer");
         });
         if (in_order) order.pop_oldest();
         else if (queue_order::queued_ticket* q = order.still_queued(e.ticket)) q->left = true;
@@ -231,8 +260,8 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
         // Admitted straight away while others wait: a newcomer overtook the queue.
         const queue_order::queued_ticket* oldest = g.order().oldest();
         mon_.check(inv_fifo_order, oldest == nullptr, [&] {
-          return g.name + ": admitted newcomer ticket " + std::to_string(e.ticket) + " while ticket " +
-                 std::to_string(oldest->ticket) + " was waiting";
+          return mutant(g, g.name + ": admitted newcomer ticket " + std::to_string(e.ticket) + " while ticket " +
+                               std::to_string(oldest->ticket) + " was waiting");
         });
       }
       break;
@@ -243,8 +272,9 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
     case fifo::status::released:
       ++g.released;
       mon_.check(inv_released_once, g.released <= g.granted && e.active >= 0, [&] {
-        return g.name + ": release number " + std::to_string(g.released) + " but only " +
-               std::to_string(g.granted) + " leases were granted (active " + std::to_string(e.active) + ")";
+        return mutant(g, g.name + ": release number " + std::to_string(g.released) + " but only " +
+                             std::to_string(g.granted) + " leases were granted (active " + std::to_string(e.active) +
+                             ")");
       });
       break;
     case fifo::status::wait_timeout:
@@ -268,8 +298,9 @@ inline void fifo_monitors::on_portal_begin(const request_state& r) {
   sample_series();
   if (lane* l = ctx_.rec.series.lane_for(r.number)) l->work_start_ns = ctx_.sched.now_ns();
   mon_.level(inv_portal_inflight, ctx_.service.in_flight(), ctx_.service.cap(), [&] {
-    return "portal: request " + r.a.id() + " made " + std::to_string(ctx_.service.in_flight()) +
-           " requests in flight, above the portal's cap " + std::to_string(ctx_.service.cap());
+    return check::finding{"portal: request " + r.a.id() + " made " + std::to_string(ctx_.service.in_flight()) +
+                              " requests in flight, above the portal's cap " + std::to_string(ctx_.service.cap()),
+                          portal_causes(&r)};
   });
 }
 

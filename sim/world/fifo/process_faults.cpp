@@ -63,6 +63,7 @@ void process_faults::crash() {
     if (p.handler.accepted && !p.out.responded) held.emplace_back(&p);
   });
   std::sort(held.begin(), held.end(), [](const req_ptr& a, const req_ptr& b) { return a->number < b->number; });
+  monitors_.on_crash();
   ctx_.proc.crash();
   for (const req_ptr& p : held) responses_.respond(*p, 0, "connection_reset");
   gates_.sweep_dead(ctx_.sched.now_ns());

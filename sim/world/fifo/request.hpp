@@ -49,13 +49,14 @@ struct request_state {
   sim_gate::lease lease;  // held from the grant until the work has really ended
   // How far the server side got with it. The lifetime first and the group
   // [[no_unique_address]], so that `keep` takes the group's tail padding: the
-  // four flags stay one word that clear() resets with one store, as they were
+  // flags stay one word that clear() resets with one store, as they were
   // before they were grouped (the FIFO world resets a state per request).
   struct handler_flags {
     std::uint64_t gen = 0;          // the process lifetime that took it
     bool accepted = false;          // the server process took its connection
     bool started = false;           // its handler has run its first step
     bool cancel_requested = false;  // it was cancelled (whether or not the handler had started)
+    bool at_portal = false;         // its work runs at the portal (whatever became of its lifetime)
   };
   [[no_unique_address]] handler_flags handler;
   bool keep = false;  // a case refers to it: keep its outcome

@@ -104,14 +104,16 @@ class request_handler {
     }
   };
 
-  void work_begins(const request_state& r) {
+  void work_begins(request_state& r) {
     if (monitors_.torn_down()) return;
     ctx_.service.begin();
+    r.handler.at_portal = true;
     monitors_.on_portal_begin(r);
   }
-  void work_ends(const request_state& r) {
+  void work_ends(request_state& r) {
     if (monitors_.torn_down()) return;
     ctx_.service.end();
+    r.handler.at_portal = false;
     monitors_.on_portal_end(r);
   }
 

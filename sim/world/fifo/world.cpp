@@ -37,7 +37,7 @@ class world final {
       : ctx_(sc, seed),
         guard_(sc.checks.max_events, sc.checks.max_wall_ns),
         src_(sc, seed),
-        monitors_(ctx_, gates_),
+        monitors_(ctx_, gates_, pool_),
         responses_(ctx_, monitors_),
         obs_(sc, src_.total()),
         clients_(ctx_, gates_, obs_, responses_, monitors_),

@@ -8,7 +8,10 @@
 //  * redis_restart, redis_failover: the node's state (redis_node); every
 //    worker on an item may have lost its permit (fleet);
 //  * client_timeout_burst: the read timeouts of the items arriving (portal).
-// Each fault is traced and, with a timeline, drawn as a window.
+// Each fault is traced and, with a timeline, drawn as a window. A restart or
+// failover also tells the server side which permits the node came back
+// without, and a crash tells the portal that the worker left its connection
+// open, so that a violation can say why (permit_loss.hpp).
 #pragma once
 
 #include <span>
@@ -21,16 +24,17 @@
 #include "sim/world/lease/network.hpp"
 #include "sim/world/lease/portal.hpp"
 #include "sim/world/lease/redis_node.hpp"
+#include "sim/world/lease/server_side.hpp"
 #include "sim/world/lease/work_items.hpp"
 
 namespace admit::world::lease {
 
 class fault_injector {
  public:
-  fault_injector(sim::scheduler& sched, fleet& workers, work_items& items, redis_node& node, network& net,
-                 portal& svc, lease_monitors& monitors, lease_timeline& tl)
-      : sched_(sched), fleet_(workers), items_(items), node_(node), net_(net), portal_(svc), monitors_(monitors),
-        tl_(tl) {}
+  fault_injector(sim::scheduler& sched, fleet& workers, work_items& items, redis_node& node, server_side& server,
+                 network& net, portal& svc, lease_monitors& monitors, lease_timeline& tl)
+      : sched_(sched), fleet_(workers), items_(items), node_(node), server_(server), net_(net), portal_(svc),
+        monitors_(monitors), tl_(tl) {}
 
   // Schedules every fault of `schedule` at its time (same-instant faults in file order).
   void schedule(std::span<const scenario::fault_spec> schedule);
@@ -38,11 +42,15 @@ class fault_injector {
 
  private:
   void crash(std::size_t wi, const scenario::fault_spec& f);
+  // A restart or failover (`lose` runs it): the permits the node came back without.
+  template <class Lose>
+  void lose_state(const permit_loss& how, Lose&& lose);
 
   sim::scheduler& sched_;
   fleet& fleet_;
   work_items& items_;
   redis_node& node_;
+  server_side& server_;
   network& net_;
   portal& portal_;
   lease_monitors& monitors_;

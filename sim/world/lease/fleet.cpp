@@ -76,6 +76,8 @@ bool fleet::crash(std::size_t wi, const std::function<void(const work_item&)>& e
   worker_state& w = *workers_[wi];
   ADMIT_ASSERT(w.alive, "a dead worker does not crash again");
   w.alive = false;
+  w.crashed_ns = sched_.now_ns();
+  w.crashed_item = w.current && w.holding ? w.current->number : 0;
   ++w.generation;
   // The wait goes with the generation's coroutine, and its renewer stops.
   w.renewal.portal_wait = nullptr;
@@ -124,20 +126,37 @@ const worker_state* fleet::holder_of(std::string_view token) const {
   return nullptr;
 }
 
-const worker_state* fleet::lost_permit(std::string_view token) {
-  for (auto& w : workers_)
-    if (w->holding && *w->holding == token) {
-      w->lost = true;
-      return w.get();
-    }
-  // Not held yet: the grant may be on its way back. The token names its worker.
+std::optional<std::pair<std::size_t, std::uint64_t>> fleet::parse_token(std::string_view token) const {
   std::size_t wi = 0;
-  if (token.size() < 2 || token[0] != 'w') return nullptr;
-  const auto [end, ec] = std::from_chars(token.data() + 1, token.data() + token.size(), wi);
-  if (ec != std::errc{} || wi >= workers_.size()) return nullptr;
+  std::uint64_t number = 0;
+  if (token.size() < 4 || token[0] != 'w') return std::nullopt;
+  const char* end = token.data() + token.size();
+  const auto [dash, ec] = std::from_chars(token.data() + 1, end, wi);
+  if (ec != std::errc{} || dash == end || *dash != '-' || wi >= workers_.size()) return std::nullopt;
+  const auto [last, ec2] = std::from_chars(dash + 1, end, number);
+  if (ec2 != std::errc{} || last != end) return std::nullopt;
+  return std::pair{wi, number};
+}
+
+void fleet::renewed(std::size_t wi, std::string_view token, vtime_ns now) {
   worker_state& w = *workers_[wi];
-  if (w.current && token_of(wi, w.current->number) == token) w.lost = true;
-  return nullptr;
+  if (w.holding && *w.holding == token) w.permit.renewed_ns = now;
+}
+
+const worker_state* fleet::lost_permit(std::string_view token, const permit_loss& how) {
+  // The token names its worker: holding it, or with the grant on its way back.
+  const auto named = parse_token(token);
+  if (!named) return nullptr;
+  worker_state& w = *workers_[named->first];
+  const bool holds = w.holding && *w.holding == token;
+  if (!holds && (!w.current || w.current->number != named->second)) return nullptr;
+  w.lost = true;
+  permit_loss& loss = w.permit.loss.emplace(how);
+  if (w.paused_from_ns >= 0) {
+    loss.paused_from_ns = w.paused_from_ns;
+    loss.paused_until_ns = w.paused_until;
+  }
+  return holds ? &w : nullptr;
 }
 
 void fleet::lost_all_permits() {

@@ -16,7 +16,9 @@
 // has been told it lost it (`lost`: its lease was reaped, its renewal found
 // it gone, the node restarted or failed over). The Redis side asserts that a
 // worker releasing a permit it holds either still has it in the set or has
-// lost it in one of those ways.
+// lost it in one of those ways. What the world knows of the permit of its
+// current item (when it was granted and renewed, how it was lost) is kept
+// beside it (`permit`, permit_loss.hpp), for a violation to say why.
 #pragma once
 
 #include <boost/asio/async_result.hpp>
@@ -41,6 +43,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/idle_set.hpp"
 #include "sim/world/lease/network.hpp"
+#include "sim/world/lease/permit_loss.hpp"
 #include "sim/world/lease/work_items.hpp"
 #include "sim/world/lease_world.hpp"
 
@@ -63,6 +66,12 @@ struct worker_clock {
     const std::int64_t drift = (now / 1'000'000) * spec.drift_ppm + (now % 1'000'000) * spec.drift_ppm / 1'000'000;
     return (lease_world_epoch_ms * 1'000'000 + now + spec.offset_ns + drift + step_ns) / 1'000'000;
   }
+  // How far it reads from true time at `now`, had its steps been `steps_ns`.
+  vtime_ns offset_ns(vtime_ns now, vtime_ns steps_ns) const {
+    const std::int64_t drift = (now / 1'000'000) * spec.drift_ppm + (now % 1'000'000) * spec.drift_ppm / 1'000'000;
+    return spec.offset_ns + drift + steps_ns;
+  }
+  vtime_ns offset_ns(vtime_ns now) const { return offset_ns(now, step_ns); }
 };
 
 // A worker's side of the gate: its transport to the Redis node, its lease
@@ -94,6 +103,15 @@ struct worker_state {
   std::optional<std::string> holding;  // token of the permit it believes it holds
   bool lost = false;                   // told it lost the permit of its current item
   std::optional<work_item> current;    // the item it works on
+  permit_record permit;                // what the world knows of the current item's permit
+  // The current item's token: a view of the one its worker loop holds while
+  // it works on the item (read only while `current` is set), so that a grant
+  // is matched to the item without parsing the token.
+  std::string_view token;
+  vtime_ns crashed_ns = -1;            // its last crash
+  std::uint64_t crashed_item = 0;      // the item it held a permit for then (0: none)
+  std::uint64_t release_failed_item = 0;  // the last item whose release got no confirmation (0: none)
+  vtime_ns paused_from_ns = -1;        // its last pause began (it lasts to paused_until)
   // What a lost renewal may act on, by the protocol's client policy.
   struct renewal_state {
     std::shared_ptr<bool> holding;          // the current item's renewer runs while *holding (false: done, crashed)
@@ -182,12 +200,23 @@ class fleet {
   // --- permits --------------------------------------------------------------
   // "w<worker>-<item>": the token of a worker's permit for an item.
   static std::string token_of(std::size_t wi, std::uint64_t number);
-  // The worker starts on an item.
-  [[gnu::always_inline]] void take(std::size_t wi, const work_item& item) {
+  // The worker starts on an item, whose token its loop holds as `token`.
+  [[gnu::always_inline]] void take(std::size_t wi, const work_item& item, std::string_view token = {}) {
     worker_state& w = *workers_[wi];
     ADMIT_ASSERT(!w.holding, "a worker starts an item holding no permit");
     w.current = item;
+    w.token = token;
     w.lost = false;
+    // Field by field: most items lose nothing, and the loss's storage is only reset.
+    permit_record& p = w.permit;
+    p.number = item.number;
+    p.service_ns = item.service_ns;
+    p.granted_ns = -1;
+    p.renewed_ns = -1;
+    p.counted = -1;
+    p.client_left_ns = -1;
+    p.crashed_ns = -1;
+    p.loss.reset();
   }
   // Returns the holders.
   [[gnu::always_inline]] std::int64_t hold(std::size_t wi, const std::string& token) {
@@ -206,9 +235,26 @@ class fleet {
   std::int64_t holders() const noexcept { return holders_; }
   // The worker that believes it holds the permit `token` (tokens are unique per acquisition).
   const worker_state* holder_of(std::string_view token) const;
-  // The permit `token` was reaped: its worker (holding it, or with the
-  // acquire in flight) lost it. Returns the worker that held it, if one did.
-  const worker_state* lost_permit(std::string_view token);
+  // The worker and item a token names ("w<worker>-<item>"), if it names one of this fleet.
+  std::optional<std::pair<std::size_t, std::uint64_t>> parse_token(std::string_view token) const;
+  // The server granted (or kept renewed) the permit `token` at `now`; the
+  // record is the current item's only (a late grant of an item given up is not).
+  // Inline: every grant asks, and nearly every one is the current item's first.
+  [[gnu::always_inline]] void granted(std::size_t wi, std::string_view token, vtime_ns now, vtime_ns server_offset_ns) {
+    worker_state& w = *workers_[wi];
+    permit_record& p = w.permit;
+    // Granted again under the same token: the first grant is the story.
+    if (!w.current || p.granted_ns >= 0 || w.token != token) return;
+    p.granted_ns = now;
+    p.server_offset_ns = server_offset_ns;
+    p.clock_step_ns = w.clock.step_ns;
+  }
+  void renewed(std::size_t wi, std::string_view token, vtime_ns now);
+  // check_then_add: the count of worker `wi`'s acquire saw `members`.
+  void counted(std::size_t wi, std::int64_t members) { workers_[wi]->permit.counted = members; }
+  // The permit `token` left the set (`how`): its worker (holding it, or with
+  // the acquire in flight) lost it. Returns the worker that held it, if one did.
+  const worker_state* lost_permit(std::string_view token, const permit_loss& how = {});
   // The node lost its state (restart, failover): every worker on an item may have lost its permit.
   void lost_all_permits();
 

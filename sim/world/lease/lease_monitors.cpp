@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/check/causes.hpp"
 #include "sim/scenario/duration.hpp"
 
 namespace admit::world::lease {
@@ -12,6 +13,22 @@ lease_monitors::lease_monitors(sim::scheduler& sched, const scenario::scenario& 
            sc.checks.stop_at_first),
       sched_(sched),
       metrics_(metrics), lease_(lease), limit_(sc.gates.front().lease.limit) {}
+
+template <class Ask>
+std::vector<check::cause> lease_monitors::causes_of(Ask&& ask) {
+  std::vector<check::cause> out;
+  if (causes_ == nullptr) return out;  // a part tested alone
+  ask(*causes_, out);
+  if (out.empty()) out.push_back(check::cause{check::cause_kind("unexplained"), "the world recorded no cause"});
+  return out;
+}
+
+void lease_monitors::refusal(refusal_snapshot& out) {
+  // Emptied first: the attempt being refused is among those the finder reads.
+  out.uncovered.clear();
+  out.covered = 0;
+  if (causes_ != nullptr) causes_->refusal(out);
+}
 
 std::string lease_monitors::pending_trace::text() const {
   std::string t;
@@ -76,15 +93,19 @@ void lease_monitors::expired_live(std::string_view member, std::size_t holder) {
         0, static_cast<std::uint64_t>(holder));
 }
 
-void lease_monitors::after_acquire_reaping(const std::string* survivor) {
-  mon_.check(l_expiry, survivor == nullptr,
-             [&] { return "permit " + *survivor + " outlived its lease and was not reaped by an acquire"; });
+void lease_monitors::after_acquire_reaping(std::size_t wi, const std::string* survivor) {
+  mon_.check(l_expiry, survivor == nullptr, [&] {
+    return check::finding{"permit " + *survivor + " outlived its lease and was not reaped by an acquire",
+                          causes_of([&](cause_finder& f, auto& out) { f.survivor(out, wi, *survivor); })};
+  });
 }
 
-void lease_monitors::check_gate(std::int64_t members, const char* how) {
+void lease_monitors::check_gate(std::size_t wi, redis::script_op op, const std::string& token, std::int64_t members,
+                                bool split_add) {
   mon_.level(l_gate_inflight, members, limit_, [&] {
-    return "the gate key holds " + std::to_string(members) + " live members, above the limit " +
-           std::to_string(limit_) + how;
+    return check::finding{"the gate key holds " + std::to_string(members) + " live members, above the limit " +
+                              std::to_string(limit_) + (split_add ? " (a non-atomic check-then-add)" : ""),
+                          causes_of([&](cause_finder& f, auto& out) { f.gate(out, wi, op, token, members, split_add); })};
   });
 }
 
@@ -94,12 +115,13 @@ void lease_monitors::script_ran(std::size_t wi, redis::script_op op, const std::
                      : op == redis::script_op::release ? "release "
                                                        : "renew ";
   trace("redis", trace_text(what).word(token).number(reply.value, " -> "), members, wi);
-  check_gate(members, "");
+  check_gate(wi, op, token, members, false);
   if (op == redis::script_op::acquire && reply.ok() && !reply.granted()) hit(lp_refused_at_limit);
   if (op == redis::script_op::acquire && reply.granted())
     mon_.check(l_token_once, !was_member, [&] {
-      return "token " + token + " was granted while it already held a permit (a retried acquire "
-             "whose first reply was lost)";
+      return check::finding{"token " + token + " was granted while it already held a permit (a retried acquire "
+                            "whose first reply was lost)",
+                            causes_of([&](cause_finder& f, auto& out) { f.granted_twice(out, wi, token); })};
     });
 }
 
@@ -107,7 +129,9 @@ void lease_monitors::members_after_split_add(std::int64_t members) {
   metrics_.gate_inflight_max = std::max(metrics_.gate_inflight_max, members);
 }
 
-void lease_monitors::check_split_add(std::int64_t members) { check_gate(members, " (a non-atomic check-then-add)"); }
+void lease_monitors::check_split_add(std::size_t wi, const std::string& token, std::int64_t members) {
+  check_gate(wi, redis::script_op::acquire, token, members, true);
+}
 
 void lease_monitors::deferred(std::size_t wi, const std::string& token, bool unreachable, const std::string& why,
                               std::int64_t holders) {
@@ -127,14 +151,18 @@ void lease_monitors::renewal_lost(std::size_t wi, const std::string& token, std:
   trace("worker", trace_text("renewal lost ").word(token), holders, wi);
 }
 
-std::string lease_monitors::portal_violation(std::size_t wi, std::int64_t attempted, std::int64_t cap,
-                                             std::int64_t open, bool refused) {
+check::finding lease_monitors::portal_violation(std::size_t wi, std::int64_t attempted, std::int64_t cap,
+                                               std::int64_t open, bool refused) {
+  check::finding f;
   if (attempted == open)
-    return "worker " + std::to_string(wi) + " made " + std::to_string(open) +
-           " connections open at the portal, above its true cap " + std::to_string(cap);
-  return "worker " + std::to_string(wi) + (refused ? " was refused" : " left") + ": " + std::to_string(attempted) +
-         " connections asked of the portal (" + std::to_string(open) + " open, the rest refused with 429), above its true cap " +
-         std::to_string(cap);
+    f.detail = "worker " + std::to_string(wi) + " made " + std::to_string(open) +
+               " connections open at the portal, above its true cap " + std::to_string(cap);
+  else
+    f.detail = "worker " + std::to_string(wi) + (refused ? " was refused" : " left") + ": " + std::to_string(attempted) +
+               " connections asked of the portal (" + std::to_string(open) +
+               " open, the rest refused with 429), above its true cap " + std::to_string(cap);
+  f.causes = causes_of([&](cause_finder& c, auto& out) { c.portal(out); });
+  return f;
 }
 
 void lease_monitors::idle_at(vtime_ns lh_ns, std::uint64_t unended, std::int64_t holders) {
@@ -142,12 +170,17 @@ void lease_monitors::idle_at(vtime_ns lh_ns, std::uint64_t unended, std::int64_t
   if (unended != 0) why = std::to_string(unended) + " work items that arrived had not ended";
   else if (holders != 0) why = std::to_string(holders) + " workers still held a permit";
   mon_.check(l_liveness, why.empty(), [&] {
-    return "at checks.liveness_horizon (" + scenario::format_duration(lh_ns) + ") " + why;
+    return check::finding{"at checks.liveness_horizon (" + scenario::format_duration(lh_ns) + ") " + why,
+                          causes_of([&](cause_finder& f, auto& out) { f.not_idle(out, lh_ns); })};
   });
 }
 
-void lease_monitors::at_end(const std::string& why) {
-  mon_.check(l_liveness, why.empty(), [&] { return why; });
+void lease_monitors::at_end(const std::string& why, end_state state) {
+  mon_.check(l_liveness, why.empty(), [&] {
+    return check::finding{why, causes_of([&](cause_finder& f, auto& out) {
+                            f.not_live(out, state == end_state::items_unended);
+                          })};
+  });
 }
 
 void lease_monitors::write(run_record& rec) {

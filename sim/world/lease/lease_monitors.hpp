@@ -13,6 +13,11 @@
 // for the entries the report shows: tracing costs no allocation once the
 // ring's slots hold words of a token's length. With a trace sink
 // (stream_trace) every entry also goes there, its text made in one buffer.
+//
+// Why a violation happened is the world's to say (lease_causes.hpp, through
+// `cause_finder`): the monitors ask only when a violation is described (a
+// level window opens or peaks, an event check fails), never on a step that
+// holds.
 #pragma once
 
 #include <algorithm>
@@ -22,12 +27,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gate/redis/lease_scripts.hpp"
 #include "sim/check/monitor.hpp"
 #include "sim/check/trace_sink.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/world/lease/permit_loss.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world::lease {
@@ -96,11 +103,47 @@ class trace_text {
   const char* tail_ = nullptr;
 };
 
+// What the world knows of why an invariant broke: each call appends causes
+// (check::cause) to `out`. Asked only while a violation is described.
+class cause_finder {
+ public:
+  // portal_inflight_le_cap: the connections asked of the portal that no
+  // permit in the set covers, and why (a refused attempt still counted whose
+  // worker has let its permit go gives what filled the portal when it was
+  // refused).
+  virtual void portal(std::vector<check::cause>& out) = 0;
+  // reject_429, as an attempt is refused: what fills the portal now, kept
+  // without its sentences (made only if a violation asks).
+  virtual void refusal(refusal_snapshot& out) = 0;
+  // gate_inflight_le_cap: the live members after worker `wi`'s `op` for `token`.
+  virtual void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
+                    std::int64_t members, bool split_add) = 0;
+  // token_granted_once: `token`, already a member, granted again to worker `wi`.
+  virtual void granted_twice(std::vector<check::cause>& out, std::size_t wi, std::string_view token) = 0;
+  // expired_leases_reaped: `member` survived worker `wi`'s acquire.
+  virtual void survivor(std::vector<check::cause>& out, std::size_t wi, std::string_view member) = 0;
+  // liveness at the end: items never ended, or permits left one lease later.
+  virtual void not_live(std::vector<check::cause>& out, bool items_unended) = 0;
+  // liveness at checks.liveness_horizon.
+  virtual void not_idle(std::vector<check::cause>& out, vtime_ns lh_ns) = 0;
+
+ protected:
+  ~cause_finder() = default;
+};
+
+// Which liveness failure the end found (lease_monitors::at_end).
+enum class end_state : std::uint8_t { live, items_unended, permits_left };
+
 class lease_monitors {
  public:
   // `trace_capacity` 0: no trace kept (entries are still counted).
   lease_monitors(sim::scheduler& sched, const scenario::scenario& sc, std::size_t trace_capacity,
                  run_metrics& metrics, lease_metrics& lease);
+
+  // The world's causes, once every part exists (before the run starts).
+  void set_causes(cause_finder* finder) noexcept { causes_ = finder; }
+  // reject_429: what filled the portal as an attempt was refused, into `out`.
+  void refusal(refusal_snapshot& out);
 
   run_metrics& metrics() noexcept { return metrics_; }
   lease_metrics& lease() noexcept { return lease_; }
@@ -117,8 +160,8 @@ class lease_monitors {
   void reaped_live(std::string_view member, std::size_t holder);
   // The key expired (PEXPIRE) while `holder` still worked under `member`.
   void expired_live(std::string_view member, std::size_t holder);
-  // After an acquire: `survivor` is a permit older than the lease still in the set (nullptr: none).
-  void after_acquire_reaping(const std::string* survivor);
+  // After worker `wi`'s acquire: `survivor` is a permit older than the lease still in the set (nullptr: none).
+  void after_acquire_reaping(std::size_t wi, const std::string* survivor);
   // The live members after a script: the maxima.
   [[gnu::always_inline]] void members_after_script(std::int64_t members) {
     lease_.set_members_max = std::max(lease_.set_members_max, members);
@@ -129,7 +172,7 @@ class lease_monitors {
                   std::int64_t members, bool was_member);
   // The live members after the add of a non-atomic check-then-add (the mutant's second round trip).
   void members_after_split_add(std::int64_t members);
-  void check_split_add(std::int64_t members);
+  void check_split_add(std::size_t wi, const std::string& token, std::int64_t members);
 
   // --- what a worker reports -----------------------------------------------
   // Its item could not have a permit in time (`why`: the acquire's error).
@@ -169,8 +212,8 @@ class lease_monitors {
   // --- liveness -------------------------------------------------------------
   // At checks.liveness_horizon `lh_ns`: every item that arrived has ended and no worker holds a permit.
   void idle_at(vtime_ns lh_ns, std::uint64_t unended, std::int64_t holders);
-  // At the end; `why` empty: live.
-  void at_end(const std::string& why);
+  // At the end; `why` empty (and `state` live): live.
+  void at_end(const std::string& why, end_state state);
 
   bool stopped() const noexcept { return mon_.stopped(); }
   bool torn_down() const noexcept { return mon_.torn_down(); }
@@ -202,12 +245,15 @@ class lease_monitors {
   // trace_ring's stream: one entry to sink_ as a check::trace_line.
   static void stream_entry(void* self, const pending_trace& e) noexcept;
 
-  void check_gate(std::int64_t members, const char* how);
+  void check_gate(std::size_t wi, redis::script_op op, const std::string& token, std::int64_t members, bool split_add);
   // The cold half of a trace entry and of a portal check.
   [[gnu::noinline]] void fill(pending_trace& e, const char* source, const trace_text& text, std::int64_t count,
                               std::uint64_t ref);
-  [[gnu::noinline, gnu::cold]] static std::string portal_violation(std::size_t wi, std::int64_t attempted,
-                                                                   std::int64_t cap, std::int64_t open, bool refused);
+  [[gnu::noinline, gnu::cold]] check::finding portal_violation(std::size_t wi, std::int64_t attempted,
+                                                               std::int64_t cap, std::int64_t open, bool refused);
+  // The causes a finder gives (none without one), or "unexplained" when it names none.
+  template <class Ask>
+  std::vector<check::cause> causes_of(Ask&& ask);
 
   check::monitor<pending_trace> mon_;
   sim::scheduler& sched_;
@@ -216,6 +262,7 @@ class lease_monitors {
   std::int64_t limit_;
   check::trace_sink* sink_ = nullptr;
   std::string line_text_;  // the text of the entry being streamed
+  cause_finder* causes_ = nullptr;
 };
 
 }  // namespace admit::world::lease

@@ -4,7 +4,7 @@ namespace admit::world::lease {
 
 network::network(sim::scheduler& sched, const redis_node& node, script_server& server, lease_monitors& monitors,
                  std::string_view key, std::size_t workers, bool split_add)
-    : sched_(sched), node_(node), server_(server), monitors_(monitors), key_(key), split_add_(split_add) {
+    : sched_(sched), node_(node), server_(server), monitors_(monitors), key_(key), fates_(workers), split_add_(split_add) {
   worker_names_.reserve(workers);
   for (std::size_t i = 0; i < workers; ++i) worker_names_.push_back("worker:" + std::to_string(i));
 }

@@ -80,6 +80,16 @@ struct redis_transport {
 
 class network {
  public:
+  // What became of a worker's calls, kept for the causes of a violation
+  // (a token granted twice): the last reply lost on its way back, and the
+  // last call the server ran after its client had stopped waiting for it.
+  struct call_fate {
+    vtime_ns reply_lost_ns = -1;
+    bool reply_lost_redis_down = false;  // lost because the node went down (else the link was cut)
+    vtime_ns ran_late_ns = -1;
+  };
+  const call_fate& fate(std::size_t wi) const { return fates_[wi]; }
+
   // `key`: the gate key every call views; `split_add`: acquires are the
   // mutant's two round trips (count, then add).
   network(sim::scheduler& sched, const redis_node& node, script_server& server, lease_monitors& monitors,
@@ -161,6 +171,12 @@ class network {
   };
 
   bool cut_between(const std::string& a, const std::string& b) const;
+  // A reply that ran on the server but cannot reach its worker.
+  [[gnu::noinline]] void reply_lost(std::size_t wi) {
+    monitors_.hit(lp_lost_reply);
+    fates_[wi].reply_lost_ns = sched_.now_ns();
+    fates_[wi].reply_lost_redis_down = node_.down(sched_.now_ns());
+  }
 
   template <class State, class Reply>
   void complete_call(const call_ref<State>& st, boost::system::error_code ec, const Reply& reply);
@@ -176,6 +192,7 @@ class network {
   std::string_view key_;
   std::vector<std::string> worker_names_;  // "worker:<index>", as partitions name them
   std::vector<cut_spec> cuts_;
+  std::vector<call_fate> fates_;  // per worker
   bool split_add_;
   // Subscribers by channel, by worker (ordered: a PUBLISH delivers in worker order).
   std::map<std::string, std::map<std::size_t, std::function<void()>>, std::less<>> listeners_;
@@ -230,12 +247,14 @@ void network::deliver_command(std::size_t wi, const call_ref<command_call<Handle
     sched_.schedule_at(node_.paused_until(), [this, wi, st] { deliver_command(wi, st); });
     return;
   }
+  if (st->done) [[unlikely]]
+    fates_[wi].ran_late_ns = sched_.now_ns();  // its client already gave up on it
   st->reply = server_.execute_command(wi, st->req);
   sched_.schedule_after(redis_latency_ns, [this, wi, st] {
     if (link_up(wi))
       complete_call(st, {}, st->reply);
     else
-      monitors_.hit(lp_lost_reply);
+      reply_lost(wi);
   });
 }
 
@@ -248,6 +267,8 @@ void network::deliver(std::size_t wi, redis::script_op op, const call_ref<script
     sched_.schedule_at(resume, [this, wi, op, st] { deliver(wi, op, st); });
     return;
   }
+  if (st->done) [[unlikely]]
+    fates_[wi].ran_late_ns = sched_.now_ns();  // its client already gave up on it
   const redis::script_reply reply = server_.execute(wi, op, st->req);
   if (op == redis::script_op::acquire && split_add_ && reply.granted()) {
     // Broken on purpose: the count came back below the limit; the add is a
@@ -268,7 +289,7 @@ void network::deliver(std::size_t wi, redis::script_op op, const call_ref<script
     if (link_up(wi))
       complete_call(st, {}, st->reply);
     else
-      monitors_.hit(lp_lost_reply);
+      reply_lost(wi);
   });
 }
 

@@ -1,6 +1,7 @@
 #include "sim/world/lease/portal.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <algorithm>
 
 #include "gate/admit_assert.hpp"
 #include "sim/kernel/sim_timer.hpp"
@@ -15,7 +16,23 @@ void portal::drop_refused(std::size_t wi) {
   monitors_.portal_level(wi, attempted(), cap_, open_);
 }
 
-sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, sim::sim_timer** wait_slot) {
+void portal::leave(std::size_t wi, vtime_ns crashed_ns) {
+  connection& c = on_[wi];
+  connection& l = left_.emplace_back(c);
+  if (c.attached != nullptr) l.left = *c.attached;
+  l.attached = nullptr;
+  if (crashed_ns >= 0) l.left.crashed_ns = crashed_ns;
+  c.open = false;
+  c.attached = nullptr;
+}
+
+void portal::permit_lost(std::uint64_t number, const permit_loss& how) {
+  for (connection& c : left_)
+    if (c.number == number) c.left.loss = how;
+}
+
+sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const permit_record* permit,
+                                 sim::sim_timer** wait_slot) {
   const auto number = static_cast<std::int64_t>(item.number);
   if (!serve_over_cap_) {
     drop_refused(wi);  // a worker makes one call at a time: its refused one is over
@@ -23,7 +40,10 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, sim::sim
       refused_attempt& r = refused_[wi];
       r.live = true;
       ++r.generation;
+      r.number = item.number;
+      r.at_ns = sched_.now_ns();
       ++refused_open_;
+      monitors_.refusal(r.filled);
       monitors_.portal_attempt(wi, attempted(), cap_, open_, true);
       ++monitors_.lease().portal_429;
       monitors_.hit(lp_portal_429);
@@ -35,6 +55,25 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, sim::sim
     }
   }
   ++open_;
+  if (permit != nullptr) [[likely]] {
+    connection& c = on_[wi];
+    ADMIT_ASSERT(!c.open, "a worker is on one connection at a time");
+    c.open = true;
+    c.worker = wi;
+    c.number = item.number;
+    c.opened_ns = sched_.now_ns();
+    c.attached = permit;
+  } else {
+    // Sent without a permit (fail_open): no worker keeps a record of it.
+    connection& c = left_.emplace_back();
+    c.open = true;
+    c.worker = wi;
+    c.number = item.number;
+    c.opened_ns = sched_.now_ns();
+    c.under_permit = false;
+    c.left.number = item.number;
+    c.left.service_ns = item.service_ns;
+  }
   monitors_.portal_attempt(wi, attempted(), cap_, open_, false);
   tl_.set_portal_open(open_);
   monitors_.trace("portal", trace_text("open item ").number(number), open_, wi);
@@ -77,6 +116,15 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, sim::sim
 
 void portal::close(std::uint64_t number, std::size_t wi) {
   ADMIT_ASSERT(open_ > 0, "a connection closes only while one is open");
+  connection& c = on_[wi];
+  if (c.open && c.number == number) [[likely]] {
+    c.open = false;
+    c.attached = nullptr;
+  } else {
+    const auto it = std::find_if(left_.begin(), left_.end(), [&](const connection& l) { return l.number == number; });
+    ADMIT_ASSERT(it != left_.end(), "a connection closes once, while open");
+    left_.erase(it);  // keeps the order they were left in
+  }
   --open_;
   monitors_.portal_level(wi, attempted(), cap_, open_);
   tl_.set_portal_open(open_);

@@ -11,24 +11,45 @@
 // A served connection runs for its service time, and keeps running after
 // the client stops waiting (the client's read timeout). A client-timeout
 // burst fault shortens the read timeout of the items that arrive during it.
+//
+// For a violation to say why (lease_causes), the portal keeps each open
+// connection's item and worker and the record of its permit: the worker's
+// own while the worker is still on that item (one connection per worker,
+// found by its index), a copy once it has left the connection open (a
+// client timeout, a crash: a short list, which later losses of that permit
+// update). A refused attempt keeps the causes that filled the portal when it
+// was refused. Opening and closing a connection its worker is still on
+// costs a few stores.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/lease_timeline.hpp"
+#include "sim/world/lease/permit_loss.hpp"
 #include "sim/world/lease/work_items.hpp"
 
 namespace admit::world::lease {
 
 class portal {
  public:
+  using connection = portal_connection;
+  // A refused attempt still counted, and what filled the portal when it was refused.
+  struct refused_attempt {
+    bool live = false;
+    std::uint64_t generation = 0;
+    std::uint64_t number = 0;
+    vtime_ns at_ns = 0;
+    refusal_snapshot filled;
+  };
+
   portal(sim::scheduler& sched, lease_monitors& monitors, lease_timeline& tl, std::int64_t cap,
          vtime_ns read_timeout_default_ns, bool serve_over_cap, std::size_t workers)
       : sched_(sched),
@@ -37,13 +58,38 @@ class portal {
         cap_(cap),
         read_timeout_default_ns_(read_timeout_default_ns),
         serve_over_cap_(serve_over_cap),
-        refused_(serve_over_cap ? 0 : workers) {}
+        refused_(serve_over_cap ? 0 : workers),
+        on_(workers) {}
 
-  // One call for `item` from worker `wi`: 200, 429, 0 when the client's read
-  // timeout came first, or -1 when the client gave up the call itself
-  // (`*wait_slot` names the call's wait while it runs, for the client to
-  // cancel; the connection stays open for its service time all the same).
-  sim::awaitable<int> call(std::size_t wi, const work_item& item, sim::sim_timer** wait_slot = nullptr);
+  // One call for `item` from worker `wi` under the permit `permit` (nullptr:
+  // none): 200, 429, 0 when the client's read timeout came first, or -1 when
+  // the client gave up the call itself (`*wait_slot` names the call's wait
+  // while it runs, for the client to cancel; the connection stays open for
+  // its service time all the same).
+  sim::awaitable<int> call(std::size_t wi, const work_item& item, const permit_record* permit,
+                           sim::sim_timer** wait_slot = nullptr);
+
+  // --- what a violation asks ----------------------------------------------------
+  // Worker `wi` leaves the connection of its item open (its item is over for
+  // it, or it crashed): the connection keeps a copy of its permit's record.
+  [[gnu::always_inline]] void detach(std::size_t wi) {
+    if (on_[wi].open) [[unlikely]]
+      leave(wi, -1);
+  }
+  // Worker `wi` crashed at `now`: its connection runs on without it.
+  void worker_crashed(std::size_t wi, vtime_ns now) {
+    if (on_[wi].open) leave(wi, now);
+  }
+  // The permit of item `number` left the set: a connection its worker left open keeps why.
+  void permit_lost(std::uint64_t number, const permit_loss& how);
+  // Every open connection: those their workers are on, then those left open.
+  template <class F>
+  void for_each_connection(F&& f) const {
+    for (const connection& c : on_) if (c.open) f(c);
+    for (const connection& c : left_) f(c);
+  }
+  std::span<const refused_attempt> refused() const noexcept { return refused_; }
+  std::int64_t cap() const noexcept { return cap_; }
 
   std::int64_t open() const noexcept { return open_; }
   // Open connections plus the refused attempts still counted (reject_429).
@@ -61,14 +107,10 @@ class portal {
 
  private:
   void close(std::uint64_t number, std::size_t wi);
+  // Worker `wi` leaves its connection open (`crashed_ns`: when it crashed, or -1).
+  [[gnu::noinline]] void leave(std::size_t wi, vtime_ns crashed_ns);
   // reject_429: worker `wi`'s refused attempt stops counting.
   void drop_refused(std::size_t wi);
-
-  // A refused attempt still counted: `live`, and which attempt of its worker it is.
-  struct refused_attempt {
-    bool live = false;
-    std::uint64_t generation = 0;
-  };
 
   sim::scheduler& sched_;
   lease_monitors& monitors_;
@@ -81,6 +123,8 @@ class portal {
   bool serve_over_cap_;
   std::vector<refused_attempt> refused_;  // reject_429: one per worker
   std::int64_t refused_open_ = 0;         // how many of them are live
+  std::vector<connection> on_;            // per worker: the connection it is on (open), if any
+  std::vector<connection> left_;          // open connections no worker is on (in the order they were left)
 };
 
 }  // namespace admit::world::lease

@@ -88,7 +88,13 @@ class redis_node {
   const redis::sorted_set* expiring_set(std::string_view key, std::int64_t now_us) const {
     return primary_.expired_zset(key, now_us);
   }
-  std::int64_t members_at(std::string_view key, std::int64_t now_us) { return primary_.zcard(key, now_us); }
+  // The gate key's live set at `now_us`, changing nothing (for the causes of a violation).
+  const redis::sorted_set* peek_set(std::string_view key, std::int64_t now_us,
+                                    std::int64_t* deadline_ms = nullptr) const {
+    return primary_.peek_zset(key, now_us, deadline_ms);
+  }
+  // The server's clock against true time.
+  vtime_ns server_offset_ns() const noexcept { return offset_ns_; }
 
   // --- protocols (Lua through the embedded interpreter) ----------------------
   // The AOF copy and the follower's replication for a command at `now`, and

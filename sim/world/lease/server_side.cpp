@@ -1,31 +1,62 @@
 #include "sim/world/lease/server_side.hpp"
 
+#include <charconv>
 #include <utility>
 
 #include "gate/admit_assert.hpp"
 
 namespace admit::world::lease {
 
-void server_side::notice_expiry(const call_req& req, std::int64_t now_us) {
-  // A key past its deadline goes, with every permit in it, at the first
-  // command that touches it: a holder still working has lost its permit.
-  const redis::sorted_set* gone = node_.expiring_set(req.key, now_us);
-  if (gone == nullptr) return;
-  for (const redis::sorted_set::entry& e : gone->entries())
-    if (const worker_state* holder = fleet_.lost_permit(e.member)) monitors_.expired_live(e.member, holder->index);
+void server_side::permit_left(std::string_view member, const permit_loss& how, bool live) {
+  const worker_state* holder = fleet_.lost_permit(member, how);
+  if (portal_ != nullptr)
+    if (const auto named = fleet_.parse_token(member)) portal_->permit_lost(named->second, how);
+  if (holder == nullptr || !live) return;
+  if (how.by == permit_loss::how::expired_with_key)
+    monitors_.expired_live(member, holder->index);
+  else
+    monitors_.reaped_live(member, holder->index);
 }
 
-void server_side::notice_reaping(const call_req& req, std::int64_t now_us) {
+permit_loss server_side::reaped_by(std::size_t wi, bool reaper_clock) const {
+  const vtime_ns now = sched_.now_ns();
+  permit_loss loss;
+  loss.by = permit_loss::how::reaped;
+  loss.at_ns = now;
+  loss.reaper = wi;
+  loss.reaper_clock = reaper_clock;
+  loss.reaper_offset_ns = fleet_[wi].clock.offset_ns(now);
+  loss.server_offset_ns = node_.server_offset_ns();
+  return loss;
+}
+
+void server_side::expired(const redis::sorted_set& gone) {
+  // A key past its deadline goes, with every permit in it, at the first
+  // command that touches it: a holder still working has lost its permit.
+  permit_loss loss;
+  loss.by = permit_loss::how::expired_with_key;
+  loss.at_ns = sched_.now_ns();
+  loss.server_offset_ns = node_.server_offset_ns();
+  for (const redis::sorted_set::entry& e : gone.entries()) permit_left(e.member, loss, true);
+}
+
+void server_side::notice_reaping(std::size_t wi, const call_req& req, std::int64_t now_us) {
   // Which live holders would this script reap? Every script that reaps
   // removes the scores up to its "now" less the lease (acquire, and the
   // renewal variant's renew).
   const redis::sorted_set* set = node_.set_view(req.key, now_us);
   if (set == nullptr) return;
-  const double cutoff = static_cast<double>(script_now_ms(req, now_us) - req.lease_ms);
+  const std::int64_t now_ms = script_now_ms(req, now_us);
+  const double cutoff = static_cast<double>(now_ms - req.lease_ms);
   const auto [first, last] = set->score_range(redis::score_bound{-1e300, false}, redis::score_bound{cutoff, false});
+  if (first == last) return;
+  permit_loss loss = reaped_by(wi, req.var == redis::variant::seed);
+  loss.scored = true;
+  loss.now_ms = now_ms;
   for (std::size_t i = first; i < last; ++i) {
     const redis::sorted_set::entry& e = set->entries()[i];
-    if (const worker_state* holder = fleet_.lost_permit(e.member)) monitors_.reaped_live(e.member, holder->index);
+    loss.score_ms = static_cast<std::int64_t>(e.score);
+    permit_left(e.member, loss, true);
   }
 }
 
@@ -39,12 +70,20 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
     const redis::sorted_set* set = node_.set_view(req.key, now_us);
     was_member = set && set->score(req.token).has_value();
   }
-  if (op == redis::script_op::acquire || op == redis::script_op::renew) notice_reaping(req, now_us);
+  if (op == redis::script_op::acquire || op == redis::script_op::renew) notice_reaping(wi, req, now_us);
   const redis::script_reply reply = op == redis::script_op::acquire && mut_ != scenario::world_mutation::none
                                         ? node_.run_mutated_acquire(mut_, req, now_us)
                                         : node_.run(op, req, now_us);
   const redis::sorted_set* after = node_.set_view(req.key, now_us);
   const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
+  if (reply.granted()) {
+    if (op == redis::script_op::acquire && mut_ == scenario::world_mutation::check_then_add) [[unlikely]]
+      fleet_.counted(wi, members);  // the count; its grant is the add, a round trip later
+    else if (op == redis::script_op::acquire && !was_member)
+      fleet_.granted(wi, req.token, now, node_.server_offset_ns());
+    else if (op == redis::script_op::renew)
+      fleet_.renewed(wi, req.token, now);
+  }
   if (op == redis::script_op::release) {
     // A release finds the permit of a worker that still holds it (ZREM answers 1), unless the worker
     // lost it (reaped, expired with its key, or gone with the node's state) or the key is gone.
@@ -59,7 +98,7 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
     const auto [first, last] =
         after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
               : std::pair<std::size_t, std::size_t>{0, 0};
-    monitors_.after_acquire_reaping(first == last ? nullptr : &after->entries()[first].member);
+    monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member);
   }
   monitors_.members_after_script(members);
   tl_.set_members(members);
@@ -67,13 +106,14 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
   return reply;
 }
 
-void server_side::add_after_check(std::size_t /*wi*/, const call_req& req) {
+void server_side::add_after_check(std::size_t wi, const call_req& req) {
   const std::int64_t now_us = node_.server_now_us(sched_.now_ns());
   notice_expiry(req, now_us);
   const std::int64_t members = node_.add_after_check(req, now_us);
+  fleet_.granted(wi, req.token, sched_.now_ns(), node_.server_offset_ns());
   monitors_.members_after_split_add(members);
   tl_.set_members(members);
-  monitors_.check_split_add(members);
+  monitors_.check_split_add(wi, req.token, members);
 }
 
 void server_side::use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms) {
@@ -81,24 +121,55 @@ void server_side::use_protocol(const redis::protocol& proto, std::string holders
   node_.deploy(proto);
   holders_key_ = std::move(holders_key);
   lease_ms_ = lease_ms;
+  const redis::protocol_call& acquire = proto.call(redis::script_op::acquire);
+  caller_clock_ = acquire.uses(redis::placeholder::now_ms) || acquire.uses(redis::placeholder::expiry_ms);
+  for (const redis::script_op op : {redis::script_op::acquire, redis::script_op::release, redis::script_op::renew}) {
+    if (op == redis::script_op::renew && !proto.renew) continue;
+    const redis::protocol_call& c = proto.call(op);
+    // A script call's argv: EVALSHA, the SHA, numkeys, the keys, then the args.
+    const std::vector<redis::arg_template>& args = c.is_command() ? c.command : c.args;
+    const std::ptrdiff_t first = c.is_command() ? 0 : static_cast<std::ptrdiff_t>(3 + c.keys.size());
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (args[i].pieces.size() != 1 || !args[i].pieces[0].value) continue;
+      const redis::placeholder ph = *args[i].pieces[0].value;
+      if (ph != redis::placeholder::now_ms && ph != redis::placeholder::expiry_ms) continue;
+      now_args_[static_cast<std::size_t>(op)] = now_arg{first + static_cast<std::ptrdiff_t>(i), ph == redis::placeholder::expiry_ms};
+      break;
+    }
+  }
 }
 
-void server_side::notice_losses(const gate::command_request& req, std::span<const std::string> before,
-                                const redis::sorted_set* after) {
+std::int64_t server_side::command_now_ms(const gate::command_request& req, std::int64_t now_us) const {
+  const now_arg& a = now_args_[static_cast<std::size_t>(req.op)];
+  if (a.index < 0 || static_cast<std::size_t>(a.index) >= req.argv.size()) return now_us / 1000;
+  const std::string& text = req.argv[static_cast<std::size_t>(a.index)];
+  std::int64_t ms = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (ec != std::errc{}) return now_us / 1000;
+  return a.expiry ? ms - lease_ms_ : ms;
+}
+
+void server_side::notice_losses(std::size_t wi, const gate::command_request& req, std::span<const std::string> before,
+                                const redis::sorted_set* after, std::int64_t now_us) {
   // The holders mostly keep their order (an acquire reaps the oldest and adds
   // the newest; a release takes one out), so a member is first looked for at
   // the next place of `after` in order, and only then by name.
   using entry = redis::sorted_set::entry;
   const std::span<const entry> kept = after ? after->entries() : std::span<const entry>{};
   std::size_t next = 0;
-  for (const std::string& member : before) {
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    const std::string& member = before[i];
     if (next < kept.size() && kept[next].member == member) {
       ++next;
       continue;
     }
     if (after && after->score(member).has_value()) continue;
     if (req.op == redis::script_op::release && member == req.token) continue;  // its own release
-    if (const worker_state* holder = fleet_.lost_permit(member)) monitors_.reaped_live(member, holder->index);
+    permit_loss loss = reaped_by(wi, now_args_[static_cast<std::size_t>(req.op)].index >= 0);
+    loss.scored = true;
+    loss.score_ms = static_cast<std::int64_t>(holders_before_scores_[i]);
+    loss.now_ms = command_now_ms(req, now_us);
+    permit_left(member, loss, true);
   }
 }
 
@@ -138,8 +209,14 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
   holders_before_count_ = 0;
   bool was_member = false;
   if (const redis::sorted_set* set = node_.set_view(holders_key_, now_us)) {
-    if (holders_before_.size() < set->size()) holders_before_.resize(set->size());
-    for (const redis::sorted_set::entry& e : set->entries()) holders_before_[holders_before_count_++].assign(e.member);
+    if (holders_before_.size() < set->size()) {
+      holders_before_.resize(set->size());
+      holders_before_scores_.resize(set->size());
+    }
+    for (const redis::sorted_set::entry& e : set->entries()) {
+      holders_before_scores_[holders_before_count_] = e.score;
+      holders_before_[holders_before_count_++].assign(e.member);
+    }
     was_member = set->score(req.token).has_value();
   }
   const std::span<const std::string> before(holders_before_.data(), holders_before_count_);
@@ -152,7 +229,7 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
   }
   const redis::sorted_set* after = node_.set_view(holders_key_, now_us);
   const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
-  notice_losses(req, before, after);
+  notice_losses(wi, req, before, after, now_us);
   if (req.op == redis::script_op::release) {
     const worker_state& w = fleet_[wi];
     // Every way a permit leaves the set while its holder works is noticed: by the
@@ -161,6 +238,12 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
       ADMIT_ASSERT(was_member || w.lost, "a worker releasing a permit it holds has it in the set, or was told it lost it");
   }
   const redis::script_reply read = redis::read_reply(answer, c.rule);
+  if (read.granted()) {
+    if (req.op == redis::script_op::acquire && !was_member)
+      fleet_.granted(wi, req.token, now, node_.server_offset_ns());
+    else if (req.op == redis::script_op::renew)
+      fleet_.renewed(wi, req.token, now);
+  }
   if (req.op == redis::script_op::acquire) {
     // Every permit past its expiry (by the server's clock) must be gone after an acquire.
     const std::int64_t now_ms = now_us / 1000;
@@ -170,7 +253,7 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
     const auto [first, last] =
         after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
               : std::pair<std::size_t, std::size_t>{0, 0};
-    monitors_.after_acquire_reaping(first == last ? nullptr : &after->entries()[first].member);
+    monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member);
   }
   monitors_.members_after_script(members);
   tl_.set_members(members);

@@ -5,6 +5,10 @@
 // token already a member, which live holders the acquire reaps, which stale
 // permits survive it, how many members are left — and reports it to the
 // monitors, the fleet (a holder that lost its permit) and the timeline.
+// What a violation will want to know of a permit is written here as it
+// happens: its grant and renewals (into the worker's record), and how it
+// left the set while its work went on (into the worker's record, or the
+// portal's copy for a connection its worker left open).
 #pragma once
 
 #include <cstddef>
@@ -18,15 +22,21 @@
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/lease_timeline.hpp"
 #include "sim/world/lease/network.hpp"
+#include "sim/world/lease/permit_loss.hpp"
+#include "sim/world/lease/portal.hpp"
 #include "sim/world/lease/redis_node.hpp"
 
 namespace admit::world::lease {
 
 class server_side final : public script_server {
  public:
-  server_side(sim::scheduler& sched, redis_node& node, fleet& workers, lease_monitors& monitors,
-              lease_timeline& tl, scenario::world_mutation mut)
+  // `workers` may be built after it (it reports to them only once calls run).
+  server_side(sim::scheduler& sched, redis_node& node, fleet& workers, lease_monitors& monitors, lease_timeline& tl,
+              scenario::world_mutation mut)
       : sched_(sched), node_(node), fleet_(workers), monitors_(monitors), tl_(tl), mut_(mut) {}
+  // The portal, told of lost permits whose connections their workers left
+  // open (built after the server side; a server side tested alone has none).
+  void set_portal(portal* svc) noexcept { portal_ = svc; }
 
   redis::script_reply execute(std::size_t wi, redis::script_op op, const call_req& req) override;
   void add_after_check(std::size_t wi, const call_req& req) override;
@@ -41,33 +51,61 @@ class server_side final : public script_server {
   const std::string& holders_key() const noexcept { return holders_key_; }
   void set_holders_key(std::string key) { holders_key_ = std::move(key); }
 
+  // The permit `member` left the set (`how`): its worker's record, or the
+  // portal's copy, keeps why; `live` counts it among the leases reaped live
+  // (a script or the key's expiry, not the node's state).
+  void permit_left(std::string_view member, const permit_loss& how, bool live);
+  // Whether the protocol's acquire passes the caller's clock ({now_ms} or {expiry_ms}).
+  bool protocol_reads_caller_clock() const noexcept { return caller_clock_; }
+
  private:
   // Which holders lost their permits to this command (every member of the
   // holders set before it that is gone after it, but the caller's own release).
-  void notice_losses(const gate::command_request& req, std::span<const std::string> before,
-                     const redis::sorted_set* after);
+  void notice_losses(std::size_t wi, const gate::command_request& req, std::span<const std::string> before,
+                     const redis::sorted_set* after, std::int64_t now_us);
+  // The "now" a protocol's command compares scores with: the caller's clock
+  // where its call passes {now_ms} (or {expiry_ms}, less the lease) as a whole
+  // argument, else the server's.
+  std::int64_t command_now_ms(const gate::command_request& req, std::int64_t now_us) const;
   void script_failed(std::size_t wi, const gate::command_request& req);
 
-  // The holders whose permits the key's expiry takes at this command.
-  void notice_expiry(const call_req& req, std::int64_t now_us);
-  // The holders whose permits this script's reaping takes.
-  void notice_reaping(const call_req& req, std::int64_t now_us);
+  // The holders whose permits the key's expiry takes at this command (the
+  // test inline: a key past its deadline is rare).
+  [[gnu::always_inline]] void notice_expiry(const call_req& req, std::int64_t now_us) {
+    if (const redis::sorted_set* gone = node_.expiring_set(req.key, now_us)) [[unlikely]]
+      expired(*gone);
+  }
+  [[gnu::noinline]] void expired(const redis::sorted_set& gone);
+  // The holders whose permits this script's reaping (worker `wi`'s) takes.
+  void notice_reaping(std::size_t wi, const call_req& req, std::int64_t now_us);
+  // A loss by worker `wi`'s script, now.
+  permit_loss reaped_by(std::size_t wi, bool reaper_clock) const;
 
   sim::scheduler& sched_;
   redis_node& node_;
   fleet& fleet_;
+  portal* portal_ = nullptr;
   lease_monitors& monitors_;
   lease_timeline& tl_;
   scenario::world_mutation mut_;
   const redis::protocol* proto_ = nullptr;
   std::string holders_key_;
   std::int64_t lease_ms_ = 0;
+  bool caller_clock_ = false;
   // execute_command's copy of the holders before the command, kept between
   // commands so that its strings keep their capacity (no allocation per
   // command once they have grown); only the first `holders_before_count_`
   // are this command's.
   std::vector<std::string> holders_before_;
+  std::vector<double> holders_before_scores_;
   std::size_t holders_before_count_ = 0;
+  // Per operation: the argv index of the caller's clock ({now_ms}, or
+  // {expiry_ms} when `expiry`), or -1 when its call passes none.
+  struct now_arg {
+    std::ptrdiff_t index = -1;
+    bool expiry = false;
+  };
+  now_arg now_args_[3];
   std::optional<script_failure> failure_;
 };
 

@@ -38,6 +38,8 @@ class work_items {
       : tl_(tl), metrics_(metrics), service_time_(service_time), service_rng_(sim::substream(seed, "service")) {}
 
   bool empty() const noexcept { return queue_.empty(); }
+  // The items waiting for a worker, oldest first.
+  const std::deque<work_item>& queued() const noexcept { return queue_; }
   std::uint64_t arrived() const noexcept { return arrived_; }
   std::uint64_t ended() const noexcept { return ended_; }
   std::uint64_t unended() const noexcept { return arrived_ - ended_; }

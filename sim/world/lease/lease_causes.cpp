@@ -1,0 +1,396 @@
+#include "sim/world/lease/lease_causes.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "sim/check/causes.hpp"
+#include "sim/world/cause_text.hpp"
+
+namespace admit::world::lease {
+
+namespace {
+
+using check::cause;
+using check::cause_kind;
+
+std::string span(vtime_ns ns) { return span_text(ns); }
+
+// A reading of a clock in ms since the Unix epoch, as a time of day on the
+// world's epoch: "00:00:05", "00:00:05.250" ("-00:00:03" before it).
+std::string clock_ms(std::int64_t unix_ms) {
+  std::int64_t d = unix_ms - lease_world_epoch_ms;
+  std::string out;
+  if (d < 0) {
+    out = "-";
+    d = -d;
+  }
+  const auto two = [&out](std::int64_t v) {
+    out.push_back(static_cast<char>('0' + v / 10 % 10));
+    out.push_back(static_cast<char>('0' + v % 10));
+  };
+  const std::int64_t h = d / 3'600'000;
+  if (h >= 100) out += std::to_string(h);
+  else two(h);
+  out.push_back(':');
+  two(d / 60'000 % 60);
+  out.push_back(':');
+  two(d / 1000 % 60);
+  if (const std::int64_t ms = d % 1000; ms != 0) {
+    out.push_back('.');
+    out.push_back(static_cast<char>('0' + ms / 100));
+    two(ms % 100);
+  }
+  return out;
+}
+
+// A virtual instant as true time of day on the same epoch.
+std::string at(vtime_ns t) { return clock_ms(lease_world_epoch_ms + t / sim::ms); }
+
+// "20s ahead", "12s behind", "right".
+std::string off(vtime_ns ns) {
+  if (ns == 0) return "right";
+  return ns > 0 ? span(ns) + " ahead" : span(-ns) + " behind";
+}
+
+void add(std::vector<cause>& out, cause c) {
+  for (const cause& o : out)
+    if (o.detail == c.detail) return;
+  out.push_back(std::move(c));
+}
+
+const char* op_name(redis::script_op op) {
+  return op == redis::script_op::acquire ? "acquire" : op == redis::script_op::release ? "release" : "renew";
+}
+
+}  // namespace
+
+lease_causes::lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool caller_clock, bool protocol,
+                           const fleet& f, const lease::portal& p, const redis_node& node, const server_side& server,
+                           const network& net, const work_items& items)
+    : sched_(sched), sc_(sc), caller_clock_(caller_clock), protocol_(protocol), fleet_(f), portal_(p), node_(node),
+      server_(server), net_(net), items_(items), limit_(sc.gates.front().lease.limit),
+      lease_ns_(sc.gates.front().lease.lease_ns) {}
+
+const redis::sorted_set* lease_causes::holders() const {
+  return node_.peek_set(server_.holders_key(), node_.server_now_us(sched_.now_ns()));
+}
+
+bool lease_causes::in_set(const redis::sorted_set* set, std::string_view token) const {
+  return set != nullptr && set->score(token).has_value();
+}
+
+cause lease_causes::lost(std::string_view token, const permit_record& record, const permit_loss& loss) const {
+  const std::string permit = "permit " + std::string(token);
+  const std::string granted_ago = record.granted_ns >= 0 ? span(loss.at_ns - record.granted_ns) : std::string("?");
+  switch (loss.by) {
+    case permit_loss::how::restart:
+      if (!loss.aof)
+        return {cause_kind("restart_forgot"), permit + " forgotten by a Redis restart without persistence at " +
+                                                  at(loss.at_ns) + " (granted " + granted_ago + " before)"};
+      return {cause_kind("restart_lost_last_second"),
+              permit + " forgotten by a Redis restart at " + at(loss.at_ns) + ": granted " + granted_ago +
+                  " before, after the last second the AOF had written"};
+    case permit_loss::how::failover:
+      return {cause_kind("failover_unreplicated"), permit + " lost in a failover at " + at(loss.at_ns) + ": granted " +
+                                                       granted_ago + " before, not yet replicated (the replica lagged " +
+                                                       span(loss.replication_lag_ns) + ")"};
+    case permit_loss::how::reaped:
+    case permit_loss::how::expired_with_key:
+      break;
+  }
+  const std::string how = loss.by == permit_loss::how::reaped
+                              ? "reaped by worker " + std::to_string(loss.reaper)
+                              : std::string("gone with the gate key's expiry");
+  const vtime_ns start = record.lease_start_ns();
+  if (start < 0)
+    return {cause_kind("unexplained"), permit + " " + how + " at " + at(loss.at_ns) + ", before the world saw it granted"};
+  const vtime_ns into = loss.at_ns - start;
+  const std::string into_lease = span(into) + " into its " + span(lease_ns_) + " lease";
+  if (into < lease_ns_) {
+    // Early: a clock said the lease was over before it was.
+    if (loss.by == permit_loss::how::reaped && loss.reaper_clock) {
+      const auto named = fleet_.parse_token(token);
+      const vtime_ns victim_off =
+          named ? fleet_[named->first].clock.offset_ns(record.granted_ns, record.clock_step_ns) : 0;
+      if (loss.reaper_offset_ns != victim_off) {
+        std::string s = permit;
+        if (victim_off != 0 && named)
+          s += ", scored by worker " + std::to_string(named->first) + "'s clock " + off(victim_off) + ",";
+        s += " reaped by worker " + std::to_string(loss.reaper);
+        if (loss.reaper_offset_ns != 0) s += ", whose clock is " + off(loss.reaper_offset_ns);
+        if (loss.scored) s += ": score " + clock_ms(loss.score_ms) + ", reaped at its now " + clock_ms(loss.now_ms);
+        s += " (" + into_lease + ")";
+        return {cause_kind("caller_clock_skew"), std::move(s)};
+      }
+    }
+    const vtime_ns jump = loss.server_offset_ns - record.server_offset_ns;
+    if (jump > 0)
+      return {cause_kind("server_clock_jump"), permit + " " + how + " " + into_lease + ": the server's clock jumped " +
+                                                   span(jump) + " ahead since it was granted"};
+    return {cause_kind("unexplained"), permit + " " + how + " " + into_lease + ", and no clock moved"};
+  }
+  const std::optional<vtime_ns>& every = fleet_.behaviour().renew_every_ns;
+  if (every && record.crashed_ns >= 0 && record.crashed_ns <= loss.at_ns)
+    return {cause_kind("crashed_holder"),
+            permit + " expired " + span(loss.at_ns - record.crashed_ns) + " after its holder crashed at " +
+                at(record.crashed_ns) + " with its " + span(record.service_ns) +
+                " request still at the portal: no one renews a dead holder's lease"};
+  if (every) {
+    const std::string lease = span(lease_ns_);
+    std::string s = permit + " expired " + span(into) + " after its " +
+                    (record.renewed_ns > record.granted_ns ? "last renewal" : "grant") + ", on " + article_for(lease) +
+                    " " + lease + " lease renewed every " + span(*every);
+    if (loss.paused_from_ns >= 0 && loss.paused_until_ns > start && loss.paused_from_ns < loss.at_ns)
+      s += ": its worker was paused " + span(loss.paused_until_ns - loss.paused_from_ns) + " from " +
+           at(loss.paused_from_ns);
+    return {cause_kind("renewal_missed"), std::move(s)};
+  }
+  const std::string request = span(record.service_ns), lease = span(lease_ns_);
+  return {cause_kind("lease_outlived"), permit + " expired: " + article_for(request) + " " + request + " request on " +
+                                            article_for(lease) + " " + lease + " lease, no renewal"};
+}
+
+cause lease_causes::uncovered(std::size_t wi, std::string_view token, const permit_record& record, vtime_ns opened_ns,
+                              bool under_permit) const {
+  if (!under_permit)
+    return {cause_kind("failed_open"), "worker " + std::to_string(wi) + " could not reach Redis and sent item " +
+                                           std::to_string(record.number) + " to the portal without a permit"};
+  if (record.loss) return lost(token, record, *record.loss);
+  if (record.client_left_ns >= 0)
+    return {cause_kind("client_timeout_release"),
+            "permit " + std::string(token) + " released after a client timeout while the connection stayed open: the client gave up after " +
+                span(record.client_left_ns - opened_ns) + " of a " + span(record.service_ns) + " request"};
+  return {cause_kind("unexplained"),
+          "permit " + std::string(token) + " is not in the set, and the world did not see it leave while its request ran"};
+}
+
+cause lease_causes::too_many_covered(std::int64_t covered) const {
+  if (limit_ > portal_.cap())
+    return {cause_kind("limit_above_cap"), "the lease limit " + std::to_string(limit_) + " is above the portal's cap " +
+                                               std::to_string(portal_.cap())};
+  const std::string s = std::to_string(covered) + " connections at the portal hold permits in the set, above its cap " +
+                        std::to_string(portal_.cap()) + " though the limit is " + std::to_string(limit_) +
+                        ": the set held more permits than its limit";
+  if (sc_.gates.front().world_mut == scenario::world_mutation::check_then_add)
+    return {cause_kind("check_then_add"), s + " (a non-atomic check-then-add)"};
+  if (protocol_) return {cause_kind("protocol_over_limit"), s + " (the protocol's scripts let it)"};
+  return {cause_kind("unexplained"), s};
+}
+
+void lease_causes::portal(std::vector<cause>& out) {
+  const redis::sorted_set* set = holders();
+  std::int64_t covered = 0;
+  portal_.for_each_connection([&](const lease::portal::connection& c) {
+    const std::string token = fleet::token_of(c.worker, c.number);
+    if (c.under_permit && in_set(set, token)) {
+      ++covered;
+      return;
+    }
+    add(out, uncovered(c.worker, token, c.permit(), c.opened_ns, c.under_permit));
+  });
+  const std::span<const lease::portal::refused_attempt> refused = portal_.refused();
+  for (std::size_t wi = 0; wi < refused.size(); ++wi) {
+    const lease::portal::refused_attempt& r = refused[wi];
+    if (!r.live) continue;
+    const std::string token = fleet::token_of(wi, r.number);
+    if (in_set(set, token)) {
+      ++covered;  // its worker still holds the permit it was refused under (its release is on its way)
+      continue;
+    }
+    const worker_state& w = fleet_[wi];
+    if (w.current && w.current->number == r.number && w.permit.loss) {
+      add(out, lost(token, w.permit, *w.permit.loss));
+      continue;
+    }
+    // Its worker released the permit after the 429: what filled the portal then is why.
+    for (const lease::portal::connection& c : r.filled.uncovered)
+      add(out, uncovered(c.worker, fleet::token_of(c.worker, c.number), c.left, c.opened_ns, c.under_permit));
+    if (r.filled.covered > portal_.cap()) add(out, too_many_covered(r.filled.covered));
+  }
+  if (covered > portal_.cap()) add(out, too_many_covered(covered));
+}
+
+void lease_causes::refusal(refusal_snapshot& out) {
+  const redis::sorted_set* set = holders();
+  const auto keep = [&](const lease::portal::connection& c) {
+    lease::portal::connection& k = out.uncovered.emplace_back(c);
+    if (c.attached != nullptr) k.left = *c.attached;
+    k.attached = nullptr;
+  };
+  portal_.for_each_connection([&](const lease::portal::connection& c) {
+    if (c.under_permit && in_set(set, fleet::token_of(c.worker, c.number))) ++out.covered;
+    else keep(c);
+  });
+  const std::span<const lease::portal::refused_attempt> refused = portal_.refused();
+  const bool open_ones = !out.uncovered.empty();
+  for (std::size_t wi = 0; wi < refused.size(); ++wi) {
+    const lease::portal::refused_attempt& r = refused[wi];
+    if (!r.live) continue;
+    if (in_set(set, fleet::token_of(wi, r.number))) {
+      ++out.covered;
+      continue;
+    }
+    // Only when the open connections show nothing, what the attempts refused
+    // before it inherited (so that old causes do not ride a long run of
+    // refusals); never from the attempt being refused, whose snapshot this is.
+    if (open_ones || &r.filled == &out) continue;
+    for (const lease::portal::connection& c : r.filled.uncovered)
+      if (out.uncovered.size() < check::max_causes_kept) keep(c);
+  }
+}
+
+void lease_causes::gate(std::vector<cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
+                        std::int64_t members, bool split_add) {
+  const std::string limit = std::to_string(limit_);
+  if (sc_.gates.front().world_mut == scenario::world_mutation::check_then_add) {
+    if (split_add) {
+      const std::int64_t counted = fleet_[wi].permit.counted;
+      add(out, {cause_kind("check_then_add"),
+                "worker " + std::to_string(wi) + " counted " + count_text(counted, "live permit", "live permits") +
+                    ", below the limit " + limit + ", then added " + std::string(token) +
+                    " a round trip later, after others had added theirs: " +
+                    count_text(members, "live permit", "live permits") + " (a non-atomic check-then-add)"});
+    } else {
+      add(out, {cause_kind("check_then_add"), "the set still held " + std::to_string(members) +
+                                                  " live permits, above the limit " + limit +
+                                                  ", from adds that came after their counts (a non-atomic check-then-add)"});
+    }
+    return;
+  }
+  if (protocol_) {
+    add(out, {cause_kind("protocol_over_limit"), "the protocol's " + std::string(op_name(op)) + " for " +
+                                                     std::string(token) + " (worker " + std::to_string(wi) + ") left " +
+                                                     std::to_string(members) + " live permits, above the limit " + limit});
+    return;
+  }
+}
+
+void lease_causes::granted_twice(std::vector<cause>& out, std::size_t wi, std::string_view token) {
+  const worker_state& w = fleet_[wi];
+  const vtime_ns first =
+      w.current && fleet::token_of(wi, w.current->number) == token ? w.permit.granted_ns : vtime_ns{-1};
+  const network::call_fate& fate = net_.fate(wi);
+  std::string why;
+  if (first >= 0 && fate.ran_late_ns == first)
+    why = "the script ran after the client's " + span(redis_call_timeout_ns) + " socket timeout";
+  else if (first >= 0 && fate.reply_lost_ns >= first)
+    why = fate.reply_lost_redis_down ? "its reply was lost as Redis went down"
+                                     : "its reply was lost on the cut link to worker " + std::to_string(wi);
+  else
+    why = "its reply never reached the client";
+  std::string s = "token " + std::string(token);
+  s += first >= 0 ? " was granted at " + at(first) + ", but " + why : " was granted, but " + why;
+  s += "; the client retried under the same token and was granted again at " + at(sched_.now_ns());
+  add(out, {cause_kind("reply_lost_retry"), std::move(s)});
+}
+
+void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string_view member) {
+  const vtime_ns now = sched_.now_ns();
+  const std::int64_t server_ms = node_.server_now_us(now) / 1000;
+  const redis::sorted_set* set = holders();
+  // The survivor's score (ms on the acquire's clock), when the set still holds it.
+  std::int64_t score_ms = 0;
+  bool scored = false;
+  if (set != nullptr)
+    if (const std::optional<double> sc = set->score(member)) {
+      score_ms = static_cast<std::int64_t>(*sc);
+      scored = true;
+    }
+  const std::string permit = "permit " + std::string(member);
+  if (sc_.gates.front().world_mut == scenario::world_mutation::no_reaping) {
+    std::string s = permit + " survived worker " + std::to_string(wi) + "'s acquire";
+    if (scored) s += ", " + span((server_ms - score_ms) * sim::ms) + " after it was scored";
+    add(out, {cause_kind("acquire_does_not_reap"), s + ", on a " + span(lease_ns_) +
+                                                       " lease: the acquire does not reap (mutation no_reaping)"});
+    return;
+  }
+  if (caller_clock_) {
+    const worker_state& w = fleet_[wi];
+    const std::string own = "worker " + std::to_string(wi) + "'s acquire";
+    std::string s;
+    if (w.current && fleet::token_of(wi, w.current->number) == member)
+      s = own + " scored its own " + permit + " by its clock, " + off(w.clock.offset_ns(now)) + ": score " +
+          clock_ms(score_ms) + ", which the server's clock (" + clock_ms(server_ms) + ") already counts past its " +
+          span(lease_ns_) + " lease";
+    else {
+      s = permit;
+      if (scored) s += ", score " + clock_ms(score_ms) + ",";
+      s += " outlived its " + span(lease_ns_) + " lease by the server's clock (" + clock_ms(server_ms) + "), but " + own +
+           " reaps by its own clock, " + off(w.clock.offset_ns(now)) + ": its now " + clock_ms(w.clock.wall_ms(now));
+    }
+    add(out, {cause_kind("caller_clock_skew"), std::move(s)});
+    return;
+  }
+  if (protocol_) {
+    add(out, {cause_kind("acquire_does_not_reap"), "the protocol's acquire for worker " + std::to_string(wi) + " left " +
+                                                       permit + " in the set past its expiry by the server's clock"});
+    return;
+  }
+}
+
+void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
+  const vtime_ns now = sched_.now_ns();
+  if (items_unended) {
+    std::string gone;
+    std::size_t working = 0, listed = 0;
+    for (std::size_t wi = 0; wi < fleet_.size(); ++wi) {
+      const worker_state& w = fleet_[wi];
+      if (w.alive && !w.renewal.retired) {
+        ++working;
+        continue;
+      }
+      if (listed++ == 8) gone += ", ...";
+      if (listed > 8) continue;
+      if (!gone.empty()) gone += ", ";
+      gone += "worker " + std::to_string(wi) +
+              (!w.alive ? " crashed at " + at(w.crashed_ns) + ", never restarted"
+                        : std::string(" stopped taking work after a lost renewal (on_renewal_lost stop_new_work)"));
+    }
+    if (working == 0)
+      add(out, {cause_kind("no_worker_left"),
+                count_text(static_cast<std::int64_t>(items_.queued().size()), "item", "items") +
+                    " still queued with no worker left to take them: " + gone});
+    return;
+  }
+  // Permits left one lease after the end, as finish() counts them.
+  const std::int64_t later_us = node_.server_now_us(now) + (lease_ns_ + sim::ms) / 1000;
+  std::int64_t deadline_ms = -1;
+  const redis::sorted_set* set = node_.peek_set(server_.holders_key(), later_us, &deadline_ms);
+  if (set == nullptr) return;
+  const std::string key = deadline_ms < 0 ? std::string("the holders key has no expiry")
+                                          : "the holders key expires only at " + clock_ms(deadline_ms);
+  std::size_t listed = 0;
+  for (const redis::sorted_set::entry& e : set->entries()) {
+    if (listed++ == check::max_causes_kept) break;
+    std::string whose;
+    if (const auto named = fleet_.parse_token(e.member)) {
+      const worker_state& w = fleet_[named->first];
+      whose = w.crashed_item == named->second ? "worker " + std::to_string(named->first) + " crashed at " +
+                                                    at(w.crashed_ns) + " while holding it"
+              : w.release_failed_item == named->second
+                  ? "worker " + std::to_string(named->first) + "'s release of it got no answer"
+                  : "its holder never released it";
+    } else {
+      whose = "no worker of the fleet holds it";
+    }
+    add(out, {cause_kind("permits_never_expire"), "permit " + e.member + " stays in the set: " + whose + ", and " + key});
+  }
+}
+
+void lease_causes::not_idle(std::vector<cause>& out, vtime_ns lh_ns) {
+  std::size_t at_work = 0, holding = 0;
+  for (std::size_t wi = 0; wi < fleet_.size(); ++wi) {
+    at_work += fleet_[wi].current.has_value();
+    holding += fleet_[wi].holding.has_value();
+  }
+  const auto& queue = items_.queued();
+  const auto n = [](std::size_t k) { return static_cast<std::int64_t>(k); };
+  std::string s = "at the liveness horizon (" + at(lh_ns) + ") " + count_text(n(queue.size()), "item", "items") +
+                  " waited in the queue";
+  if (!queue.empty()) s += " (the oldest since " + at(queue.front().arrived_ns) + ")";
+  s += ", " + count_text(n(at_work), "item was", "items were") + " at work and " +
+       count_text(n(holding), "worker held a permit", "workers held permits");
+  add(out, {cause_kind("work_outstanding"), std::move(s)});
+}
+
+}  // namespace admit::world::lease

@@ -1,0 +1,96 @@
+// lease_causes: why an invariant of the lease world broke, in the domain's
+// words, from what the world recorded (never a guess from the symptoms).
+//
+// The monitors ask it only while they describe a violation (a level window
+// opens or peaks, an event check fails: check::monitor's cold path). It reads
+// what the parts keep:
+//  * portal_inflight_le_cap: each connection asked of the portal (open, or a
+//    refused attempt still counted) whose permit is not in the set, and the
+//    record of that permit (permit_loss.hpp): how it left the set (reaped by
+//    a script, by whose clock; expired with the key; forgotten by a restart;
+//    lost in a failover) and, from when it was granted and last renewed and
+//    the request's length, which of those it was: a caller's clock, the
+//    server's clock, a request longer than an unrenewed lease, a renewal
+//    that came too late, a holder that crashed, or a client timeout that
+//    released it while the connection stayed open. When the connections that
+//    do hold permits are themselves more than the cap, the lease limit is
+//    above it, or the set held more permits than its limit;
+//  * gate_inflight_le_cap: the non-atomic check-then-add (its count, then its
+//    add) or the protocol's script that left too many permits;
+//  * token_granted_once: the first grant of the token, and what became of its
+//    reply (lost on the way, or the script ran after the client gave up);
+//  * expired_leases_reaped: whose clock the acquire reaped by, or an acquire
+//    that does not reap;
+//  * liveness: the workers that were gone, the permits left under a key that
+//    never expires, the work outstanding at the horizon.
+// Each cause is a row of check::cause_table and one sentence with figures;
+// times of day are on the world's epoch (2026-02-28T00:00:00Z), as the
+// permits' scores are.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/check/results.hpp"
+#include "sim/kernel/scheduler.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/lease/fleet.hpp"
+#include "sim/world/lease/lease_monitors.hpp"
+#include "sim/world/lease/network.hpp"
+#include "sim/world/lease/permit_loss.hpp"
+#include "sim/world/lease/portal.hpp"
+#include "sim/world/lease/redis_node.hpp"
+#include "sim/world/lease/server_side.hpp"
+#include "sim/world/lease/work_items.hpp"
+
+namespace admit::world::lease {
+
+class lease_causes final : public cause_finder {
+ public:
+  // `caller_clock`: the run's acquire takes the caller's clock as its now
+  // (the seed variant, or a protocol passing {now_ms}); `protocol`: the run
+  // is a protocol's (its scripts are the user's).
+  lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool caller_clock, bool protocol, const fleet& f,
+               const lease::portal& p, const redis_node& node, const server_side& server, const network& net,
+               const work_items& items);
+
+  void portal(std::vector<check::cause>& out) override;
+  void refusal(refusal_snapshot& out) override;
+  void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
+            std::int64_t members, bool split_add) override;
+  void granted_twice(std::vector<check::cause>& out, std::size_t wi, std::string_view token) override;
+  void survivor(std::vector<check::cause>& out, std::size_t wi, std::string_view member) override;
+  void not_live(std::vector<check::cause>& out, bool items_unended) override;
+  void not_idle(std::vector<check::cause>& out, vtime_ns lh_ns) override;
+
+ private:
+  // Why the permit of `record` (item of worker `wi`, token `token`) covers
+  // no connection: one cause.
+  check::cause uncovered(std::size_t wi, std::string_view token, const permit_record& record, vtime_ns opened_ns,
+                         bool under_permit) const;
+  check::cause lost(std::string_view token, const permit_record& record, const permit_loss& loss) const;
+  // The connections under permits in the set were more than the cap: the
+  // limit is above it, or the set held more permits than its limit.
+  check::cause too_many_covered(std::int64_t covered) const;
+  // Whether the permit `token` is in the set now.
+  bool in_set(const redis::sorted_set* set, std::string_view token) const;
+  const redis::sorted_set* holders() const;
+
+  sim::scheduler& sched_;
+  const scenario::scenario& sc_;
+  const bool caller_clock_;
+  const bool protocol_;
+  const fleet& fleet_;
+  const lease::portal& portal_;
+  const redis_node& node_;
+  const server_side& server_;
+  const network& net_;
+  const work_items& items_;
+  std::int64_t limit_;
+  vtime_ns lease_ns_;
+};
+
+}  // namespace admit::world::lease
