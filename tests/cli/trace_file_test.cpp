@@ -81,7 +81,7 @@ TEST_CASE("a trace is a begin line, one line per entry and an end line per run",
 
 TEST_CASE("every text is a JSON string, whatever bytes it holds", "[cli][trace]") {
   // Goal: a line always parses. Method: quotes, backslashes, control bytes, UTF-8 and bytes that are not UTF-8.
-  const std::string texts[] = {"plain", "a \"quoted\" \\ word", std::string("nul\0tab\tnl\n\x1f\x7f", 15),
+  const std::string texts[] = {"plain", "a \"quoted\" \\ word", std::string("nul\0tab\tnl\n\x1f\x7f", sizeof("nul\0tab\tnl\n\x1f\x7f") - 1),
                                "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "bad \xff \xc3 \xed\xa0\x80 \xf4\x90\x80\x80 \xc0\xaf"};
   for (const std::string& text : texts) {
     std::string out;
