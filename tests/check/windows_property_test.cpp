@@ -13,15 +13,14 @@
 
 #include <array>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/check/monitor.hpp"
 #include "sim/kernel/scheduler.hpp"
+#include "tests/common/rapidcheck_support.hpp"
 
 using namespace admit;
 
@@ -116,37 +115,12 @@ void check_windows(bool at_bound_violates) {
 }
 
 rc::detail::TestParams params_for(int max_success) {
-  if (const char* env = std::getenv("ADMITSIM_PROPERTY_CASES"); env != nullptr && std::atoi(env) > 0)
-    max_success = std::atoi(env);
-  rc::detail::TestParams params;
-  if (std::getenv("RC_PARAMS") != nullptr) params = rc::detail::configuration().testParams;
-  else params.seed = 0x5EED'0000'0016ull;
-  params.maxSuccess = max_success;
-  params.maxSize = 200;  // up to 200 steps: enough to pass the bounded window list
-  return params;
+  return admit::test::property_params(0x5EED'0000'0016ull, max_success, 200);  // 200 steps pass the bounded window list
 }
-
-class quiet_listener : public rc::detail::TestListener {
- public:
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
-  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-};
 
 rc::detail::TestResult run(bool at_bound_violates, const rc::detail::TestParams& params) {
-  rc::detail::TestMetadata metadata;
-  metadata.id = at_bound_violates ? "windows/broken-model" : "windows";
-  metadata.description = metadata.id;
-  const auto property = [at_bound_violates] { check_windows(at_bound_violates); };
-  if (!at_bound_violates) return rc::detail::checkTestable(property, metadata, params);
-  quiet_listener listener;
-  return rc::detail::checkProperty(rc::detail::toProperty(property), metadata, params, listener);
-}
-
-std::string describe(const rc::detail::TestResult& result) {
-  std::ostringstream out;
-  rc::detail::printResultMessage(result, out);
-  return out.str();
+  return admit::test::check_property(at_bound_violates ? "windows/broken-model" : "windows",
+                              [at_bound_violates] { check_windows(at_bound_violates); }, params, at_bound_violates);
 }
 
 }  // namespace
@@ -154,7 +128,7 @@ std::string describe(const rc::detail::TestResult& result) {
 TEST_CASE("a level's windows, time in violation and worst moment agree with the model", "[check][property]") {
   const auto params = params_for(500);
   const auto result = run(false, params);
-  INFO("seed " << params.seed << "; replay with RC_PARAMS=\"seed=" << params.seed << "\"\n" << describe(result));
+  INFO("seed " << params.seed << "; replay with RC_PARAMS=\"seed=" << params.seed << "\"\n" << admit::test::describe(result));
   REQUIRE(result.is<rc::detail::SuccessResult>());
 }
 

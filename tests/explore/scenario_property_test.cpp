@@ -19,15 +19,14 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <iostream>
-#include <sstream>
 
 #include "reports/report.hpp"
 #include "sim/explore/exhaustive.hpp"
 #include "sim/explore/scenario_json.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/world/world.hpp"
+#include "tests/common/rapidcheck_support.hpp"
 
 namespace {
 
@@ -224,42 +223,11 @@ void check_all_orders(const scenario::scenario& generated) {
 }
 
 rc::detail::TestParams params_for(int max_success) {
-  if (const char* env = std::getenv("ADMITSIM_PROPERTY_CASES"); env != nullptr && std::atoi(env) > 0)
-    max_success = std::atoi(env);
-  rc::detail::TestParams params;
-  if (std::getenv("RC_PARAMS") != nullptr) {
-    params = rc::detail::configuration().testParams;
-  } else {
-    params.seed = 0x5EED'5CE9'0005ull;
-  }
-  params.maxSuccess = max_success;
-  params.maxSize = 100;
-  return params;
+  return admit::test::property_params(0x5EED'5CE9'0005ull, max_success, 100);
 }
 
-// A broken gate is expected to fail: keep RapidCheck from reporting it again at exit.
-class quiet_listener : public rc::detail::TestListener {
- public:
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
-  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-};
-
-template <class Property>
-rc::detail::TestResult check_property(const char* id, Property property, const rc::detail::TestParams& params, bool quiet) {
-  rc::detail::TestMetadata metadata;
-  metadata.id = id;
-  metadata.description = id;
-  if (!quiet) return rc::detail::checkTestable(property, metadata, params);
-  quiet_listener listener;
-  return rc::detail::checkProperty(rc::detail::toProperty(property), metadata, params, listener);
-}
-
-std::string describe(const rc::detail::TestResult& result) {
-  std::ostringstream out;
-  rc::detail::printResultMessage(result, out);
-  return out.str();
-}
+using admit::test::check_property;
+using admit::test::describe;
 
 }  // namespace
 

@@ -14,12 +14,12 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gate/fifo/fifo_gate.hpp"
 #include "tests/gate/fifo_reference_model.hpp"
+#include "tests/common/rapidcheck_support.hpp"
 #include "tests/gate/fifo_test_support.hpp"
 
 using namespace admit::fifo;
@@ -313,51 +313,17 @@ auto gate_property(mutation mut) {
   };
 }
 
-// A fixed seed keeps the run deterministic; RC_PARAMS="seed=..." (RapidCheck's
-// own variable) replays another one. ADMITSIM_PROPERTY_CASES raises the
-// budget of the main property (the ctest label property-long sets it).
 rc::detail::TestParams params_for(int max_success, bool scalable = false) {
-  if (const char* env = std::getenv("ADMITSIM_PROPERTY_CASES"); scalable && env != nullptr) {
-    const int n = std::atoi(env);
-    if (n > 0) max_success = n;
-  }
-  rc::detail::TestParams params;
-  if (std::getenv("RC_PARAMS") != nullptr) {
-    params = rc::detail::configuration().testParams;
-  } else {
-    params.seed = 0x5EED'F1F0'0002ull;
-  }
-  params.maxSuccess = max_success;
-  params.maxSize = 100;  // up to 100 commands per sequence
-  return params;
-}
-
-// Failures of the broken variants are expected: keep RapidCheck from
-// reporting them again at exit as failures to reproduce.
-class quiet_listener : public rc::detail::TestListener {
- public:
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
-  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-};
-
-std::string describe(const rc::detail::TestResult& result) {
-  std::ostringstream out;
-  rc::detail::printResultMessage(result, out);
-  return out.str();
+  return admit::test::property_params(0x5EED'F1F0'0002ull, max_success, 100,  // up to 100 commands per sequence
+                               scalable ? admit::test::budget::scalable : admit::test::budget::fixed);
 }
 
 rc::detail::TestResult run_property(mutation mut, const rc::detail::TestParams& params) {
-  rc::detail::TestMetadata metadata;
-  metadata.id = "fifo_gate/" + std::string(to_string(mut));
-  metadata.description = metadata.id;
-  if (mut == mutation::none) {
-    return rc::detail::checkTestable(gate_property(mut), metadata, params);
-  }
-  quiet_listener listener;
-  return rc::detail::checkProperty(rc::detail::toProperty(gate_property(mut)), metadata, params,
-                                   listener);
+  return admit::test::check_property("fifo_gate/" + std::string(to_string(mut)), gate_property(mut), params,
+                              mut != mutation::none);
 }
+
+using admit::test::describe;
 
 }  // namespace
 

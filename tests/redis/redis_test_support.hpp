@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gate/redis/replica.hpp"
+#include "tests/common/rapidcheck_support.hpp"
 
 namespace admit::redis::test {
 
@@ -86,11 +87,7 @@ rc::detail::TestResult check_property(const std::string& name, Testable&& testab
   // A listener of our own instead of RapidCheck's global one: the seed above
   // replays a failure, and the guards' expected failures must not print
   // RapidCheck's "had failures" banner at exit.
-  struct quiet_listener final : rc::detail::TestListener {
-    void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-    void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
-    void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-  } listener;
+  admit::test::quiet_listener listener;
   return rc::detail::checkProperty(rc::detail::toProperty(std::forward<Testable>(testable)),
                                    metadata, params, listener);
 }
