@@ -168,7 +168,7 @@ class lease_client {
         v.lease_ms = cfg_.lease_ms;
         v.queue_timeout_ms = cfg_.queue_timeout_ms;
         const std::string channel = redis::expand(*cfg_.proto->client.wake_on, v);
-        const auto listening = transport_.subscribe(channel, [&t] { t.cancel(); });
+        [[maybe_unused]] const auto listening = transport_.subscribe(channel, [&t] { t.cancel(); });
         (void)co_await t.async_wait(as_tuple(use));
         continue;
       }

@@ -18,10 +18,12 @@
 // below where main runs; one page touched, the rest address space only): a
 // stack grows on demand, and under RLIMIT_AS growing it needs address space
 // as well. An allocation can fail outside operator new, where the handler
-// never runs and the block is not freed (Boost.Asio's handler memory comes
-// from std::aligned_alloc and throws its own bad_alloc); the unwinder, which
-// runs deeper than the run did, then found no page for its stack and the
-// process died of SIGSEGV, depending on how deep the run's frames went.
+// never runs and the block is not freed (a library calling malloc itself);
+// the unwinder, which runs deeper than the run did, then found no page for
+// its stack and the process died of SIGSEGV, depending on how deep the run's
+// frames went. Boost.Asio's handler memory, which came from
+// std::aligned_alloc, is built to come from operator new (CMakeLists.txt,
+// admitsim_asio), so its failures free the block too.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "reports/html.hpp"
 #include "tests/world/world_test_support.hpp"
@@ -202,8 +203,13 @@ TEST_CASE("the page stays small however much a run records", "[reports][html]") 
   const admit::scenario::scenario sc = admit::scenario::load_scenario_text(text);
   run_record rec;
   rec.seed = 1;
-  rec.invariants.push_back(admit::world::invariant_result{"gate_inflight_le_cap", true, false, 1,
-                                                          admit::world::violation{3'600'000'000'000, "over", 10}});
+  admit::world::invariant_result broken;
+  broken.name = "gate_inflight_le_cap";
+  broken.enabled = true;
+  broken.holds = false;
+  broken.checked = 1;
+  broken.first = admit::world::violation{3'600'000'000'000, "over", 10};
+  rec.invariants.push_back(std::move(broken));
   rec.metrics.requests = 1'000'000;
   rec.metrics.simulated_ns = 100LL * 3600 * 1'000'000'000;
   rec.metrics.gate_inflight_max = 1001;
