@@ -85,7 +85,14 @@ value_result run_value(const sweep_request& req, const param_value& v) {
     bool cut = false;
     for (const auto& r : o.runs) {
       out.portal_inflight_max = std::max(out.portal_inflight_max, r.portal_inflight_max);
-      for (const auto& b : r.broken) seen[b.name] = true;
+      for (const auto& b : r.broken) {
+        seen[b.name] = true;
+        if (b.worst_above_bound > out.worst_overshoot ||
+            (b.worst_above_bound == out.worst_overshoot && b.worst_above_bound > 0 && b.name < out.worst_invariant)) {
+          out.worst_overshoot = b.worst_above_bound;
+          out.worst_invariant = b.name;
+        }
+      }
       cut = cut || r.inconclusive.has_value();
     }
     for (const auto& [name, yes] : seen) ++out.broken[name];
@@ -113,7 +120,8 @@ json value_result_json(const param_target& t, const value_result& r) {
   j["first_violating_seed"] = r.first_violating_seed ? json(*r.first_violating_seed) : json(nullptr);
   j["portal_cap"] = r.portal_cap;
   j["portal_inflight_max"] = r.portal_inflight_max;
-  j["worst_overshoot"] = std::max<std::int64_t>(0, r.portal_inflight_max - r.portal_cap);
+  j["worst_overshoot"] = r.worst_overshoot;
+  j["worst_overshoot_invariant"] = r.worst_invariant.empty() ? json(nullptr) : json(r.worst_invariant);
   json broken = json::array();
   for (const auto& [name, n] : r.broken) {
     json b;

@@ -46,8 +46,10 @@ struct value_result {
   std::uint64_t violating = 0;     // seeds with a broken invariant
   std::uint64_t inconclusive = 0;  // seeds without one, with a run cut short
   std::uint64_t errors = 0;        // seeds whose run threw
-  std::int64_t portal_inflight_max = 0;
+  std::int64_t portal_inflight_max = 0;  // served at once, over every run
   std::int64_t portal_cap = 0;
+  std::int64_t worst_overshoot = 0;       // the furthest a level invariant went above its bound
+  std::string worst_invariant;            // which one (the first by name at that height)
   std::map<std::string, std::uint64_t> broken;  // invariant -> seeds that broke it
   std::optional<std::uint64_t> first_violating_seed;
   value_class cls() const;
