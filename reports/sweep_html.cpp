@@ -132,7 +132,8 @@ void plot(std::ostringstream& o, const json& sweep) {
     o << "<g class=\"boundary\"><rect class=\"boundary-band\" x=\"" << px{left} << "\" y=\"" << px{y0} << "\" width=\""
       << px{std::max<std::int64_t>(right - left, 10)} << "\" height=\"" << px{y1 - y0} << "\"/><line class=\"boundary-line\" x1=\""
       << px{mid} << "\" y1=\"" << px{y0} << "\" x2=\"" << px{mid} << "\" y2=\"" << px{y1} << "\"/><text class=\"boundary-label\" x=\""
-      << px{mid + 40} << "\" y=\"" << px{y0 + 140} << "\">boundary: safe " << esc(text_of(b.at("safe"))) << ", unsafe "
+      << px{mid > (x0 + x1) / 2 ? mid - 40 : mid + 40} << "\" y=\"" << px{y0 + 140} << "\""
+      << (mid > (x0 + x1) / 2 ? " text-anchor=\"end\"" : "") << ">boundary: safe " << esc(text_of(b.at("safe"))) << ", unsafe "
       << esc(text_of(b.at("unsafe"))) << "</text></g>\n";
   }
   o << "<polyline class=\"rate-line\" points=\"";
@@ -142,13 +143,13 @@ void plot(std::ostringstream& o, const json& sweep) {
     const std::int64_t cx = X(p.x), cy = Y(p.rate);
     const std::string title = "<title>" + esc(p.label) + (p.bisect ? " (bisect)" : "") + ": " + p.cls + "</title>";
     if (p.cls == "unknown")
-      o << "<rect class=\"pt unknown\" x=\"" << px{cx - 45} << "\" y=\"" << px{cy - 45} << "\" width=\"90\" height=\"90\">"
+      o << "<rect class=\"pt unknown\" x=\"" << px{cx - 45} << "\" y=\"" << px{cy - 45} << "\" width=\"" << px{90} << "\" height=\"" << px{90} << "\">"
         << title << "</rect>\n";
     else if (p.bisect)
       o << "<path class=\"pt " << p.cls << "\" d=\"M" << px{cx} << ' ' << px{cy - 55} << "L" << px{cx + 55} << ' ' << px{cy}
         << "L" << px{cx} << ' ' << px{cy + 55} << "L" << px{cx - 55} << ' ' << px{cy} << "Z\">" << title << "</path>\n";
     else
-      o << "<circle class=\"pt " << p.cls << "\" cx=\"" << px{cx} << "\" cy=\"" << px{cy} << "\" r=\"45\">" << title
+      o << "<circle class=\"pt " << p.cls << "\" cx=\"" << px{cx} << "\" cy=\"" << px{cy} << "\" r=\"" << px{45} << "\">" << title
         << "</circle>\n";
   }
   // The axis: the grid's first and last values, and the pointer.
