@@ -192,6 +192,8 @@ int sweep_verb::run() const {
   }
 
   req.doc = doc;
+  // The gate's lease and renewal in the words, unless the swept field may be one of them.
+  if (t.pointer.rfind("/gate", 0) != 0) req.context = explore::lease_context(base);
   if (!quiet_)
     req.on_value = [&](const explore::value_result& r, bool bisecting) {
       std::fprintf(stderr, "sweep %s%s = %s: %llu of %llu seeds violating (%s)\n", bisecting ? "bisect " : "",

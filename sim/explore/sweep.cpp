@@ -293,6 +293,22 @@ sweep_result run_sweep(const sweep_request& req) {
   return r;
 }
 
+std::string lease_context(const scenario::scenario& sc) {
+  if (sc.gates.size() != 1 || sc.gates.front().kind != scenario::gate_kind::lease) return {};
+  const scenario::lease_params& l = sc.gates.front().lease;
+  if (scenario::run_count(l) != 1) return {};
+  std::optional<std::int64_t> renew;
+  if (!l.protocols.empty()) {
+    const redis::protocol& p = *l.protocols.front().proto;
+    if (p.renew) renew = redis::renew_every_ns(p, l.lease_ns).value_or(l.renew_every_ns);
+  } else if (l.variants.front() == scenario::lease_variant::renewal) {
+    renew = l.renew_every_ns;
+  }
+  std::string out = "lease " + scenario::format_duration(l.lease_ns);
+  out += renew ? ", renew every " + scenario::format_duration(*renew) : std::string(", no renewal");
+  return out;
+}
+
 std::string boundary_words(const sweep_request& req, const sweep_result& r) {
   const param_target& t = req.target;
   const std::string p = t.pointer;
@@ -321,6 +337,7 @@ std::string boundary_words(const sweep_request& req, const sweep_result& r) {
       w += bad_count;
       w += ": the boundary lies within ";
       w += width_text(t, distance(t, *r.safe, *r.unsafe));
+      if (!req.context.empty()) w += ", for " + req.context;
       return w;
     }
     case boundary_kind::bracketed:

@@ -64,6 +64,8 @@ struct sweep_request {
   bool bisect = false;
   param_value tolerance;
   unsigned jobs = 1;
+  // What the boundary's words add about the scenario ("lease 15s, renew every 12s"), or "".
+  std::string context;
   // Polled between values and before each seed: true stops the sweep.
   std::function<bool()> stop;
   // Called after each value ran (for a line on stderr).
@@ -102,6 +104,9 @@ void judge_grid(const param_target& t, sweep_result& r);
 // Runs it. Throws scenario::scenario_error when a bisection midpoint does not load (a grid
 // value that does not load is the caller's to refuse before: load_patched).
 sweep_result run_sweep(const sweep_request& req);
+
+// "lease 15s, renew every 12s" for a scenario whose one lease gate has one run, else "".
+std::string lease_context(const scenario::scenario& sc);
 
 // The sweep's words: "safe at and below 2.999s of /fleet/clocks/0/offset (...)".
 std::string boundary_words(const sweep_request& req, const sweep_result& r);
