@@ -64,6 +64,19 @@ for v in d["grid"] + d["bisect"]["steps"]:
 print("boundary: safe", b["safe"], "unsafe", b["unsafe"], "predicted", predicted / 1e9, "s")
 EOF2
 
+# The mirror image (docs/sweep.md): a clock behind by s has its own permit reaped by the others
+# from the same bound, so the sweep finds the boundary at -2.999s, unsafe below it.
+expect_rc 0 "$bin" sweep "$skew" --param "$param" --values=-3.5s,-2.5s --seeds 2 --bisect --tolerance 50ms --jobs 2 \
+  --out "$tmp/behind.json" --quiet
+python3 - "$tmp/behind.json" <<'EOF2' || fail "the boundary of a clock behind disagrees with the analysis"
+import json, sys
+b = json.load(open(sys.argv[1]))["boundary"]
+predicted, tol = -(3_000_000_000 - 1_000_000), 50_000_000
+assert b["kind"] == "found" and b["direction"] == "unsafe_below" and b["within_tolerance"], b
+assert b["unsafe_x"] < predicted + 1_000_000, b
+assert abs(b["safe_x"] - predicted) <= tol and abs(b["unsafe_x"] - predicted) <= tol, b
+EOF2
+
 # The server-clock design: the skewed clock is never read by a script: no boundary in range.
 expect_rc 0 "$bin" sweep "$server" --param "$param" --from 0s --to 20s --steps 5 --seeds 2 --bisect --jobs 2 --out "$tmp/server.json" --quiet
 [ "$(field "$tmp/server.json" "d['boundary']['kind']")" = "none_all_safe" ] || fail "the server-clock design should show no boundary"
