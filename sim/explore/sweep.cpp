@@ -315,7 +315,8 @@ std::string boundary_words(const sweep_request& req, const sweep_result& r) {
   const std::string range = r.grid.empty() ? std::string()
                                            : " from " + value_text(t, r.grid.front().value) + " to " +
                                                  value_text(t, r.grid.back().value);
-  const std::string per = std::to_string(req.seeds) + " seeds each";
+  const std::string seeds = std::to_string(req.seeds) + (req.seeds == 1 ? " seed" : " seeds");
+  const std::string per = seeds + " each";
   auto find = [&](const param_value& v) -> const value_result* {
     for (const auto* list : {&r.grid, &r.bisect})
       for (const auto& x : *list)
@@ -327,11 +328,11 @@ std::string boundary_words(const sweep_request& req, const sweep_result& r) {
       const value_result* bad = find(*r.unsafe);
       const std::string bad_count = bad == nullptr ? std::string()
                                                    : " (" + std::to_string(bad->violating) + " of " +
-                                                         std::to_string(bad->seeds_run) + " seeds)";
+                                                         std::to_string(bad->seeds_run) + (bad->seeds_run == 1 ? " seed)" : " seeds)");
       const std::string safe_text = value_text(t, *r.safe), bad_text = value_text(t, *r.unsafe);
       std::string w = r.increasing ? "safe at and below " : "safe at and above ";
       w += safe_text;
-      w += " of " + p + " (no violation in " + std::to_string(req.seeds) + " seeds), violations ";
+      w += " of " + p + " (no violation in " + seeds + "), violations ";
       w += r.increasing ? "from " : "at and below ";
       w += bad_text;
       w += bad_count;
