@@ -1,4 +1,4 @@
-// verb: one verb of the admitsim command (run, replay, check, list, explore, invariants).
+// verb: one verb of the admitsim command (run, replay, check, list, explore, invariants, sweep).
 //
 // A verb is a class in its own file: its constructor adds its subcommand and
 // options to the app (its --help), and run() does its job once the command

@@ -78,7 +78,9 @@ run_outcome classify_run(const scenario::scenario& base, const world::run_record
   run_outcome r;
   r.variant = rec.variant;
   for (const auto& inv : rec.invariants)
-    if (!inv.holds && inv.first) r.broken.push_back(invariant_break{inv.name, inv.first->at_ns, inv.first->detail});
+    if (!inv.holds && inv.first)
+      r.broken.push_back(invariant_break{inv.name, inv.first->at_ns, inv.first->detail,
+                                         inv.worst ? inv.worst->value - inv.worst->bound : 0});
   std::stable_sort(r.broken.begin(), r.broken.end(),
                    [](const invariant_break& a, const invariant_break& b) { return a.at_ns < b.at_ns; });
   const check::expectation expected = scenario::expectation_for(base, rec.variant);

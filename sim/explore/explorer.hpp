@@ -63,6 +63,9 @@ struct invariant_break {
   std::string name;
   vtime_ns at_ns = 0;
   std::string detail;
+  // A level invariant's worst moment, its value above its bound (0 for an event invariant): the
+  // overshoot a sweep reports (docs/sweep.md); the explore summaries do not write it.
+  std::int64_t worst_above_bound = 0;
 };
 
 struct run_outcome {
