@@ -55,7 +55,7 @@ ctest_all build
 
 stage "2/5 sanitizer build and tests (build-asan/, ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS)"
 scripts/build.sh --preset asan
-ctest_all build-asan -LE property-long
+ctest_all build-asan -LE "property-long|cli-long"
 
 builds=(release=build debug-asan=build-asan)
 have_clang=0
