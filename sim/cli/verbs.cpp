@@ -13,6 +13,7 @@ std::unique_ptr<verb> make_check_verb(CLI::App& app);    // check_verb.cpp
 std::unique_ptr<verb> make_list_verb(CLI::App& app);     // list_verb.cpp
 std::unique_ptr<verb> make_explore_verb(CLI::App& app);  // explore.cpp (docs/explore.md)
 std::unique_ptr<verb> make_invariants_verb(CLI::App& app);  // invariants_verb.cpp
+std::unique_ptr<verb> make_matrix_verb(CLI::App& app);   // matrix_verb.cpp (docs/matrix.md)
 
 std::vector<std::unique_ptr<verb>> make_verbs(CLI::App& app) {
   std::vector<std::unique_ptr<verb>> verbs;
@@ -22,6 +23,7 @@ std::vector<std::unique_ptr<verb>> make_verbs(CLI::App& app) {
   verbs.push_back(make_list_verb(app));
   verbs.push_back(make_explore_verb(app));
   verbs.push_back(make_invariants_verb(app));
+  verbs.push_back(make_matrix_verb(app));
   return verbs;
 }
 
