@@ -117,4 +117,13 @@ write_matrix "$tmp/m2.json" '[{"name": "seed", "variant": "seed", "holds": ["clo
 expect_rc 1 "$bin" matrix "$tmp/m2.json" --out "$tmp/o2" --jobs 2
 grep -q 'not as expected: 1 cells not as the matrix file expects (the first: seed x clock_skew breaks, expected to hold)' "$tmp/err" \
   || fail "exit 1 without its reason: $(cat "$tmp/err")"
+
+# --- a cell cut by a limit is inconclusive: never shown as holding, exit 1, a JUnit error ---------------
+sed 's/"workload"/"checks": {"max_events": 40}, "workload"/' "$tmp/base.json" >"$tmp/cut.json"
+write_matrix "$tmp/m3.json" '[{"name": "server_time", "variant": "server_time"}]' '[]'
+sed -i 's/"base.json"/"cut.json"/' "$tmp/m3.json"
+expect_rc 1 "$bin" matrix "$tmp/m3.json" --out "$tmp/o3" --jobs 2 --junit "$tmp/o3/m.xml"
+grep -q '"status": "inconclusive"' "$tmp/o3/small-matrix.json" || fail "a cut cell is not inconclusive"
+grep -q '"reason": "event_budget"' "$tmp/o3/small-matrix.json" || fail "the cut cell does not say why"
+[ "$(xmllint --xpath 'count(//testcase/error)' "$tmp/o3/m.xml")" = 1 ] || fail "the inconclusive cell is not a JUnit error"
 echo "$name: ok"
