@@ -404,31 +404,28 @@ matrix_spec load_matrix(std::string_view text, const std::string& file, const sc
   for (std::size_t i = 0; i < columns.size(); ++i) column_index[columns[i].name] = i;
   std::vector<std::vector<std::optional<std::string>>> expected(designs.size(),
                                                                 std::vector<std::optional<std::string>>(columns.size()));
+  std::string known;
+  for (const auto& c : columns) known += (known.empty() ? "" : ", ") + c.name;
   for (std::size_t d = 0; d < designs.size(); ++d) {
-    std::vector<int> by(columns.size(), 0);  // 1 by "*", 2 by name
-    for (const auto& [list, verdict] : {std::make_pair(&designs[d].holds, "holds"), std::make_pair(&designs[d].breaks, "breaks")}) {
-      (void)verdict;
-      for (const auto& [cname, cpath] : *list) {
-        if (cname != "*" && column_index.count(cname) == 0) {
-          std::string known;
-          for (const auto& c : columns) known += (known.empty() ? "" : ", ") + c.name;
+    using name_list = std::vector<std::pair<std::string, std::string>>;  // column name, its path
+    const std::pair<const name_list*, const char*> lists[] = {{&designs[d].holds, "holds"}, {&designs[d].breaks, "breaks"}};
+    for (const auto& [list, verdict] : lists)
+      for (const auto& [cname, cpath] : *list)
+        if (cname != "*" && column_index.count(cname) == 0)
           fail(cpath, "a column of this matrix (" + known + ") or \"*\"", json(cname));
-        }
-      }
-    }
-    // "*" first, then names, which override it; a column named in both lists is refused.
-    for (int pass = 0; pass < 2; ++pass) {
-      for (const auto& [list, verdict] : {std::make_pair(&designs[d].holds, "holds"), std::make_pair(&designs[d].breaks, "breaks")}) {
+    // "*" (level 1) first, then names (level 2), which override it; one column at one level in
+    // both lists is refused.
+    std::vector<int> level_of(columns.size(), 0);
+    for (int level = 1; level <= 2; ++level) {
+      for (const auto& [list, verdict] : lists) {
         for (const auto& [cname, cpath] : *list) {
-          const bool star = cname == "*";
-          if (star != (pass == 0)) continue;
+          if ((cname == "*") != (level == 1)) continue;
           for (std::size_t f = 0; f < columns.size(); ++f) {
-            if (!star && columns[f].name != cname) continue;
-            const int level = star ? 1 : 2;
-            if (by[f] == level && expected[d][f] != std::string(verdict))
+            if (level == 2 && columns[f].name != cname) continue;
+            if (level_of[f] == level && expected[d][f] != std::string(verdict))
               fail(cpath, "a column not named in both \"holds\" and \"breaks\"", json(cname));
             expected[d][f] = std::string(verdict);
-            by[f] = level;
+            level_of[f] = level;
           }
         }
       }
