@@ -91,8 +91,8 @@ std::string xml_escape(const std::string& s) {
       case '>': o += "&gt;"; break;
       case '"': o += "&quot;"; break;
       case '\'': o += "&apos;"; break;
-      // Kept as characters, not entities: a newline in an attribute is normalised to a space by
-      // readers, so write it as a reference there too (&#10;) to keep it.
+      // As character references, in text and attributes alike: a reader normalises a raw newline
+      // or tab in an attribute to a space, and a reference survives that.
       case '\n': o += "&#10;"; break;
       case '\t': o += "&#9;"; break;
       case '\r': o += "&#13;"; break;
