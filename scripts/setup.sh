@@ -19,6 +19,7 @@ packages=(
   clang                   # clang++ (14 on Debian 12): second compiler, and the fuzz targets
   libclang-rt-14-dev      # libFuzzer and the sanitizer runtimes for clang 14
   chromium                # headless browser for the HTML report's test (ctest label browser)
+  libxml2-utils           # xmllint: the matrix test checks its JUnit XML
 )
 
 missing=()

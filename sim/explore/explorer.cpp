@@ -78,9 +78,20 @@ run_outcome classify_run(const scenario::scenario& base, const world::run_record
   run_outcome r;
   r.variant = rec.variant;
   for (const auto& inv : rec.invariants)
-    if (!inv.holds && inv.first)
-      r.broken.push_back(invariant_break{inv.name, inv.first->at_ns, inv.first->detail,
-                                         inv.worst ? inv.worst->value - inv.worst->bound : 0});
+    if (!inv.holds && inv.first) {
+      invariant_break b;
+      b.name = inv.name;
+      b.at_ns = inv.first->at_ns;
+      b.detail = inv.first->detail;
+      b.level = inv.level;
+      if (inv.worst) {
+        b.worst_value = inv.worst->value;
+        b.worst_bound = inv.worst->bound;
+      }
+      b.time_in_violation_ns = inv.time_in_violation_ns;
+      b.causes = inv.causes;
+      r.broken.push_back(std::move(b));
+    }
   std::stable_sort(r.broken.begin(), r.broken.end(),
                    [](const invariant_break& a, const invariant_break& b) { return a.at_ns < b.at_ns; });
   const check::expectation expected = scenario::expectation_for(base, rec.variant);
@@ -113,7 +124,7 @@ seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, con
   try {
     std::optional<sim::tie_perturbation> ties;
     if (mode.perturb_ties || mode.ties_only) ties.emplace(tie_seed(seed));
-    recs = world::run_all(for_search(e.sc), mode.ties_only ? base.seed : seed, verdict_only());
+    recs = world::run_all(mode.run_to_end ? e.sc : for_search(e.sc), mode.ties_only ? base.seed : seed, verdict_only());
     if (ties) out.orderings = ties->fingerprints();
   } catch (const std::exception& ex) {
     out.error = ex.what();

@@ -63,9 +63,15 @@ struct invariant_break {
   std::string name;
   vtime_ns at_ns = 0;
   std::string detail;
-  // A level invariant's worst moment, its value above its bound (0 for an event invariant): the
-  // overshoot a sweep reports (docs/sweep.md); the explore summaries do not write it.
-  std::int64_t worst_above_bound = 0;
+  // How bad it got, for a run that went on past its first violation (explore_mode::run_to_end;
+  // admitsim matrix reads these): a level invariant's worst moment and time in violation, and
+  // the causes the world named, most first (check::invariant_result). worst_value - worst_bound
+  // is the overshoot a sweep reports (docs/sweep.md); 0 and 0 for an event invariant.
+  bool level = false;
+  std::int64_t worst_value = 0;
+  std::int64_t worst_bound = 0;
+  vtime_ns time_in_violation_ns = 0;
+  std::vector<check::cause_count> causes;
 };
 
 struct run_outcome {
@@ -90,6 +96,9 @@ struct explore_mode {
   // Only the same-instant order varies: every seed runs the scenario as `admitsim run` does with
   // the scenario's own seed (its rates drawn with that seed); implies perturb_ties.
   bool ties_only = false;
+  // Every run goes on past its first violation to its end (the scenario's own checks.stop_at_first),
+  // so that its outcome says how bad it got; otherwise for_search decides.
+  bool run_to_end = false;
 };
 
 struct seed_outcome {

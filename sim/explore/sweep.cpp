@@ -87,9 +87,9 @@ value_result run_value(const sweep_request& req, const param_value& v) {
       out.portal_inflight_max = std::max(out.portal_inflight_max, r.portal_inflight_max);
       for (const auto& b : r.broken) {
         seen[b.name] = true;
-        if (b.worst_above_bound > out.worst_overshoot ||
-            (b.worst_above_bound == out.worst_overshoot && b.worst_above_bound > 0 && b.name < out.worst_invariant)) {
-          out.worst_overshoot = b.worst_above_bound;
+        const std::int64_t above = b.worst_value - b.worst_bound;  // 0 for an event invariant
+        if (above > out.worst_overshoot || (above == out.worst_overshoot && above > 0 && b.name < out.worst_invariant)) {
+          out.worst_overshoot = above;
           out.worst_invariant = b.name;
         }
       }

@@ -1,0 +1,444 @@
+#include "reports/matrix_report.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace admit::reports {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string html_esc(const std::string& s) {
+  std::string o;
+  o.reserve(s.size() + 8);
+  for (const char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&#39;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+// A cell of a Markdown table: no pipe or newline may end it early.
+std::string md_esc(const std::string& s) {
+  std::string o;
+  for (const char c : s) {
+    if (c == '|') o += "\\|";
+    else if (c == '\n' || c == '\r') o += ' ';
+    else o += c;
+  }
+  return o;
+}
+
+// `ppm` parts per million as a percentage for people: "44%", "0.5%", "100%".
+std::string percent(std::uint64_t ppm) {
+  if (ppm == 0) return "0%";
+  if (ppm >= 10'000) return std::to_string((ppm + 5'000) / 10'000) + "%";
+  const std::uint64_t tenths = (ppm + 500) / 1'000;
+  return tenths == 0 ? "<0.1%" : std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "%";
+}
+
+json overshoot_json(const matrix_overshoot& o) {
+  json j;
+  j["invariant"] = o.invariant;
+  j["value"] = o.value;
+  j["bound"] = o.bound;
+  j["over_by"] = o.value - o.bound;
+  j["seed"] = o.seed;
+  return j;
+}
+
+json seed_and(const std::optional<std::pair<std::uint64_t, std::string>>& p, const char* what) {
+  if (!p) return nullptr;
+  json j;
+  j["seed"] = p->first;
+  j[what] = p->second;
+  return j;
+}
+
+json cell_json(const matrix_cell& c) {
+  json j;
+  j["design"] = c.design;
+  j["fault"] = c.fault;
+  j["status"] = to_string(c.status);
+  j["expected"] = c.expected ? json(*c.expected) : json(nullptr);
+  j["as_expected"] = c.as_expected;
+  json s;
+  s["run"] = c.seeds_run;
+  s["violating"] = c.seeds_violating;
+  s["inconclusive"] = c.seeds_inconclusive;
+  s["error"] = c.seeds_error;
+  j["seeds"] = std::move(s);
+  j["violation_rate_ppm"] = c.violation_rate_ppm();
+  j["worst_overshoot"] = c.worst_overshoot ? overshoot_json(*c.worst_overshoot) : json(nullptr);
+  json t;
+  t["worst_ns"] = c.over_cap_worst_ns;
+  t["worst_seed"] = c.over_cap_worst_seed ? json(*c.over_cap_worst_seed) : json(nullptr);
+  t["total_ns"] = c.over_cap_total_ns;
+  j["time_over_cap"] = std::move(t);
+  json broken = json::array();
+  for (const auto& [name, n] : c.broken) {
+    json b;
+    b["invariant"] = name;
+    b["seeds"] = n;
+    broken.push_back(std::move(b));
+  }
+  j["broken"] = std::move(broken);
+  json causes = json::array();
+  for (const auto& k : c.causes) {
+    json kj;
+    kj["kind"] = k.kind;
+    kj["count"] = k.count;
+    kj["example"] = k.example;
+    causes.push_back(std::move(kj));
+  }
+  j["causes"] = std::move(causes);
+  if (c.first_violation) {
+    const auto& v = *c.first_violation;
+    json vj;
+    vj["seed"] = v.seed;
+    vj["invariant"] = v.invariant;
+    vj["at_ns"] = v.at_ns;
+    vj["detail"] = v.detail;
+    if (v.cause) {
+      json cj;
+      cj["kind"] = v.cause->first;
+      cj["detail"] = v.cause->second;
+      vj["cause"] = std::move(cj);
+    } else {
+      vj["cause"] = nullptr;
+    }
+    j["first_violation"] = std::move(vj);
+  } else {
+    j["first_violation"] = nullptr;
+  }
+  j["first_inconclusive"] = seed_and(c.first_inconclusive, "reason");
+  j["first_error"] = seed_and(c.first_error, "error");
+  if (c.counterexample) {
+    const auto& x = *c.counterexample;
+    json xj;
+    xj["seed"] = x.seed;
+    xj["invariant"] = x.invariant;
+    xj["shrunk"] = x.shrunk;
+    xj["reproduced"] = x.reproduced;
+    xj["scenario"] = x.scenario;
+    xj["report"] = x.report;
+    xj["replay"] = x.replay;
+    xj["requests"] = x.requests;
+    xj["workers"] = x.workers;
+    xj["faults"] = x.faults;
+    j["counterexample"] = std::move(xj);
+  } else {
+    j["counterexample"] = nullptr;
+  }
+  return j;
+}
+
+// One line for a cell: "breaks 7/16 (44%), +2 over cap, 12.5s over it".
+std::string cell_line(const matrix_cell& c) {
+  std::string o = std::string(to_string(c.status)) + " " + std::to_string(c.seeds_violating) + "/" +
+                  std::to_string(c.seeds_run) + " seeds";
+  if (c.worst_overshoot)
+    o += ", worst +" + std::to_string(c.worst_overshoot->value - c.worst_overshoot->bound) + " over " +
+         std::to_string(c.worst_overshoot->bound) + " (" + c.worst_overshoot->invariant + ")";
+  if (c.over_cap_worst_ns > 0) o += ", " + short_duration(c.over_cap_worst_ns) + " over the cap at worst";
+  if (c.seeds_inconclusive != 0) o += ", " + std::to_string(c.seeds_inconclusive) + " inconclusive";
+  if (c.seeds_error != 0) o += ", " + std::to_string(c.seeds_error) + " errors";
+  return o;
+}
+
+constexpr const char* page_css = R"(:root{--ink:#1b2230;--muted:#5b6473;--line:#d9dde5;--pass:#1e7b3c;--bad:#c0262d;--inc:#8a6d00}
+body{margin:0;background:#f6f7f9;color:var(--ink);font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif}
+main{max-width:1400px;margin:0 auto;padding:18px 22px}
+h1{font-size:21px;margin:4px 0}h2{font-size:16px;margin:22px 0 6px}
+.muted,.note{color:var(--muted);font-size:12.5px}
+code{font-size:12.5px;background:#eef0f4;padding:0 3px;border-radius:3px}
+table{border-collapse:collapse;font-size:12.5px;margin:6px 0;background:#fff}
+th,td{padding:5px 8px;border:1px solid var(--line);text-align:left;vertical-align:top}
+th{color:var(--muted);font-weight:600;background:#fbfcfd}
+td.cell{min-width:120px}
+td.holds{background:#e7f4ea}td.breaks{background:#fbe3e4}td.inconclusive{background:#fbf1d0}td.error{background:#ece4f7}
+.status{font-weight:700}.holds .status{color:var(--pass)}.breaks .status{color:var(--bad)}
+.inconclusive .status{color:var(--inc)}.error .status{color:#6b3fa0}
+.unmet{outline:3px solid var(--bad);outline-offset:-3px}
+.fig{display:block;font-variant-numeric:tabular-nums}
+.legend span{display:inline-block;margin-right:14px}
+.legend i{display:inline-block;width:14px;height:10px;margin-right:5px;border:1px solid var(--line);vertical-align:-1px}
+section.cell-detail{background:#fff;border:1px solid var(--line);border-radius:8px;padding:10px 14px;margin:10px 0}
+section.cell-detail h3{font-size:14px;margin:0 0 4px}
+)";
+
+}  // namespace
+
+const char* to_string(cell_status s) {
+  switch (s) {
+    case cell_status::holds: return "holds";
+    case cell_status::breaks: return "breaks";
+    case cell_status::inconclusive: return "inconclusive";
+    case cell_status::error: return "error";
+  }
+  return "?";
+}
+
+std::uint64_t matrix_cell::violation_rate_ppm() const {
+  if (seeds_run == 0) return 0;
+  // seeds_violating <= seeds_run <= 10^6 (the matrix file's bound on seeds), so the product fits.
+  return seeds_violating * 1'000'000 / seeds_run;
+}
+
+std::string short_duration(std::int64_t ns) {
+  if (ns < 0) return "-" + short_duration(-ns);
+  struct unit {
+    std::int64_t ns;
+    const char* name;
+  };
+  static constexpr unit units[] = {{3'600'000'000'000, "h"}, {60'000'000'000, "min"}, {1'000'000'000, "s"},
+                                   {1'000'000, "ms"},        {1'000, "us"}};
+  for (const unit& u : units) {
+    if (ns < u.ns) continue;
+    // Tenths of the unit, rounded half up, by integer arithmetic.
+    const std::int64_t whole = ns / u.ns;
+    const std::int64_t tenths = whole >= 100 ? 0 : ((ns % u.ns) * 10 + u.ns / 2) / u.ns;
+    std::int64_t w = whole, t = tenths;
+    if (t == 10) {
+      ++w;
+      t = 0;
+    }
+    return std::to_string(w) + (t != 0 ? "." + std::to_string(t) : std::string()) + u.name;
+  }
+  return std::to_string(ns) + "ns";
+}
+
+std::string render_matrix_json(const matrix_table& t) {
+  json out;
+  out["format"] = "admitsim-matrix/1";
+  json m;
+  m["name"] = t.name;
+  m["description"] = t.description;
+  m["file"] = t.file;
+  m["sha256"] = t.sha256;
+  out["matrix"] = std::move(m);
+  json sc;
+  sc["name"] = t.scenario_name;
+  sc["file"] = t.scenario_file ? json(*t.scenario_file) : json(nullptr);
+  out["scenario"] = std::move(sc);
+  json seeds;
+  seeds["first"] = t.first_seed;
+  seeds["count"] = t.seeds;
+  out["seeds"] = std::move(seeds);
+  json designs = json::array();
+  for (const auto& d : t.designs) {
+    json dj;
+    dj["name"] = d.name;
+    dj["changes"] = d.changes;
+    designs.push_back(std::move(dj));
+  }
+  out["designs"] = std::move(designs);
+  json faults = json::array();
+  for (const auto& f : t.faults) {
+    json fj;
+    fj["name"] = f.name;
+    fj["kind"] = f.kind;
+    fj["summary"] = f.summary;
+    faults.push_back(std::move(fj));
+  }
+  out["faults"] = std::move(faults);
+  std::uint64_t n[4] = {0, 0, 0, 0};
+  std::uint64_t unmet = 0;
+  for (const auto& c : t.cells) {
+    ++n[static_cast<int>(c.status)];
+    if (!c.as_expected) ++unmet;
+  }
+  json totals;
+  totals["cells"] = t.cells.size();
+  totals["holds"] = n[0];
+  totals["breaks"] = n[1];
+  totals["inconclusive"] = n[2];
+  totals["error"] = n[3];
+  totals["not_as_expected"] = unmet;
+  out["totals"] = std::move(totals);
+  json cells = json::array();
+  for (const auto& c : t.cells) cells.push_back(cell_json(c));
+  out["cells"] = std::move(cells);
+  json ex;
+  ex["code"] = t.exit_code;
+  ex["why"] = t.why;
+  out["exit"] = std::move(ex);
+  return out.dump(2) + "\n";
+}
+
+std::string render_matrix_markdown(const matrix_table& t) {
+  std::ostringstream o;
+  o << "| design \\ fault |";
+  for (const auto& f : t.faults) o << " " << md_esc(f.name) << " |";
+  o << "\n|---|";
+  for (std::size_t i = 0; i < t.faults.size(); ++i) o << "---|";
+  o << "\n";
+  for (std::size_t d = 0; d < t.designs.size(); ++d) {
+    o << "| " << md_esc(t.designs[d].name) << " |";
+    for (std::size_t f = 0; f < t.faults.size(); ++f) {
+      const matrix_cell& c = t.at(d, f);
+      std::string s;
+      switch (c.status) {
+        case cell_status::holds: s = "holds"; break;
+        case cell_status::breaks:
+          s = "**breaks** " + percent(c.violation_rate_ppm());
+          if (c.worst_overshoot)
+            s += ", +" + std::to_string(c.worst_overshoot->value - c.worst_overshoot->bound);
+          break;
+        case cell_status::inconclusive: s = "inconclusive (" + std::to_string(c.seeds_inconclusive) + ")"; break;
+        case cell_status::error: s = "error (" + std::to_string(c.seeds_error) + ")"; break;
+      }
+      if (!c.as_expected) s += " (not as expected)";
+      o << " " << s << " |";
+    }
+    o << "\n";
+  }
+  o << "\n" << t.seeds << " seeds per cell from seed " << t.first_seed
+    << ". **breaks** P%, +N: P% of the seeds broke an invariant, and the worst moment was N above the cap. "
+       "`admitsim matrix "
+    << md_esc(t.file) << "` writes the counterexamples and the HTML table.\n";
+  return o.str();
+}
+
+std::string render_matrix_html(const matrix_table& t) {
+  std::ostringstream o;
+  o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << html_esc(t.name)
+    << " · matrix · admitsim</title>\n<style>" << page_css << "</style>\n</head>\n<body>\n<main>\n";
+  o << "<h1>" << html_esc(t.name) << ": which design survives which fault</h1>\n";
+  if (!t.description.empty()) o << "<p>" << html_esc(t.description) << "</p>\n";
+  o << "<p class=\"muted\">Matrix <code>" << html_esc(t.file) << "</code> (sha256 " << html_esc(t.sha256.substr(0, 12))
+    << "…), base scenario <code>" << html_esc(t.scenario_name) << "</code>"
+    << (t.scenario_file ? " (<code>" + html_esc(*t.scenario_file) + "</code>)" : std::string(" (inline)")) << "; "
+    << t.seeds << " seeds per cell from seed " << t.first_seed << ". Exit code " << t.exit_code << ".</p>\n";
+  for (const auto& w : t.why) o << "<p class=\"note\">Not as expected: " << html_esc(w) << "</p>\n";
+  o << "<p class=\"legend\"><span><i style=\"background:#e7f4ea\"></i>holds: no seed broke anything</span>"
+       "<span><i style=\"background:#fbe3e4\"></i>breaks: some seed broke an invariant</span>"
+       "<span><i style=\"background:#fbf1d0\"></i>inconclusive: a limit cut a run, nothing broke before it</span>"
+       "<span><i style=\"background:#ece4f7\"></i>error: a run threw</span>"
+       "<span><i style=\"outline:3px solid #c0262d;outline-offset:-3px\"></i>not as the matrix file expects</span></p>\n";
+  o << "<table class=\"matrix\"><thead><tr><th>design \\ fault</th>";
+  for (const auto& f : t.faults)
+    o << "<th title=\"" << html_esc(f.summary) << "\">" << html_esc(f.name) << "</th>";
+  o << "</tr></thead><tbody>\n";
+  for (std::size_t d = 0; d < t.designs.size(); ++d) {
+    o << "<tr><th title=\"" << html_esc(t.designs[d].changes) << "\">" << html_esc(t.designs[d].name) << "</th>";
+    for (std::size_t f = 0; f < t.faults.size(); ++f) {
+      const matrix_cell& c = t.at(d, f);
+      o << "<td class=\"cell " << to_string(c.status) << (c.as_expected ? "" : " unmet") << "\" title=\""
+        << html_esc(cell_line(c)) << "\"><span class=\"status\">" << to_string(c.status) << "</span>";
+      o << "<span class=\"fig\">" << c.seeds_violating << "/" << c.seeds_run << " seeds ("
+        << percent(c.violation_rate_ppm()) << ")</span>";
+      if (c.worst_overshoot)
+        o << "<span class=\"fig\">worst " << c.worst_overshoot->value << " against " << c.worst_overshoot->bound
+          << "</span>";
+      if (c.over_cap_worst_ns > 0)
+        o << "<span class=\"fig\">" << short_duration(c.over_cap_worst_ns) << " over the cap (total "
+          << short_duration(c.over_cap_total_ns) << ")</span>";
+      if (c.seeds_inconclusive != 0) o << "<span class=\"fig\">" << c.seeds_inconclusive << " inconclusive</span>";
+      if (c.seeds_error != 0) o << "<span class=\"fig\">" << c.seeds_error << " errors</span>";
+      if (c.counterexample)
+        o << "<span class=\"fig\"><a href=\"" << html_esc(c.counterexample->href) << "\">counterexample</a> · <a href=\"#"
+          << html_esc(c.design + "." + c.fault) << "\">why</a></span>";
+      if (c.expected) o << "<span class=\"fig muted\">expected: " << html_esc(*c.expected) << "</span>";
+      o << "</td>";
+    }
+    o << "</tr>\n";
+  }
+  o << "</tbody></table>\n";
+  o << "<p class=\"note\">Worst: the worst moment's peak against the cap over every seed. Over the cap: per seed the "
+       "longest time a cap invariant spent in violation; the worst seed's, and the total over the seeds.</p>\n";
+  bool any = false;
+  for (const auto& c : t.cells) {
+    if (c.status == cell_status::holds) continue;
+    if (!any) o << "<h2>The cells that did not hold</h2>\n";
+    any = true;
+    o << "<section class=\"cell-detail\" id=\"" << html_esc(c.design + "." + c.fault) << "\"><h3>" << html_esc(c.design)
+      << " × " << html_esc(c.fault) << ": " << to_string(c.status) << "</h3>\n<p>" << html_esc(cell_line(c)) << "</p>\n";
+    if (c.first_violation) {
+      const auto& v = *c.first_violation;
+      o << "<p>First violation (seed " << v.seed << "): <b>" << html_esc(v.invariant) << "</b> at "
+        << short_duration(v.at_ns) << ": " << html_esc(v.detail) << "</p>\n";
+      if (v.cause) o << "<p>Cause: <b>" << html_esc(v.cause->first) << "</b>: " << html_esc(v.cause->second) << "</p>\n";
+    }
+    if (!c.broken.empty()) {
+      o << "<p>Broken:";
+      for (const auto& [name, n] : c.broken) o << " <code>" << html_esc(name) << "</code> (" << n << " seeds)";
+      o << "</p>\n";
+    }
+    if (!c.causes.empty()) {
+      o << "<table><thead><tr><th>cause</th><th>count</th><th>example</th></tr></thead><tbody>";
+      for (const auto& k : c.causes)
+        o << "<tr><td>" << html_esc(k.kind) << "</td><td>" << k.count << "</td><td>" << html_esc(k.example) << "</td></tr>";
+      o << "</tbody></table>\n";
+    }
+    if (c.first_inconclusive)
+      o << "<p>First inconclusive seed " << c.first_inconclusive->first << ": " << html_esc(c.first_inconclusive->second)
+        << "</p>\n";
+    if (c.first_error)
+      o << "<p>First error, seed " << c.first_error->first << ": " << html_esc(c.first_error->second) << "</p>\n";
+    if (c.counterexample) {
+      const auto& x = *c.counterexample;
+      o << "<p>Counterexample (" << (x.shrunk ? "shrunk" : "not shrunk") << ", seed " << x.seed << ", "
+        << html_esc(x.invariant) << "; " << x.requests << " requests, " << x.workers << " workers, " << x.faults
+        << " faults" << (x.reproduced ? "" : "; DID NOT REPRODUCE") << "): <a href=\"" << html_esc(x.href) << "\">"
+        << html_esc(x.scenario) << "</a>; replay: <code>" << html_esc(x.replay) << "</code></p>\n";
+    }
+    o << "</section>\n";
+  }
+  o << "</main>\n</body>\n</html>\n";
+  return o.str();
+}
+
+std::string render_matrix_junit(const matrix_table& t) {
+  std::vector<junit_suite> suites;
+  for (std::size_t d = 0; d < t.designs.size(); ++d) {
+    junit_suite s;
+    s.name = t.name + "." + t.designs[d].name;
+    for (std::size_t f = 0; f < t.faults.size(); ++f) {
+      const matrix_cell& c = t.at(d, f);
+      junit_case k;
+      k.classname = s.name;
+      k.name = c.fault;
+      switch (c.status) {
+        case cell_status::holds: k.result = junit_case::outcome::passed; break;
+        case cell_status::breaks: k.result = junit_case::outcome::failure; break;
+        case cell_status::inconclusive:
+        case cell_status::error: k.result = junit_case::outcome::error; break;
+      }
+      std::string text;
+      if (c.first_violation) {
+        const auto& v = *c.first_violation;
+        k.message = v.invariant + " broke at " + short_duration(v.at_ns) + " (seed " + std::to_string(v.seed) +
+                    "): " + v.detail;
+        text += "first violation: " + v.invariant + " at " + std::to_string(v.at_ns) + "ns, seed " +
+                std::to_string(v.seed) + ": " + v.detail + "\n";
+        if (v.cause) text += "cause: " + v.cause->first + ": " + v.cause->second + "\n";
+      } else if (c.first_inconclusive) {
+        k.message = "inconclusive: seed " + std::to_string(c.first_inconclusive->first) + ": " + c.first_inconclusive->second;
+      } else if (c.first_error) {
+        k.message = "error: seed " + std::to_string(c.first_error->first) + ": " + c.first_error->second;
+      }
+      if (c.counterexample)
+        text += "counterexample: " + c.counterexample->scenario + "\nreplay: " + c.counterexample->replay + "\n";
+      text += cell_line(c) + "\n";
+      if (k.result != junit_case::outcome::passed) k.text = text;
+      std::string out = cell_line(c);
+      if (c.expected) out += "; expected: " + *c.expected + (c.as_expected ? " (as expected)" : " (NOT as expected)");
+      k.system_out = out;
+      s.cases.push_back(std::move(k));
+    }
+    suites.push_back(std::move(s));
+  }
+  return render_junit(t.name, suites);
+}
+
+}  // namespace admit::reports
