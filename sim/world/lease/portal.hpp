@@ -85,11 +85,15 @@ class portal {
   // Worker `wi` crashed at `now`: its connection runs on without it, or
   // (free_slot) its socket's close stops the work.
   void worker_crashed(std::size_t wi, vtime_ns now) {
-    if (!on_[wi].open) return;
-    if (free_slot_on_close_)
-      close(on_[wi].number, wi);
-    else
-      leave(wi, now);
+    if (free_slot_on_close_) {
+      // Every socket of the process closes: the connection it was on, and one it sent without a permit
+      // (fail_open; under free_slot no other connection is left open, a client that leaves one closes it).
+      if (on_[wi].open) close(on_[wi].number, wi);
+      for (std::size_t i = left_.size(); i-- > 0;)
+        if (left_[i].worker == wi) close(left_[i].number, wi);
+      return;
+    }
+    if (on_[wi].open) leave(wi, now);
   }
   // Whether a connection its client closes stops its work (service.on_client_close: free_slot).
   bool frees_slot_on_close() const noexcept { return free_slot_on_close_; }
