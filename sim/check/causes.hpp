@@ -11,8 +11,9 @@
 //
 // A design is something a user picks in a scenario: a lease variant (`seed`,
 // `server_time`, `renewal`, `fencing`, `fair`), a protocol's client policy
-// (`on_client_timeout: hold_to_end`), Redis persistence (`persistence:
-// aof_everysec`), the gate's kind (`kind: lease`). A design is named only
+// (`on_client_timeout: hold_to_end`), a protocol of scenarios/designs/
+// (`restart_grace`), the portal's setting (`on_client_close: free_slot`),
+// Redis persistence (`persistence: aof_everysec`), the gate's kind (`kind: lease`). A design is named only
 // where a catalogue run shows it removing the cause (docs/report.md,
 // "Causes", names the scenario); "" where no shipped design does. The
 // mutants' causes (docs/mutants.md) name none: the real code is the remedy.
@@ -41,9 +42,11 @@ inline constexpr cause_info cause_table[] = {
     {"renewal_missed", "a renewing holder's lease ran out between two renewals (a pause, too little slack)", ""},
     {"crashed_holder", "a holder crashed with its request at the portal, and its lease ran out under the request", ""},
     {"client_timeout_release", "a client timeout released the permit while the connection stayed open at the portal",
-     "on_client_timeout: hold_to_end"},
-    {"restart_forgot", "a Redis restart without persistence forgot the permit", "persistence: aof_everysec"},
-    {"restart_lost_last_second", "a Redis restart lost a permit granted after the last second the AOF had written", ""},
+     "on_client_timeout: hold_to_end, on_client_close: free_slot"},
+    {"restart_forgot", "a Redis restart without persistence forgot the permit",
+     "persistence: aof_everysec, persistence: aof_always, restart_grace"},
+    {"restart_lost_last_second", "a Redis restart lost a permit granted after the last second the AOF had written",
+     "persistence: aof_always"},
     {"failover_unreplicated", "a failover promoted a replica that had not received the grant yet", ""},
     {"limit_above_cap", "the lease limit is above the portal's cap", ""},
     {"failed_open", "a client that could not reach Redis sent its request without a permit (mutation fail_open)", ""},

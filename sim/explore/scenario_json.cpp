@@ -110,13 +110,15 @@ json fleet_json(const fleet_spec& f) {
   return j;
 }
 
-// over_cap is written for a lease scenario only: a FIFO scenario's loader refuses it.
+// over_cap and on_client_close are written for a lease scenario only: a FIFO scenario's loader refuses them.
 json service_json(const service_spec& s, bool lease) {
   json j;
   if (s.portal_cap) j["portal_cap"] = *s.portal_cap;
   j["service_time"] = dist_json(s.service_time);
   if (s.client_timeout_ns) j["client_timeout"] = duration_text(*s.client_timeout_ns);
   if (lease) j["over_cap"] = s.over_cap == service_spec::over_cap_policy::serve ? "serve" : "reject_429";
+  // Written only when it is not the default, so that a scenario written back before the field existed reads the same.
+  if (lease && s.on_client_close == service_spec::client_close_policy::free_slot) j["on_client_close"] = "free_slot";
   return j;
 }
 
@@ -174,7 +176,10 @@ json fault_json(const fault_spec& f) {
   }
   // The fields its row takes, then its duration when it has one.
   const fault_kind_info& row = fault_row(f.kind);
-  if (row.params & param_persistence) j["persistence"] = f.persist == persistence::aof_everysec ? "aof_everysec" : "none";
+  if (row.params & param_persistence)
+    j["persistence"] = f.persist == persistence::aof_everysec ? "aof_everysec"
+                       : f.persist == persistence::aof_always ? "aof_always"
+                                                              : "none";
   if (row.params & param_replication_lag) j["replication_lag"] = duration_text(f.replication_lag_ns);
   if (row.params & param_step) j["step"] = signed_duration_text(f.step_ns);
   if (row.params & param_client_timeout) j["client_timeout"] = duration_text(f.client_timeout_ns);
@@ -194,6 +199,12 @@ json rates_json(const fault_rates& r) {
   j["mean_duration"] = duration_text(r.mean_duration_ns);
   if (r.max_replication_lag_ns != 1 * sim::sec) j["max_replication_lag"] = duration_text(r.max_replication_lag_ns);
   if (r.until_ns > 0) j["until"] = duration_text(r.until_ns);
+  if (r.restart_persistence != fault_rates{}.restart_persistence) {
+    json ps = json::array();
+    for (const persistence p : r.restart_persistence)
+      ps.push_back(p == persistence::aof_everysec ? "aof_everysec" : p == persistence::aof_always ? "aof_always" : "none");
+    j["restart_persistence"] = std::move(ps);
+  }
   return j;
 }
 

@@ -46,6 +46,7 @@ swarm_config derive_swarm(const scenario::scenario& base, std::uint64_t seed) {
     if (i == 5) s.rates.max_replication_lag_ns = swarm_length(rng, b.max_replication_lag_ns);
   }
   s.rates.until_ns = b.until_ns;
+  s.rates.restart_persistence = b.restart_persistence;  // the scenario's, not a draw of the swarm
   return s;
 }
 

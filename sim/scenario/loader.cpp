@@ -569,7 +569,8 @@ fault_spec read_fault(const json& v, const std::string& p, const node_context& c
   if (row.params & param_persistence)
     if (const json* x = r.get("persistence")) {
       static const std::pair<const char*, persistence> ps[] = {{"none", persistence::none},
-                                                               {"aof_everysec", persistence::aof_everysec}};
+                                                               {"aof_everysec", persistence::aof_everysec},
+                                                               {"aof_always", persistence::aof_always}};
       f.persist = read_enum(*x, child(p, "persistence"), ps);
     }
   if (row.params & param_replication_lag)
@@ -638,10 +639,26 @@ fault_rates read_rates(const json& v) {
     fr.max_replication_lag_ns = read_duration(*x, "/faults/rates/max_replication_lag", 1, day_ns);
   if (const json* x = r.get("mean_duration"))
     fr.mean_duration_ns = read_duration(*x, "/faults/rates/mean_duration", 1, day_ns);
+  if (const json* x = r.get("restart_persistence")) {
+    static const std::pair<const char*, persistence> ps[] = {
+        {"none", persistence::none}, {"aof_everysec", persistence::aof_everysec}, {"aof_always", persistence::aof_always}};
+    const char* what = "a list of 1 to 3 distinct persistences (\"none\", \"aof_everysec\", \"aof_always\")";
+    if (!x->is_array() || x->empty() || x->size() > 3) fail("/faults/rates/restart_persistence", what, *x);
+    fr.restart_persistence.clear();
+    for (std::size_t i = 0; i < x->size(); ++i) {
+      const persistence p = read_enum((*x)[i], child("/faults/rates/restart_persistence", i), ps);
+      if (std::find(fr.restart_persistence.begin(), fr.restart_persistence.end(), p) != fr.restart_persistence.end())
+        fail(child("/faults/rates/restart_persistence", i), what, (*x)[i]);
+      fr.restart_persistence.push_back(p);
+    }
+  }
   if (const json* x = r.get("until")) fr.until_ns = read_duration(*x, "/faults/rates/until", 1);
   else if (fr.any())
     fail_msg("/faults/rates", "missing required key \"until\" (when drawing faults stops; needed once a rate is set)");
   r.finish();
+  if (v.contains("restart_persistence") && fr.per_hour_of(fault_kind::redis_restart) == 0)
+    fail_msg("/faults/rates/restart_persistence",
+             "expected no \"restart_persistence\" without a redis_restart_per_hour above 0 (no drawn restart reads it)");
   for (const auto& row : fault_kind_table)
     if (!drawable(row)) ADMIT_ASSERT(fr.per_hour_of(row.kind) == 0, "no rate for a kind rates cannot draw");
   return fr;
@@ -812,6 +829,10 @@ void refuse_fields_of_other_world(const json& doc, const scenario& sc) {
       fail_msg("/service/over_cap",
                "not read by a FIFO scenario: its portal serves everything and the monitors count what runs above "
                "its cap; expected no key");
+    if (sv != doc.end() && sv->is_object() && sv->contains("on_client_close"))
+      fail_msg("/service/on_client_close",
+               "not read by a FIFO scenario: its portal's connections are the server process's, which a client's "
+               "timeout does not close (the handler holds its lease and its work to the end); expected no key");
     return;
   }
   auto refuse_each = [&](const char* list, const char* const* keys, std::size_t n, const char* why) {
@@ -896,6 +917,12 @@ scenario load_scenario_json(const json& doc) {
       static const std::pair<const char*, service_spec::over_cap_policy> policies[] = {
           {"reject_429", service_spec::over_cap_policy::reject_429}, {"serve", service_spec::over_cap_policy::serve}};
       sc.service.over_cap = read_enum(*t, "/service/over_cap", policies);
+    }
+    if (const json* t = r.get("on_client_close")) {
+      static const std::pair<const char*, service_spec::client_close_policy> policies[] = {
+          {"keep_work", service_spec::client_close_policy::keep_work},
+          {"free_slot", service_spec::client_close_policy::free_slot}};
+      sc.service.on_client_close = read_enum(*t, "/service/on_client_close", policies);
     }
     r.finish();
   }

@@ -279,10 +279,17 @@ struct service_spec {
     reject_429,  // above its true cap the portal answers 429 at once (the attempt is counted)
     serve,       // the portal serves it: the true over-cap in-flight count
   };
+  // What the lease world's portal does when a client closes its connection
+  // (a read timeout, a crash, a client giving up the call).
+  enum class client_close_policy : std::uint8_t {
+    keep_work,  // the work goes on to its end and keeps its slot
+    free_slot,  // the portal stops the work and frees its slot at once
+  };
   std::optional<std::int64_t> portal_cap;  // true concurrency cap; default: the gates' total
   sim::duration_dist service_time = sim::duration_dist::fixed(350 * sim::ms);
   std::optional<vtime_ns> client_timeout_ns;  // default client read timeout
   over_cap_policy over_cap = over_cap_policy::reject_429;
+  client_close_policy on_client_close = client_close_policy::keep_work;
 };
 
 // fault_kind, its names and what each kind takes: the table in
@@ -291,6 +298,7 @@ struct service_spec {
 enum class persistence : std::uint8_t {
   none,          // a restart forgets every key
   aof_everysec,  // a restart keeps what was written up to the last whole second
+  aof_always,    // every write is durable before its reply: a restart keeps everything
 };
 
 struct fault_spec {
@@ -321,6 +329,9 @@ struct fault_rates {
   vtime_ns mean_duration_ns = 5 * sim::sec;
   vtime_ns max_replication_lag_ns = 1 * sim::sec;  // drawn failovers lose up to this much
   vtime_ns until_ns = 0;  // no fault is drawn at or after it; required when a rate is set
+  // What a drawn Redis restart keeps: one of these, uniformly (1 to 3 distinct; by default the fair coin
+  // between none and aof_everysec, so that only a scenario that asks for aof_always draws it).
+  std::vector<persistence> restart_persistence{persistence::none, persistence::aof_everysec};
 
   std::int64_t& per_hour_of(fault_kind k) { return per_hour[static_cast<std::size_t>(k)]; }
   std::int64_t per_hour_of(fault_kind k) const { return per_hour[static_cast<std::size_t>(k)]; }

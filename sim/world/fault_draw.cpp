@@ -84,7 +84,9 @@ bool draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rat
       }
       case fault_kind::redis_restart:
         f.target = redis_node();
-        f.persist = rng.uniform_u64(2) == 0 ? scenario::persistence::none : scenario::persistence::aof_everysec;
+        // One of rates.restart_persistence (by default none or aof_everysec, a fair coin: the draw of old).
+        ADMIT_ASSERT(!rates.restart_persistence.empty(), "a drawn restart has a persistence to draw from");
+        f.persist = rates.restart_persistence[rng.uniform_u64(rates.restart_persistence.size())];
         break;
       case fault_kind::redis_failover:
         f.target = redis_node();

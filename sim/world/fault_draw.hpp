@@ -22,8 +22,9 @@
 //   clock_step  (the loader refuses a rate for a FIFO scenario) a worker's clock (never Redis's: the server's clock moves
 //               only by the explicit schedule), by a step whose size is
 //               uniform in [1ns, max_step] and whose sign is a fair coin;
-//   redis_restart   (lease gate only) persistence none or aof_everysec by a
-//               fair coin; exponential downtime, mean `mean_duration`;
+//   redis_restart   (lease gate only) a persistence uniform among
+//               `restart_persistence` (by default none or aof_everysec, a fair
+//               coin); exponential downtime, mean `mean_duration`;
 //   redis_failover  (lease gate only) a replication lag uniform in
 //               [1ns, max_replication_lag]; exponential downtime as above.
 // Lengths are at least 1ns and at most 24h, and, with

@@ -140,6 +140,7 @@ class lease_world {
         portal_(sched_, monitors_, timeline_, sc.service.portal_cap.value_or(gate().lease.limit),
                 sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns),
                 sc.service.over_cap == scenario::service_spec::over_cap_policy::serve,
+                sc.service.on_client_close == scenario::service_spec::client_close_policy::free_slot,
                 static_cast<std::size_t>(sc.fleet.workers)),
         faults_(sched_, fleet_, items_, node_, server_, net_, portal_, monitors_, timeline_), src_(sc, seed),
         pump_(sched_, src_, *this) {
@@ -275,8 +276,9 @@ class lease_world {
     if (status <= 0) [[unlikely]]
       w.permit.client_left_ns = sched_.now_ns();  // its connection may stay open without it
     ADMIT_CHECKPOINT(fleet_, wi, gen);
-    if (status == 0 && policy.on_client_timeout == redis::timeout_permit::hold_to_end) {
-      // The client gave up waiting, but its protocol holds the permit until the connection really ends.
+    if (status == 0 && policy.on_client_timeout == redis::timeout_permit::hold_to_end && !portal_.frees_slot_on_close()) {
+      // The client gave up waiting, but its protocol holds the permit until the connection really ends
+      // (under free_slot the portal ended it as the client closed it).
       co_await sim::sleep_for(item.service_ns - item.read_timeout_ns);
       ADMIT_CHECKPOINT(fleet_, wi, gen);
     }

@@ -136,6 +136,16 @@ TEST_CASE("Redis restarts and failovers are drawn only where there is a Redis", 
   CHECK(per_kind[fault_kind::redis_failover] < 60 + 40);
   CHECK(persist[scenario::persistence::none] > 20);
   CHECK(persist[scenario::persistence::aof_everysec] > 20);
+  CHECK(persist[scenario::persistence::aof_always] == 0);  // only a scenario that asks for it draws it
+  // rates.restart_persistence: the same restarts at the same times, each with a persistence from the list.
+  auto r_always = r;
+  r_always.restart_persistence = {scenario::persistence::aof_always};
+  const auto always = world::draw_faults(r_always, nodes, 11);
+  REQUIRE(always.size() == faults.size());
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    CHECK(always[i].at_ns == faults[i].at_ns);
+    if (always[i].kind == fault_kind::redis_restart) CHECK(always[i].persist == scenario::persistence::aof_always);
+  }
   REQUIRE(worker_kinds.size() == before.size());
   for (std::size_t i = 0; i < before.size(); ++i) {
     CHECK(worker_kinds[i].at_ns == before[i].at_ns);

@@ -23,10 +23,12 @@ struct page {
 
 // Runs a scenario as the CLI does and renders both reports from the same records.
 page render_text(const std::string& text, std::uint64_t seed, const std::string& file,
-                 const std::string& name_override = {}) {
-  admit::scenario::scenario sc = admit::scenario::load_scenario_text(text);
+                 const std::string& name_override = {}, bool from_file = false) {
+  // A catalogue file is loaded as the CLI loads it (its protocol files read beside it, and put inline in `doc`).
+  nlohmann::ordered_json doc;
+  admit::scenario::scenario sc = from_file ? admit::scenario::load_scenario_file(file, doc)
+                                           : admit::scenario::load_scenario_text(text, doc);
   if (!name_override.empty()) sc.name = name_override;
-  const auto doc = nlohmann::ordered_json::parse(text);
   page p;
   p.run.runs = admit::world::run_all(sc, seed);
   p.run.rec = p.run.runs.front();
@@ -42,7 +44,7 @@ page render_text(const std::string& text, std::uint64_t seed, const std::string&
 }
 
 page render_file(const std::string& path, std::uint64_t seed) {
-  return render_text(admit::test::slurp(path), seed, path);
+  return render_text(admit::test::slurp(path), seed, path, {}, true);
 }
 
 // The elements the page opens are closed again (a cheap structural check; the browser test loads it).

@@ -3,6 +3,7 @@
 // exact messages live in malformed_test.cpp.
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "sim/scenario/duration.hpp"
 #include "sim/scenario/loader.hpp"
@@ -245,6 +246,15 @@ TEST_CASE("service: the over-cap policy and the distribution cap") {
         service_spec::over_cap_policy::serve);
   CHECK(rejection(doc(lease_gate, one_request, R"("service": {"over_cap": "queue"})")) ==
         "/service/over_cap: a portal that queues connections above its cap is not modelled; expected \"reject_429\" or \"serve\"");
+  // on_client_close: keep_work by default, free_slot read by the lease world, refused by the FIFO world.
+  CHECK(load_scenario_text(doc(lease_gate, one_request)).service.on_client_close ==
+        service_spec::client_close_policy::keep_work);
+  CHECK(load_scenario_text(doc(lease_gate, one_request, R"("service": {"on_client_close": "free_slot"})"))
+            .service.on_client_close == service_spec::client_close_policy::free_slot);
+  CHECK(rejection(doc(lease_gate, one_request, R"("service": {"on_client_close": "drop"})")) ==
+        "/service/on_client_close: expected one of \"keep_work\", \"free_slot\", got \"drop\"");
+  CHECK(rejection(doc(fifo_gate, one_request, R"("service": {"on_client_close": "keep_work"})")).rfind(
+            "/service/on_client_close: not read by a FIFO scenario", 0) == 0);
   CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("service": {"service_time": "1000000s"})"))
             .service.service_time == admit::sim::duration_dist::fixed(admit::sim::duration_cap_ns));
   CHECK(rejection(doc(fifo_gate, one_request,
@@ -313,6 +323,31 @@ TEST_CASE("faults: every kind with its targets and fields") {
   CHECK(to_string(node_ref{node_ref::kind::worker, 12}) == "worker:12");
   // Rates that are all zero need no end.
   CHECK(rejection(doc(fifo_gate, one_request, R"("faults": {"rates": {"crash_per_hour": 0}})")).empty());
+  CHECK(sc.faults.rates->restart_persistence ==
+        std::vector<persistence>{persistence::none, persistence::aof_everysec});
+}
+
+TEST_CASE("faults: aof_always, and the persistences a drawn restart picks from") {
+  // Goal: persistence aof_always; rates.restart_persistence read, checked, refused where nothing reads it.
+  // Method: load and compare.
+  const std::string lease = R"({"kind": "lease", "limit": 1})";
+  const scenario always = load_scenario_text(doc(lease, one_request, R"("faults": {"schedule": [
+      {"at": "1s", "kind": "redis_restart", "persistence": "aof_always"}]})"));
+  CHECK(always.faults.schedule.front().persist == persistence::aof_always);
+  const scenario drawn = load_scenario_text(doc(lease, one_request, R"("faults": {"rates": {
+      "redis_restart_per_hour": 10, "restart_persistence": ["aof_always", "none"], "until": "1m"}})"));
+  CHECK(drawn.faults.rates->restart_persistence == std::vector<persistence>{persistence::aof_always, persistence::none});
+  CHECK(rejection(doc(lease, one_request, R"("faults": {"rates": {"redis_restart_per_hour": 10,
+      "restart_persistence": ["none", "none"], "until": "1m"}})")) ==
+        "/faults/rates/restart_persistence/1: expected a list of 1 to 3 distinct persistences (\"none\", "
+        "\"aof_everysec\", \"aof_always\"), got \"none\"");
+  CHECK(rejection(doc(lease, one_request, R"("faults": {"rates": {"redis_restart_per_hour": 10,
+      "restart_persistence": [], "until": "1m"}})"))
+            .rfind("/faults/rates/restart_persistence: expected a list of 1 to 3", 0) == 0);
+  CHECK(rejection(doc(lease, one_request, R"("faults": {"rates": {"crash_per_hour": 10,
+      "restart_persistence": ["none"], "until": "1m"}})")) ==
+        "/faults/rates/restart_persistence: expected no \"restart_persistence\" without a redis_restart_per_hour "
+        "above 0 (no drawn restart reads it)");
 }
 
 TEST_CASE("fault targets are checked against the fleet and the gates") {

@@ -40,6 +40,8 @@ std::vector<field_row> rows() {
       both(one + R"(, "service": {"portal_cap": 1, "service_time": "1s", "client_timeout": "5s"})"), true, true, "");
   add("`service.over_cap`", both(one + R"(, "service": {"over_cap": "reject_429"})"), false, true,
       "/service/over_cap");
+  add("`service.on_client_close`", both(one + R"(, "service": {"on_client_close": "free_slot"})"), false, true,
+      "/service/on_client_close");
   add("`workload.requests[].id`, `gate`, `at`, `service`, `client_timeout`",
       both(R"("workload": {"requests": [{"id": "a", "at": "0ms", "service": "1s", "client_timeout": "2s"}]})"), true,
       true, "");

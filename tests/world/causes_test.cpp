@@ -523,8 +523,10 @@ TEST_CASE("every violation of the catalogue is explained", "[world][causes]") {
 TEST_CASE("the designs the table names remove the cause from the catalogue scenario that shows it", "[world][causes]") {
   // Goal: every design the cause table names for a catalogue cause was seen to remove it (docs/report.md,
   // "Causes"). Method: the scenario showing the cause, run under the design: clock_skew under every variant that
-  // reads the server's clock; redis_restart with persistence aof_everysec; lease_shorter_than_request under
-  // renewal. (hold_to_end: the client-timeout test above and tests/world/protocol_world_test.cpp.)
+  // reads the server's clock; redis_restart with persistence aof_everysec and aof_always (and
+  // redis_restart_aof_everysec under aof_always); client_timeout_overshoot under on_client_close free_slot;
+  // lease_shorter_than_request under renewal. (hold_to_end: the client-timeout test above and
+  // tests/world/protocol_world_test.cpp; restart_grace, a protocol file: tests/world/designs_test.cpp.)
   const auto under = [](const std::string& file, const std::function<void(json&)>& change) {
     json doc = json::parse(admit::test::slurp(file));
     doc.erase("expect");
@@ -536,10 +538,25 @@ TEST_CASE("the designs the table names remove the cause from the catalogue scena
   });
   REQUIRE(skew.size() == 4);
   for (const auto& r : skew) require_no_violation(r);
-  const auto restart = under("scenarios/redis_restart.json",
-                             [](json& d) { d["faults"]["schedule"][0]["persistence"] = "aof_everysec"; });
-  REQUIRE(restart.size() == 3);
-  for (const auto& r : restart) require_no_violation(r);
+  // The scenarios' protocol files (restart_grace, hold_to_end) are read only from a file: the variants alone here.
+  for (const char* persist : {"aof_everysec", "aof_always"}) {
+    const auto restart = under("scenarios/redis_restart.json", [persist](json& d) {
+      d["gate"].erase("protocol");
+      d["faults"]["schedule"][0]["persistence"] = persist;
+    });
+    REQUIRE(restart.size() == 3);
+    for (const auto& r : restart) require_no_violation(r);
+  }
+  const auto last_second = under("scenarios/redis_restart_aof_everysec.json",
+                                 [](json& d) { d["faults"]["schedule"][0]["persistence"] = "aof_always"; });
+  REQUIRE(last_second.size() == 2);
+  for (const auto& r : last_second) require_no_violation(r);
+  const auto freed = under("scenarios/client_timeout_overshoot.json", [](json& d) {
+    d["gate"].erase("protocol");
+    d["service"]["on_client_close"] = "free_slot";
+  });
+  REQUIRE(freed.size() == 2);
+  for (const auto& r : freed) require_no_violation(r);
   const auto renewal = under("scenarios/lease_shorter_than_request.json", [](json& d) { d["gate"]["variant"] = "renewal"; });
   require_no_violation(renewal.front());
 }

@@ -78,7 +78,7 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
   tl_.set_portal_open(open_);
   monitors_.trace("portal", trace_text("open item ").number(number), open_, wi);
   if (lane* l = tl_.lane_of(item.number)) l->work_start_ns = sched_.now_ns();
-  sched_.schedule_after(item.service_ns, [this, n = item.number, wi] { close(n, wi); });
+  sched_.schedule_after(item.service_ns, [this, n = item.number, wi] { work_ended(n, wi); });
   // sim::sleep_for's body, without a coroutine frame of its own.
   sim::sim_timer wait(sched_);
   if (wait_slot != nullptr) [[unlikely]] {
@@ -91,6 +91,7 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
     if (ec) {
       monitors_.trace("worker", trace_text("gave up item ").number(number), open_, wi);
       if (lane* l = tl_.lane_of(item.number)) l->gave_up_ns = sched_.now_ns();
+      client_closed(item.number, wi);
       co_return -1;
     }
     if (served) co_return 200;
@@ -98,6 +99,7 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
     monitors_.hit(lp_client_read_timeout);
     monitors_.trace("worker", trace_text("ReadTimeout item ").number(number), open_, wi);
     if (lane* l = tl_.lane_of(item.number)) l->gave_up_ns = sched_.now_ns();
+    client_closed(item.number, wi);
     co_return 0;
   }
   if (item.service_ns <= item.read_timeout_ns) {
@@ -111,7 +113,19 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
   monitors_.hit(lp_client_read_timeout);
   monitors_.trace("worker", trace_text("ReadTimeout item ").number(number), open_, wi);
   if (lane* l = tl_.lane_of(item.number)) l->gave_up_ns = sched_.now_ns();
+  client_closed(item.number, wi);
   co_return 0;
+}
+
+void portal::work_ended(std::uint64_t number, std::size_t wi) {
+  if (free_slot_on_close_) {
+    // Its client may have closed it first (a timeout, a crash, a call given up): then it is over already.
+    const connection& c = on_[wi];
+    const bool on_it = c.open && c.number == number;
+    if (!on_it && std::none_of(left_.begin(), left_.end(), [&](const connection& l) { return l.number == number; }))
+      return;
+  }
+  close(number, wi);
 }
 
 void portal::close(std::uint64_t number, std::size_t wi) {

@@ -8,9 +8,14 @@
 //    demand went above the cap (not only that the cap was reached);
 //  * serve: every connection is served, and the monitors judge the true
 //    in-flight count.
-// A served connection runs for its service time, and keeps running after
-// the client stops waiting (the client's read timeout). A client-timeout
-// burst fault shortens the read timeout of the items that arrive during it.
+// A served connection runs for its service time. What happens when its
+// client closes it first (a read timeout, a crash of its worker, a client
+// giving up the call) is the scenario's service.on_client_close:
+//  * keep_work: the work keeps running to its end, and keeps its slot;
+//  * free_slot: the portal stops the work and frees the slot at once (the
+//    close scheduled for its end then finds it gone and does nothing).
+// A client-timeout burst fault shortens the read timeout of the items that
+// arrive during it.
 //
 // For a violation to say why (lease_causes), the portal keeps each open
 // connection's item and worker and the record of its permit: the worker's
@@ -51,13 +56,14 @@ class portal {
   };
 
   portal(sim::scheduler& sched, lease_monitors& monitors, lease_timeline& tl, std::int64_t cap,
-         vtime_ns read_timeout_default_ns, bool serve_over_cap, std::size_t workers)
+         vtime_ns read_timeout_default_ns, bool serve_over_cap, bool free_slot_on_close, std::size_t workers)
       : sched_(sched),
         monitors_(monitors),
         tl_(tl),
         cap_(cap),
         read_timeout_default_ns_(read_timeout_default_ns),
         serve_over_cap_(serve_over_cap),
+        free_slot_on_close_(free_slot_on_close),
         refused_(serve_over_cap ? 0 : workers),
         on_(workers) {}
 
@@ -76,10 +82,21 @@ class portal {
     if (on_[wi].open) [[unlikely]]
       leave(wi, -1);
   }
-  // Worker `wi` crashed at `now`: its connection runs on without it.
+  // Worker `wi` crashed at `now`: its connection runs on without it, or
+  // (free_slot) its socket's close stops the work.
   void worker_crashed(std::size_t wi, vtime_ns now) {
+    if (free_slot_on_close_) {
+      // Every socket of the process closes: the connection it was on, and one it sent without a permit
+      // (fail_open; under free_slot no other connection is left open, a client that leaves one closes it).
+      if (on_[wi].open) close(on_[wi].number, wi);
+      for (std::size_t i = left_.size(); i-- > 0;)
+        if (left_[i].worker == wi) close(left_[i].number, wi);
+      return;
+    }
     if (on_[wi].open) leave(wi, now);
   }
+  // Whether a connection its client closes stops its work (service.on_client_close: free_slot).
+  bool frees_slot_on_close() const noexcept { return free_slot_on_close_; }
   // The permit of item `number` left the set: a connection its worker left open keeps why.
   void permit_lost(std::uint64_t number, const permit_loss& how);
   // Every open connection: those their workers are on, then those left open.
@@ -107,6 +124,12 @@ class portal {
 
  private:
   void close(std::uint64_t number, std::size_t wi);
+  // The work's own end, scheduled when it opened: under free_slot its client may have closed it already.
+  void work_ended(std::uint64_t number, std::size_t wi);
+  // The client of item `number` (worker `wi`) closed its connection: under free_slot the work stops now.
+  void client_closed(std::uint64_t number, std::size_t wi) {
+    if (free_slot_on_close_) close(number, wi);
+  }
   // Worker `wi` leaves its connection open (`crashed_ns`: when it crashed, or -1).
   [[gnu::noinline]] void leave(std::size_t wi, vtime_ns crashed_ns);
   // reject_429: worker `wi`'s refused attempt stops counting.
@@ -121,6 +144,7 @@ class portal {
   vtime_ns burst_until_ns_ = 0;
   vtime_ns burst_timeout_ns_ = 0;
   bool serve_over_cap_;
+  bool free_slot_on_close_;
   std::vector<refused_attempt> refused_;  // reject_429: one per worker
   std::int64_t refused_open_ = 0;         // how many of them are live
   std::vector<connection> on_;            // per worker: the connection it is on (open), if any

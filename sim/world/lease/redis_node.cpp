@@ -155,7 +155,12 @@ std::int64_t redis_node::add_after_check(const call_req& req, std::int64_t now_u
 }
 
 void redis_node::restart(scenario::persistence persist, vtime_ns now, vtime_ns down_ns) {
-  primary_ = persist == scenario::persistence::aof_everysec ? aof_copy_ : redis::replica{};
+  // aof_always: every write was durable before its reply, so the restarted server has every key (and
+  // each key's deadline, an absolute time) as it was; aof_everysec: what the last whole second wrote.
+  if (persist == scenario::persistence::aof_everysec)
+    primary_ = aof_copy_;
+  else if (persist == scenario::persistence::none)
+    primary_ = redis::replica{};
   follower_ = primary_;
   log_.clear();
   down_until_ns_ = now + down_ns;

@@ -2,8 +2,9 @@
 //
 // The in-memory replica runs the variant's C++ scripts atomically on the
 // server's own clock: the epoch plus virtual time plus an offset that clock
-// steps move. Persistence is none, or AOF every second: a restart keeps what
-// was written before the last whole second of activity. A failover promotes
+// steps move. Persistence is none, AOF every second (a restart keeps what
+// was written before the last whole second of activity), or AOF always (a
+// restart keeps every write). A failover promotes
 // an asynchronously replicated follower that has applied every write older
 // than its lag and loses the newer ones (kept in the replication log until
 // then). A pause makes the server run what reaches it late; a restart or a

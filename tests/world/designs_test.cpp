@@ -1,0 +1,120 @@
+// The designs of scenarios/designs/ and the world features they need
+// (docs/designs.md): each holds the fault its catalogue scenario shows, and a
+// deliberately broken copy of it does not, so that each check can fail.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "world_test_support.hpp"
+
+namespace {
+
+using json = nlohmann::ordered_json;
+using admit::world::run_record;
+
+std::vector<run_record> run_doc(const json& doc) {
+  json parsed;
+  const admit::scenario::scenario sc =
+      admit::scenario::load_scenario_text(doc.dump(2), parsed, {".", admit::scenario::plain_file_reader()});
+  return admit::world::run_all(sc, doc.value("seed", std::uint64_t{0}));
+}
+
+bool portal_held(const run_record& r) {
+  for (const auto& i : r.invariants)
+    if (i.name == "portal_inflight_le_cap") return i.holds;
+  FAIL("no portal_inflight_le_cap");
+  return false;
+}
+
+// restart_grace inline, its acquire's Lua as given.
+json restart_grace_inline(const std::string& acquire_lua) {
+  json p = json::parse(admit::test::slurp("scenarios/designs/restart_grace.json"));
+  p["scripts"]["acquire"] = json{{"source", acquire_lua}, {"origin", "restart_grace_acquire.lua"}};
+  p["scripts"]["release"] = json{{"source", admit::test::slurp("gate/redis/lua/release.lua")}, {"origin", "release.lua"}};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("restart_grace holds restarts without persistence; without its grace it does not", "[world][designs]") {
+  // Goal: the grace is what holds. Method: redis_restart_grace (a restart at 40s, more drawn about once a minute)
+  // through restart_grace's Lua, then through the same Lua with the grace's refusal removed (a broken copy).
+  json doc = json::parse(admit::test::slurp("scenarios/redis_restart_grace.json"));
+  doc.erase("expect");
+  doc["gate"].erase("variant");
+  const std::string lua = admit::test::slurp("scenarios/designs/restart_grace_acquire.lua");
+  doc["gate"]["protocol"] = restart_grace_inline(lua);
+  const auto held = run_doc(doc);
+  REQUIRE(held.size() == 1);
+  CHECK(portal_held(held.front()));
+  CHECK_FALSE(held.front().any_violation());
+  CHECK_FALSE(held.front().inconclusive.has_value());
+
+  std::string broken = lua;
+  const std::string grace = "if now_ms < tonumber(up) + lease_ms then";
+  const auto at = broken.find(grace);
+  REQUIRE(at != std::string::npos);
+  broken.replace(at, grace.size(), "if false then");
+  doc["gate"]["protocol"] = restart_grace_inline(broken);
+  const auto no_grace = run_doc(doc);
+  REQUIRE(no_grace.size() == 1);
+  CHECK_FALSE(portal_held(no_grace.front()));
+}
+
+TEST_CASE("a portal that frees the slot when the client closes holds client timeouts and crashes", "[world][designs]") {
+  // Goal: service.on_client_close is honoured for read timeouts and crashes. Method: client_close_frees_slot
+  // (3s read timeouts under requests of up to 10s, two holders crashing mid-request) holds under free_slot for
+  // every variant, and breaks the portal's cap under keep_work.
+  json doc = json::parse(admit::test::slurp("scenarios/client_close_frees_slot.json"));
+  doc.erase("expect");
+  const auto freed = run_doc(doc);
+  REQUIRE(freed.size() == 2);
+  for (const auto& r : freed) {
+    CHECK_FALSE(r.any_violation());
+    CHECK(r.metrics.client_timeouts > 0);
+  }
+  doc["service"]["on_client_close"] = "keep_work";
+  const auto kept = run_doc(doc);
+  REQUIRE(kept.size() == 2);
+  for (const auto& r : kept) CHECK_FALSE(portal_held(r));
+}
+
+TEST_CASE("a crash under free_slot frees the crashed holder's slot at once", "[world][designs]") {
+  // Goal: a crash closes the connection under free_slot. Method: one permit, a 20s request whose holder crashes at
+  // 1s, a 3s lease; under keep_work the work runs on past the lease and the next grant goes over the cap, under
+  // free_slot it stopped at the crash.
+  json doc = json::parse(R"({"name": "crash_frees", "seed": 1,
+    "gate": {"kind": "lease", "variant": "server_time", "limit": 1, "lease": "3s"},
+    "fleet": {"workers": 2},
+    "service": {"portal_cap": 1, "service_time": "20s", "client_timeout": "60s", "over_cap": "serve"},
+    "workload": {"requests": [{"id": "a", "at": "0ms"}, {"id": "b", "at": "2s", "service": "1s"}]},
+    "faults": {"schedule": [{"at": "1s", "kind": "crash", "target": "worker:0"}]}})");
+  const auto kept = run_doc(doc);
+  CHECK_FALSE(portal_held(kept.front()));
+  doc["service"]["on_client_close"] = "free_slot";
+  const auto freed = run_doc(doc);
+  CHECK(portal_held(freed.front()));
+  CHECK_FALSE(freed.front().any_violation());
+}
+
+TEST_CASE("stop_new_work makes the difference for a process paused again", "[world][designs]") {
+  // Goal: on_renewal_lost stop_new_work retires the process whose renewal reported the loss. Method: sick_worker
+  // through stop_new_work, and the same protocol with keep_working (the renewal variant's client).
+  json doc = json::parse(admit::test::slurp("scenarios/sick_worker.json"));
+  doc.erase("expect");
+  doc["gate"].erase("variant");
+  json p = json::parse(admit::test::slurp("scenarios/designs/stop_new_work.json"));
+  for (const char* s : {"acquire", "renew", "release"}) {
+    const std::string file = p["scripts"][s]["file"].get<std::string>();
+    p["scripts"][s] = json{{"source", admit::test::slurp("scenarios/designs/" + file)}, {"origin", file}};
+  }
+  doc["gate"]["protocol"] = p;
+  const auto stop = run_doc(doc);
+  REQUIRE(stop.size() == 1);
+  CHECK_FALSE(stop.front().any_violation());
+  CHECK(stop.front().lease->renewals_lost == 1);
+  p["client"]["on_renewal_lost"] = "keep_working";
+  doc["gate"]["protocol"] = p;
+  const auto keep = run_doc(doc);
+  CHECK_FALSE(portal_held(keep.front()));
+}
