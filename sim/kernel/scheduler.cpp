@@ -238,6 +238,7 @@ void scheduler::run_ready() {
 void scheduler::run_timer() {
   const timer_entry e = queue_.front();
   queue_.pop_front();
+  if (const timer_entry* next = queue_.next_hint()) __builtin_prefetch(&slots_[next->slot]);  // the next event's task
   slot_entry& s = slots_[e.slot];
   ADMIT_ASSERT(s.live, "the front of the timer queue is live");
   ADMIT_ASSERT(e.when >= now_, "virtual time must never move backwards");

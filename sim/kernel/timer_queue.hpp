@@ -128,6 +128,12 @@ class basic_timer_queue {
       front_pop();
     --size_;
   }
+  // The entry that will be at the front next unless a bucket must be emptied
+  // first, or null: for the caller to prefetch what it points to.
+  const timer_entry* next_hint() const noexcept {
+    if (!under_.empty()) return &under_.front();
+    return front_size() != 0 ? &front_.front_entry() : nullptr;
+  }
   // Every entry due at `t`, live and dead, in no particular order (run_chosen's
   // candidates); complete after settle() when `t` is front().when.
   template <class F>
