@@ -12,7 +12,7 @@
 //          timeout (30 s), so with 100,000 workers about 94,000 are busy at
 //          once. Waking one used to scan the busy ones first (16.7 s for the
 //          run). What is left grows with the number of *busy* workers, as
-//          any simulation's does: their timers are all in the kernel's heap
+//          any simulation's does: their timers are all in the kernel's queue
 //          and their coroutines' frames do not fit in a cache (reported, not
 //          judged).
 //
