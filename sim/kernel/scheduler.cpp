@@ -92,7 +92,7 @@ const char* to_string(run_status s) {
   return "unknown";
 }
 
-scheduler::scheduler() : heap_(heap_pad) {
+scheduler::scheduler() {
   if (tie_chooser* c = current_chooser) [[unlikely]] {
     chooser_ = c;  // keys stay sequence numbers: the chooser decides every tie
     track_order_ = true;
@@ -133,7 +133,7 @@ void scheduler::shutdown() noexcept {
     }
     if (!any) break;
   }
-  heap_.resize(heap_pad);
+  queue_.clear();
   live_timers_ = 0;
   free_slots_.clear();
   for (std::size_t i = slots_.size(); i > 0; --i) free_slots_.push_back(static_cast<std::uint32_t>(i - 1));
@@ -154,108 +154,6 @@ void scheduler::grow_ready() {
   ready_head_ = 0;
 }
 
-// Sift up from the new last position, moving parents down into the hole.
-// Indices are logical (the root is 0); h points at the root.
-void scheduler::heap_push(const heap_entry& e) {
-  heap_.push_back(e);
-  heap_entry* const h = heap_.data() + heap_pad;
-  std::size_t i = heap_size() - 1;
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / heap_arity;
-    if (!heap_less(e, h[parent])) break;
-    heap_place(h, i, h[parent]);
-    i = parent;
-  }
-  heap_place(h, i, e);
-}
-
-// The smallest of a node's four children c[0..3] (a full group): the earliest
-// time, found with flags rather than branches because the times are random.
-// Equal earliest times need the sequence numbers; then `tie` is set and the
-// caller decides with heap_less.
-std::size_t scheduler::earliest_of_four(const heap_entry* c, bool& tie) noexcept {
-  const vtime_ns w0 = c[0].when, w1 = c[1].when, w2 = c[2].when, w3 = c[3].when;
-  const std::size_t a = w1 < w0 ? 1 : 0;
-  const vtime_ns wa = w1 < w0 ? w1 : w0;
-  const std::size_t b = w3 < w2 ? 3 : 2;
-  const vtime_ns wb = w3 < w2 ? w3 : w2;
-  const vtime_ns m = wb < wa ? wb : wa;
-  const int at_min = static_cast<int>(w0 == m) + static_cast<int>(w1 == m) + static_cast<int>(w2 == m) +
-                     static_cast<int>(w3 == m);
-  tie = at_min > 1;
-  return wb < wa ? b : a;
-}
-
-// Removes the top (Floyd's bottom-up deletion, as libstdc++'s pop_heap does):
-// the hole at the root sinks to a leaf along the smallest children, without
-// comparing against the entry that will fill it; then the last entry fills
-// the hole and sifts up, usually not at all, since it came from the bottom.
-// Each level reads one cache line (the four children).
-void scheduler::heap_pop_top() noexcept {
-  const heap_entry last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_size();
-  if (n == 0) return;
-  heap_entry* const h = heap_.data() + heap_pad;
-  std::size_t i = 0;
-  for (;;) {
-    const std::size_t first = heap_arity * i + 1;
-    if (first >= n) break;
-    std::size_t best;
-    if (first + heap_arity <= n) {
-      bool tie = false;
-      best = first + earliest_of_four(h + first, tie);
-      if (tie) [[unlikely]] {
-        best = first;
-        for (std::size_t c = first + 1; c < first + heap_arity; ++c)
-          if (heap_less(h[c], h[best])) best = c;
-      }
-    } else {
-      best = first;
-      for (std::size_t c = first + 1; c < n; ++c)
-        if (heap_less(h[c], h[best])) best = c;
-    }
-    heap_place(h, i, h[best]);
-    i = best;
-  }
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / heap_arity;
-    if (!heap_less(last, h[parent])) break;
-    heap_place(h, i, h[parent]);
-    i = parent;
-  }
-  heap_place(h, i, last);
-}
-
-// The last entry fills the hole and moves up or down to where it belongs.
-void scheduler::heap_remove_at(std::size_t i) noexcept {
-  const heap_entry last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_size();
-  if (i == n) return;
-  heap_entry* const h = heap_.data() + heap_pad;
-  if (i > 0 && heap_less(last, h[(i - 1) / heap_arity])) {
-    while (i > 0) {
-      const std::size_t parent = (i - 1) / heap_arity;
-      if (!heap_less(last, h[parent])) break;
-      heap_place(h, i, h[parent]);
-      i = parent;
-    }
-  } else {
-    for (;;) {
-      const std::size_t first = heap_arity * i + 1;
-      if (first >= n) break;
-      std::size_t best = first;
-      for (std::size_t c = first + 1; c < first + heap_arity && c < n; ++c)
-        if (heap_less(h[c], h[best])) best = c;
-      if (!heap_less(h[best], last)) break;
-      heap_place(h, i, h[best]);
-      i = best;
-    }
-  }
-  heap_place(h, i, last);
-}
-
 timer_handle scheduler::schedule_at(vtime_ns when_ns, unique_task t) {
   ADMIT_ASSERT(static_cast<bool>(t), "a scheduled task must hold a callable");
   if (tearing_down_) {
@@ -274,18 +172,17 @@ timer_handle scheduler::schedule_at(vtime_ns when_ns, unique_task t) {
     if (free_slots_.capacity() <= slots_.size()) free_slots_.reserve(std::max<std::size_t>(64, 2 * slots_.size()));
     slot = static_cast<std::uint32_t>(slots_.size());
     slots_.emplace_back();
-    heap_pos_.push_back(0);
   }
   slot_entry& s = slots_[slot];
   s.fn = std::move(t);
   s.seq = next_key();
   s.live = true;
   ++live_timers_;
-  heap_push(heap_entry{when_ns, slot});
+  queue_.push(timer_entry{when_ns, s.seq, slot, s.generation});
   return timer_handle{slot, s.generation};
 }
 
-// A cancelled or taken entry leaves the heap at once and frees its slot.
+// A cancelled or taken entry frees its slot at once; its queue entry is dropped later, dead.
 bool scheduler::cancel(timer_handle h) noexcept {
   unique_task dropped = take(h);  // destroyed after the slot is consistent
   return static_cast<bool>(dropped);
@@ -299,21 +196,24 @@ unique_task scheduler::take(timer_handle h) noexcept {
   ++s.generation;
   --live_timers_;
   unique_task fn = std::move(s.fn);
-  heap_remove_at(heap_pos_[h.slot]);  // out of the heap now: its slot is free at once
+  queue_.note_dead();  // its entry stays in the queue, dead, until it reaches the front; the slot is free at once
   release_slot(h.slot);
   return fn;
 }
 
 scheduler::next_kind scheduler::peek_next(vtime_ns horizon_ns) {
-  // Every entry in the heap is live: cancelling removes an entry at once.
   if (ready_size_ != 0) {
     // A timer due now that was scheduled before the oldest ready entry wins.
-    if (heap_size() != 0 && heap_top().when <= now_ && slots_[heap_top().slot].seq < ready_[ready_head_].seq)
+    if (live_timers_ != 0 && settle_timers() && queue_.front().when <= now_ &&
+        queue_.front().key < ready_[ready_head_].seq)
       return next_kind::timer;
     return next_kind::ready;
   }
-  if (heap_size() == 0) return next_kind::none;
-  if (heap_top().when > horizon_ns) return next_kind::none;
+  if (!settle_timers()) {
+    ADMIT_ASSERT(live_timers_ == 0, "every live timer is in the queue");
+    return next_kind::none;
+  }
+  if (queue_.front().when > horizon_ns) return next_kind::none;
   return next_kind::timer;
 }
 
@@ -333,12 +233,14 @@ void scheduler::run_ready() {
 
 // A timer's task is moved out and its slot released before the call, so the
 // next wait the task arms (a timer re-arming itself is the common case)
-// reuses the slot that is hot in cache.
+// reuses the slot that is hot in cache. Called after settle_timers() found
+// the front live.
 void scheduler::run_timer() {
-  const heap_entry e = heap_top();
-  heap_pop_top();
-  if (heap_size() != 0) __builtin_prefetch(&slots_[heap_top().slot]);  // the next event's task
+  const timer_entry e = queue_.front();
+  queue_.pop_front();
+  if (const timer_entry* next = queue_.next_hint()) __builtin_prefetch(&slots_[next->slot]);  // the next event's task
   slot_entry& s = slots_[e.slot];
+  ADMIT_ASSERT(s.live, "the front of the timer queue is live");
   ADMIT_ASSERT(e.when >= now_, "virtual time must never move backwards");
   now_ = e.when;
   unique_task fn = std::move(s.fn);
@@ -353,24 +255,18 @@ void scheduler::run_timer() {
 }
 
 // The candidates: the oldest posted entry, and every live timer due at the
-// instant of the next event. Entries due at one instant t form a subtree at
-// the top of the heap (a parent is never later than its children), so the
-// walk visits only them and their children. A chosen timer that is not at the
-// top leaves the heap as a cancelled one does.
+// instant of the next event: once settle_timers() has run (peek_next ran it
+// whenever a timer is live), the queue's front is the earliest live timer,
+// and every timer due at that instant is in bucket 0 or the heap beside it. A chosen timer that is not at the front is run and left in the
+// queue dead, as a cancelled one is.
 void scheduler::run_chosen(next_kind k) {
-  const vtime_ns t = k == next_kind::ready ? now_ : heap_top().when;
+  const vtime_ns t = k == next_kind::ready ? now_ : queue_.front().when;
   candidates_.clear();
   if (ready_size_ != 0) candidates_.push_back(candidate{ready_[ready_head_].seq, no_slot});
-  const heap_entry* const h = heap_.data() + heap_pad;
-  const std::size_t n = heap_size();
-  due_walk_.clear();
-  if (n != 0) due_walk_.push_back(0);
-  while (!due_walk_.empty()) {
-    const std::size_t i = due_walk_.back();
-    due_walk_.pop_back();
-    if (h[i].when != t) continue;
-    candidates_.push_back(candidate{slots_[h[i].slot].seq, h[i].slot});
-    for (std::size_t c = heap_arity * i + 1; c <= heap_arity * i + heap_arity && c < n; ++c) due_walk_.push_back(c);
+  if (live_timers_ != 0) {
+    queue_.for_each_due(t, [&](const timer_entry& e) {
+      if (entry_live(e)) candidates_.push_back(candidate{e.key, e.slot});
+    });
   }
   if (candidates_.size() < 2) {
     if (k == next_kind::ready) run_ready();
@@ -386,11 +282,12 @@ void scheduler::run_chosen(next_kind k) {
     run_ready();
     return;
   }
-  if (c.slot == heap_top().slot) {
+  if (c.slot == queue_.front().slot) {
     run_timer();
     return;
   }
   slot_entry& s = slots_[c.slot];
+  ADMIT_ASSERT(s.live, "a candidate timer is live");
   ADMIT_ASSERT(t >= now_, "virtual time must never move backwards");
   now_ = t;
   unique_task fn = std::move(s.fn);
@@ -399,7 +296,7 @@ void scheduler::run_chosen(next_kind k) {
   --live_timers_;
   ++events_run_;
   note_order(s.seq);
-  heap_remove_at(heap_pos_[c.slot]);
+  queue_.note_dead();
   release_slot(c.slot);
   fn();
 }
@@ -419,7 +316,7 @@ run_status scheduler::run(run_limits limits) {
     if (stop_requested_) return run_status::stopped;
     next_kind k = peek_next(limits.horizon_ns);
     if (k == next_kind::none) {
-      if (heap_size() != 0) return run_status::time_limit;
+      if (live_timers_ != 0) return run_status::time_limit;
       return run_status::idle;
     }
     if (budget == 0) return run_status::event_limit;

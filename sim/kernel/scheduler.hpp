@@ -1,7 +1,7 @@
 // scheduler: the single-threaded, virtual-time event loop of one simulation run.
 //
 // Model. The scheduler owns a virtual clock (`now_ns`, int64 nanoseconds) and
-// two queues: a ready queue of work posted "for now", and a timer heap of work
+// two queues: a ready queue of work posted "for now", and a timer queue of work
 // due at a later instant. Every entry receives a sequence number from one
 // counter when it is scheduled, and entries run in strict (time, sequence)
 // order: at one instant, whatever was scheduled first runs first, whether it
@@ -26,13 +26,14 @@
 // varies the choices enumerates the orders (admitsim explore --exhaustive).
 //
 // Cost (see docs/performance.md). The ready queue is a ring buffer that only
-// grows; the timer heap is a 4-ary min-heap of 16-byte (time, slot) entries
-// whose tasks and sequence numbers live in a slot table, so sifting moves
-// small entries, never a task, and a node's children share one cache line. A
-// compact table remembers where each slot's entry is in the heap, so a
-// cancelled timer leaves the heap at once (the last entry takes its place)
-// instead of staying there dead until its time: a run that cancels most of
-// its timeouts keeps a heap the size of its live timers. Once the queues have grown to a run's peak,
+// grows; the pending timers are a radix heap on time (timer_queue.hpp) of
+// 24-byte (time, key, slot, generation) entries whose tasks live in a slot
+// table, so moving an entry never moves a task. A push or a pop costs O(1)
+// amortized and walks its memory in order, where a heap of 100,000 timers
+// missed the cache at every level. A cancelled timer frees its slot at once
+// and its entry is dropped when it reaches the front (or by a sweep, once
+// dead entries outnumber the live ones): the slot's generation says which
+// entries are dead. Once the queues have grown to a run's peak,
 // scheduling allocates nothing. While run() is active it also gives Asio's
 // per-thread recycling allocator a home (see scheduler.cpp), so coroutine
 // frames and timer operations reuse memory instead of calling malloc for
@@ -46,6 +47,7 @@
 #include <vector>
 
 #include "gate/admit_assert.hpp"
+#include "sim/kernel/timer_queue.hpp"
 #include "sim/kernel/unique_task.hpp"
 #include "sim/kernel/vtime.hpp"
 
@@ -53,22 +55,6 @@ namespace admit::sim {
 
 class sim_executor;
 
-namespace detail {
-
-// Allocates on 64-byte boundaries (the scheduler's timer heap).
-template <class T>
-struct cache_line_allocator {
-  using value_type = T;
-  static constexpr std::align_val_t alignment{64};
-  cache_line_allocator() noexcept = default;
-  template <class U>
-  cache_line_allocator(const cache_line_allocator<U>&) noexcept {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), alignment)); }
-  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, alignment); }
-  friend bool operator==(const cache_line_allocator&, const cache_line_allocator&) noexcept { return true; }
-};
-
-}  // namespace detail
 
 // Identifies one scheduled timer entry so that it can be cancelled. A handle
 // whose entry already ran or was cancelled is inert.
@@ -207,28 +193,12 @@ class scheduler {
     std::uint64_t seq;
     unique_task fn;
   };
-  // A heap entry is 16 bytes, so the four children of a node share one
-  // 64-byte cache line (see heap_ below). The sequence number lives in the
-  // slot and is read only to break a tie between equal times. That is sound
-  // because a slot is freed only once its entry has left the heap (run,
-  // cancelled or taken), so every entry's (when, seq) stays fixed while it is
-  // in the heap.
-  struct heap_entry {
-    vtime_ns when;
-    std::uint32_t slot;
-    std::uint32_t unused_ = 0;
-  };
   struct slot_entry {
     unique_task fn;
     std::uint64_t seq = 0;         // of the entry that holds this slot
     std::uint32_t generation = 0;  // bumped when the entry runs or is cancelled
     bool live = false;             // scheduled, not yet run, cancelled or taken
   };
-  static constexpr std::size_t heap_arity = 4;
-  // The first entry sits this many places into the storage, so that the
-  // children of node i (storage index 4i + 4 .. 4i + 7) start on a 64-byte
-  // boundary of a 64-byte-aligned buffer.
-  static constexpr std::size_t heap_pad = heap_arity - 1;
 
   // The tie-break key of the next entry: its sequence number, or under a
   // tie_perturbation a bijective scramble of it (distinct entries, distinct keys).
@@ -241,23 +211,11 @@ class scheduler {
   std::uint64_t scramble(std::uint64_t seq) const noexcept;
   void note_order(std::uint64_t key) noexcept;
 
-  bool heap_less(const heap_entry& a, const heap_entry& b) const noexcept {
-    bool less = a.when < b.when;  // a flag, not a branch: sifting compares random times
-    if (a.when == b.when) [[unlikely]]
-      less = slots_[a.slot].seq < slots_[b.slot].seq;
-    return less;
-  }
-  const heap_entry& heap_top() const noexcept { return heap_[heap_pad]; }
-  std::size_t heap_size() const noexcept { return heap_.size() - heap_pad; }
-  static std::size_t earliest_of_four(const heap_entry* c, bool& tie) noexcept;
-  void heap_push(const heap_entry& e);
-  void heap_pop_top() noexcept;
-  // Removes the entry at logical index i (a cancelled or chosen timer).
-  void heap_remove_at(std::size_t i) noexcept;
-  // Puts `e` at logical index i and remembers where its slot's entry is.
-  void heap_place(heap_entry* h, std::size_t i, const heap_entry& e) noexcept {
-    h[i] = e;
-    heap_pos_[e.slot] = static_cast<std::uint32_t>(i);
+  // A queue entry is live while its slot's generation is still the one it was scheduled under.
+  bool entry_live(const timer_entry& e) const noexcept { return slots_[e.slot].generation == e.generation; }
+  // Brings the earliest live timer to the queue's front; false when there is none.
+  bool settle_timers() {
+    return queue_.settle([this](const timer_entry& e) { return entry_live(e); });
   }
   void release_slot(std::uint32_t slot) noexcept { free_slots_.push_back(slot); }
   void grow_ready();
@@ -285,10 +243,8 @@ class scheduler {
   std::vector<ready_entry> ready_;  // a ring: capacity a power of two (or 0)
   std::size_t ready_head_ = 0;
   std::size_t ready_size_ = 0;
-  // 4-ary min-heap on (when, seq), after heap_pad unused entries.
-  std::vector<heap_entry, detail::cache_line_allocator<heap_entry>> heap_;
+  timer_queue queue_;  // the pending timers (and cancelled ones not yet dropped)
   std::vector<slot_entry> slots_;
-  std::vector<std::uint32_t> heap_pos_;  // by slot: where its entry is in the heap (logical index)
   std::vector<std::uint32_t> free_slots_;  // capacity >= slots_.size(): push_back never allocates
   std::uint64_t tie_salt_ = 0;                // 0: keys are sequence numbers (the default)
   std::uint64_t order_hash_ = 0;              // under a tie_perturbation: the order run so far
@@ -301,7 +257,6 @@ class scheduler {
   };
   static constexpr std::uint32_t no_slot = UINT32_MAX;
   std::vector<candidate> candidates_;  // run_chosen's scratch
-  std::vector<std::size_t> due_walk_;  // run_chosen's scratch
 };
 
 }  // namespace admit::sim

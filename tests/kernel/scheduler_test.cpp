@@ -221,3 +221,24 @@ TEST_CASE("large tasks spill to the heap and still run once", "[scheduler]") {
   s.run();
   CHECK(got == 7);
 }
+
+TEST_CASE("timers scheduled by posted work before an already peeked timer run first, in order", "[scheduler]") {
+  // Goal: a peek that moved the timer queue's floor does not reorder timers scheduled below it.
+  // Method: a timer at 100 is peeked while posted work runs; that work schedules 10, 50, 10; many
+  // cancellations in between make the queue sweep its dead entries.
+  scheduler s;
+  std::vector<std::string> log;
+  s.schedule_at(100, [&] { log.push_back("100"); });
+  s.post([&] {
+    std::vector<timer_handle> gone;
+    for (int i = 0; i < 500; ++i) gone.push_back(s.schedule_at(60 + i, [&] { log.push_back("cancelled"); }));
+    s.schedule_at(10, [&] { log.push_back("10a"); });
+    s.schedule_at(50, [&] { log.push_back("50"); });
+    s.schedule_at(10, [&] { log.push_back("10b"); });
+    for (const timer_handle h : gone) CHECK(s.cancel(h));
+  });
+  s.post([&] { log.push_back("post"); });
+  CHECK(s.run() == run_status::idle);
+  CHECK(log == std::vector<std::string>{"post", "10a", "10b", "50", "100"});
+  CHECK(s.pending() == 0);
+}
