@@ -1,16 +1,13 @@
 #include "sim/explore/exhaustive.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <map>
 #include <set>
 #include <stdexcept>
-#include <system_error>
-#include <thread>
 
 #include "gate/admit_assert.hpp"
 #include "reports/report.hpp"
+#include "sim/explore/parallel_for.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/world/fault_draw.hpp"
 #include "sim/world/world.hpp"
@@ -176,42 +173,15 @@ exhaustive_summary enumerate_orders(const scenario::scenario& base, const exhaus
       std::sort(level.begin(), level.end());
 
       std::vector<result> results(level.size());
-      std::atomic<std::size_t> next{0};
-      std::vector<std::exception_ptr> failures(jobs);
-      auto work = [&](unsigned t) {
-        try {
-          for (;;) {
-            const std::size_t i = next.fetch_add(1);
-            if (i >= level.size()) return;
-            path_chooser chooser;
-            for (std::uint32_t c : level[i]) chooser.path.push_back(path_chooser::point{c, 0});
-            chooser.replay = chooser.path.size();
-            const world::run_record rec = run_chosen(sc, chooser);
-            ADMIT_ASSERT(!chooser.misfit && chooser.depth >= chooser.replay,
-                         "a prefix fits the deterministic run it came from");
-            results[i] = result{std::move(chooser.path), chooser.fingerprint, classify_run(base, rec)};
-          }
-        } catch (...) {
-          failures[t] = std::current_exception();
-        }
-      };
-      if (jobs == 1 || level.size() == 1) {
-        work(0);
-      } else {
-        std::vector<std::thread> threads;
-        try {
-          for (unsigned t = 0; t < std::min<std::size_t>(jobs, level.size()); ++t) threads.emplace_back(work, t);
-        } catch (const std::system_error&) {
-          // A thread that cannot start: the started ones stop at their next order and are joined,
-          // since destroying a joinable thread aborts; the caller reports the error.
-          next = level.size();
-          for (auto& th : threads) th.join();
-          throw;
-        }
-        for (auto& th : threads) th.join();
-      }
-      for (const auto& f : failures)
-        if (f) std::rethrow_exception(f);
+      parallel_for(level.size(), jobs, [&](std::size_t i) {
+        path_chooser chooser;
+        for (std::uint32_t c : level[i]) chooser.path.push_back(path_chooser::point{c, 0});
+        chooser.replay = chooser.path.size();
+        const world::run_record rec = run_chosen(sc, chooser);
+        ADMIT_ASSERT(!chooser.misfit && chooser.depth >= chooser.replay,
+                     "a prefix fits the deterministic run it came from");
+        results[i] = result{std::move(chooser.path), chooser.fingerprint, classify_run(base, rec)};
+      });
 
       for (std::size_t i = 0; i < results.size(); ++i) {
         result& r = results[i];

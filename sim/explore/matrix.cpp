@@ -1,19 +1,17 @@
 #include "sim/explore/matrix.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <set>
-#include <system_error>
-#include <thread>
 #include <utility>
 
 #include "gate/admit_assert.hpp"
 #include "sim/explore/explorer.hpp"
+#include "sim/explore/parallel_for.hpp"
 #include "sim/explore/shrink.hpp"
 #include "sim/explore/swarm.hpp"
 #include "sim/scenario/duration.hpp"
@@ -577,42 +575,6 @@ struct cell_fold {
 
   static constexpr std::size_t top_causes = 3;
 };
-
-// Runs task(i) for every i < n on `jobs` threads (the calling thread waits). The first exception a
-// task throws is rethrown once every thread has ended; a thread that cannot be started is a
-// std::system_error, after the started ones are joined.
-void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& task) {
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> quit{false};
-  std::mutex m;
-  std::exception_ptr failure;
-  auto work = [&] {
-    for (;;) {
-      if (quit) return;
-      const std::size_t i = next.fetch_add(1);
-      if (i >= n) return;
-      try {
-        task(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(m);
-        if (!failure) failure = std::current_exception();
-        quit = true;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  const unsigned count = static_cast<unsigned>(std::min<std::size_t>(std::max(1u, jobs), std::max<std::size_t>(n, 1)));
-  threads.reserve(count);
-  try {
-    for (unsigned t = 0; t < count; ++t) threads.emplace_back(work);
-  } catch (const std::system_error&) {
-    quit = true;
-    for (auto& th : threads) th.join();
-    throw;
-  }
-  for (auto& th : threads) th.join();
-  if (failure) std::rethrow_exception(failure);
-}
 
 }  // namespace
 
