@@ -76,6 +76,7 @@ json cell_json(const matrix_cell& c) {
   s["violating"] = c.seeds_violating;
   s["inconclusive"] = c.seeds_inconclusive;
   s["error"] = c.seeds_error;
+  s["not_run"] = c.seeds_not_run;
   j["seeds"] = std::move(s);
   j["violation_rate_ppm"] = c.violation_rate_ppm();
   j["worst_overshoot"] = c.worst_overshoot ? overshoot_json(*c.worst_overshoot) : json(nullptr);
@@ -152,6 +153,7 @@ std::string cell_line(const matrix_cell& c) {
   if (c.over_cap_worst_ns > 0) o += ", " + short_duration(c.over_cap_worst_ns) + " over the cap at worst";
   if (c.seeds_inconclusive != 0) o += ", " + std::to_string(c.seeds_inconclusive) + " inconclusive";
   if (c.seeds_error != 0) o += ", " + std::to_string(c.seeds_error) + " errors";
+  if (c.seeds_not_run != 0) o += ", " + std::to_string(c.seeds_not_run) + " not run (stopped)";
   return o;
 }
 
@@ -234,6 +236,7 @@ std::string render_matrix_json(const matrix_table& t) {
   seeds["first"] = t.first_seed;
   seeds["count"] = t.seeds;
   out["seeds"] = std::move(seeds);
+  out["complete"] = t.complete;
   json designs = json::array();
   for (const auto& d : t.designs) {
     json dj;
@@ -294,7 +297,10 @@ std::string render_matrix_markdown(const matrix_table& t) {
           if (c.worst_overshoot)
             s += ", +" + std::to_string(c.worst_overshoot->value - c.worst_overshoot->bound);
           break;
-        case cell_status::inconclusive: s = "inconclusive (" + std::to_string(c.seeds_inconclusive) + ")"; break;
+        case cell_status::inconclusive:
+          s = "inconclusive (" + std::to_string(c.seeds_inconclusive) +
+              (c.seeds_not_run != 0 ? ", " + std::to_string(c.seeds_not_run) + " not run" : std::string()) + ")";
+          break;
         case cell_status::error: s = "error (" + std::to_string(c.seeds_error) + ")"; break;
       }
       if (!c.as_expected) s += " (not as expected)";
@@ -319,6 +325,7 @@ std::string render_matrix_html(const matrix_table& t) {
     << "…), base scenario <code>" << html_esc(t.scenario_name) << "</code>"
     << (t.scenario_file ? " (<code>" + html_esc(*t.scenario_file) + "</code>)" : std::string(" (inline)")) << "; "
     << t.seeds << " seeds per cell from seed " << t.first_seed << ". Exit code " << t.exit_code << ".</p>\n";
+  if (!t.complete) o << "<p class=\"note\"><b>Incomplete:</b> the matrix was stopped before every seed ran.</p>\n";
   for (const auto& w : t.why) o << "<p class=\"note\">Not as expected: " << html_esc(w) << "</p>\n";
   o << "<p class=\"legend\"><span><i style=\"background:#e7f4ea\"></i>holds: no seed broke anything</span>"
        "<span><i style=\"background:#fbe3e4\"></i>breaks: some seed broke an invariant</span>"
@@ -345,6 +352,7 @@ std::string render_matrix_html(const matrix_table& t) {
           << short_duration(c.over_cap_total_ns) << ")</span>";
       if (c.seeds_inconclusive != 0) o << "<span class=\"fig\">" << c.seeds_inconclusive << " inconclusive</span>";
       if (c.seeds_error != 0) o << "<span class=\"fig\">" << c.seeds_error << " errors</span>";
+      if (c.seeds_not_run != 0) o << "<span class=\"fig\">" << c.seeds_not_run << " not run</span>";
       if (c.counterexample)
         o << "<span class=\"fig\"><a href=\"" << html_esc(c.counterexample->href) << "\">counterexample</a> · <a href=\"#"
           << html_esc(c.design + "." + c.fault) << "\">why</a></span>";
@@ -426,6 +434,9 @@ std::string render_matrix_junit(const matrix_table& t) {
         k.message = "inconclusive: seed " + std::to_string(c.first_inconclusive->first) + ": " + c.first_inconclusive->second;
       } else if (c.first_error) {
         k.message = "error: seed " + std::to_string(c.first_error->first) + ": " + c.first_error->second;
+      } else if (c.seeds_not_run != 0) {
+        k.message = "inconclusive: " + std::to_string(c.seeds_not_run) + " of " +
+                    std::to_string(c.seeds_run + c.seeds_not_run) + " seeds not run (the matrix was stopped)";
       }
       if (c.counterexample)
         text += "counterexample: " + c.counterexample->scenario + "\nreplay: " + c.counterexample->replay + "\n";

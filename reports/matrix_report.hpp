@@ -22,7 +22,8 @@ namespace admit::reports {
 enum class cell_status {
   holds,         // every seed ran to its end and nothing broke
   breaks,        // at least one seed broke an invariant
-  inconclusive,  // nothing broke, but a limit cut at least one seed's run: never shown as holding
+  inconclusive,  // nothing broke, but a limit cut at least one seed's run, or a stop left seeds unrun:
+                 // never shown as holding
   error,         // nothing broke, but at least one seed's run threw (an internal assertion)
 };
 const char* to_string(cell_status s);
@@ -72,6 +73,7 @@ struct matrix_cell {
   std::uint64_t seeds_violating = 0;
   std::uint64_t seeds_inconclusive = 0;
   std::uint64_t seeds_error = 0;
+  std::uint64_t seeds_not_run = 0;  // of the budget, left unrun by a stop (SIGINT): the cell is then not known to hold
   std::optional<matrix_overshoot> worst_overshoot;
   // Time over the cap: per seed the longest time any level invariant spent in violation.
   std::int64_t over_cap_worst_ns = 0;
@@ -111,6 +113,7 @@ struct matrix_table {
   std::vector<matrix_row_info> designs;
   std::vector<matrix_column_info> faults;
   std::vector<matrix_cell> cells;  // row-major: cells[d * faults.size() + f]
+  bool complete = true;  // false: a stop (SIGINT) left some cell's seeds unrun
   int exit_code = 0;
   std::vector<std::string> why;  // why the exit code is 1
 

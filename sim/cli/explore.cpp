@@ -1,10 +1,8 @@
 #include "sim/cli/explore.hpp"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -22,6 +20,7 @@
 #include "reports/sha256.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/explore_orders.hpp"
+#include "sim/cli/interrupt.hpp"
 #include "sim/cli/numbers.hpp"
 #include "sim/cli/read_file.hpp"
 #include "sim/cli/write_file.hpp"
@@ -45,21 +44,6 @@ constexpr std::uint64_t default_seeds = 100;
 // The summary lists at most this many seeds with a violation or an error in full (the totals count
 // them all), and stderr names at most this many seeds that ended in an error (docs/limits.md).
 constexpr std::size_t findings_listed_max = 1'000;
-
-// SIGINT stops the search from taking new seeds (explore_options::stop); the
-// summary then covers the seeds finished. The handler resets itself, so a
-// second SIGINT ends the process at once.
-std::atomic<bool> interrupted{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
-extern "C" void on_sigint(int) { interrupted.store(true); }
-
-void catch_sigint() {
-  struct sigaction sa {};
-  sa.sa_handler = on_sigint;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;
-  sigaction(SIGINT, &sa, nullptr);
-}
 
 void write_file(const std::string& path, const std::string& bytes) {
   if (const auto why = write_output(path, bytes)) throw input_error{path, *why};
@@ -415,7 +399,7 @@ shrink_report shrink_findings(const scenario::scenario& base, const std::vector<
                               const seed_search& s) {
   shrink_report out;
   for (std::size_t i = 0; i < kinds.size() && s.shrink && i < s.shrink_max; ++i) {
-    if (interrupted) {
+    if (sigint_seen()) {
       out.interrupted = true;
       break;
     }
@@ -711,7 +695,7 @@ seed_search explore_verb::read_seed_options(const scenario::scenario& base, unsi
   s.opt.jobs = jobs;
   s.opt.mode.perturb_ties = perturb_ties_;
   s.opt.mode.ties_only = ties_only_;
-  s.opt.stop = [] { return interrupted.load(); };
+  s.opt.stop = [] { return sigint_seen(); };
   s.perturb_ties = perturb_ties_;
   s.ties_only = ties_only_;
   s.quiet = quiet_;

@@ -27,6 +27,7 @@
 #include "reports/sha256.hpp"
 #include "sim/cli/errors.hpp"
 #include "sim/cli/explore.hpp"
+#include "sim/cli/interrupt.hpp"
 #include "sim/cli/numbers.hpp"
 #include "sim/cli/read_file.hpp"
 #include "sim/cli/verb.hpp"
@@ -154,6 +155,9 @@ class matrix_verb final : public verb {
 
     const auto t0 = std::chrono::steady_clock::now();  // for the summary line on stderr only
     std::vector<explore::matrix_cell_outcome> outcomes;
+    // SIGINT stops the matrix between seeds: the cells write what ran, marked incomplete.
+    opt.stop = [] { return sigint_seen(); };
+    catch_sigint();
     try {
       outcomes = explore::run_matrix(spec, opt);
     } catch (const std::system_error& e) {
@@ -179,7 +183,16 @@ class matrix_verb final : public verb {
       }
       t.cells.push_back(std::move(o.cell));
     }
+    std::uint64_t not_run = 0;
+    for (const auto& c : t.cells) not_run += c.seeds_not_run;
+    t.complete = not_run == 0;
     explore::judge_matrix(t);
+    if (!t.complete) {
+      t.why.insert(t.why.begin(), "interrupted by SIGINT: " + std::to_string(not_run) + " of " +
+                                      std::to_string(t.seeds * t.cells.size()) + " (cell, seed) runs not run");
+      t.exit_code = 1;
+      print_error("matrix", "interrupted (SIGINT): " + t.why.front() + "; the outputs cover what ran, marked incomplete");
+    }
     write_file(summary, reports::render_matrix_json(t));
     if (html_) write_file(*html_, reports::render_matrix_html(t));
     if (junit_) write_file(*junit_, reports::render_matrix_junit(t));

@@ -21,6 +21,7 @@
 #include "reports/sweep_html.hpp"
 #include "sim/cli/errors.hpp"
 #include "sim/cli/explore.hpp"
+#include "sim/cli/interrupt.hpp"
 #include "sim/cli/numbers.hpp"
 #include "sim/cli/read_file.hpp"
 #include "sim/cli/verb.hpp"
@@ -201,6 +202,9 @@ int sweep_verb::run() const {
                    static_cast<unsigned long long>(r.violating), static_cast<unsigned long long>(r.seeds_run),
                    explore::to_string(r.cls()));
     };
+  // SIGINT stops the sweep between seeds; what ran is written, marked incomplete.
+  req.stop = [] { return sigint_seen(); };
+  catch_sigint();
   explore::sweep_result res;
   try {
     res = explore::run_sweep(req);
@@ -222,6 +226,7 @@ int sweep_verb::run() const {
   if (req.bisect) command += " --bisect --tolerance " + reports::shell_quote(explore::value_text(
                                                             [&] { auto u = t; u.signed_text = false; return u; }(), req.tolerance));
 
+  if (res.stopped) print_error("sweep", "interrupted (SIGINT): the report covers the values that ran, marked incomplete");
   bool judged = true;
   for (const auto* list : {&res.grid, &res.bisect})
     for (const auto& v : *list) judged = judged && v.cls() != explore::value_class::unknown;

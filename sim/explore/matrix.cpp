@@ -550,13 +550,16 @@ struct cell_fold {
     }
   }
 
-  // The cell's figures, once every seed is in.
-  void finish() {
+  // The cell's figures, once every seed that will run has run (`budget` of them were asked for: a
+  // stop leaves fewer, and a cell that nothing broke is then not known to hold).
+  void finish(std::uint64_t budget) {
     auto& c = cell;
+    c.seeds_not_run = budget - c.seeds_run;
+    const bool cut = c.seeds_not_run != 0;
     c.status = c.seeds_violating != 0  ? reports::cell_status::breaks
                : c.seeds_error != 0    ? reports::cell_status::error
-               : c.seeds_inconclusive != 0 ? reports::cell_status::inconclusive
-                                           : reports::cell_status::holds;
+               : c.seeds_inconclusive != 0 || cut ? reports::cell_status::inconclusive
+                                                  : reports::cell_status::holds;
     for (const auto& [name, n] : broken) c.broken.emplace_back(name, n);
     for (const auto& [kind, a] : causes) c.causes.push_back(reports::matrix_cause{kind, a.count, a.example});
     std::stable_sort(c.causes.begin(), c.causes.end(),
@@ -596,13 +599,14 @@ std::vector<matrix_cell_outcome> run_matrix(const matrix_spec& spec, const matri
   parallel_for(cells * seeds, options.jobs, [&](std::size_t task) {
     const std::size_t cell = task / seeds;
     const std::uint64_t seed = spec.first_seed + task % seeds;
+    if (options.stop && options.stop()) return;  // not run: the cell counts fewer seeds
     const seed_outcome o = explore_one(spec.cells[cell].sc, seed, mode);
     std::lock_guard<std::mutex> lock(m);
     folds[cell].add(o);
   });
   std::vector<matrix_cell_outcome> out(cells);
   for (std::size_t i = 0; i < cells; ++i) {
-    folds[i].finish();
+    folds[i].finish(seeds);
     out[i].cell = std::move(folds[i].cell);
   }
   // Phase 2: the counterexample of each cell that broke.
@@ -620,7 +624,7 @@ std::vector<matrix_cell_outcome> run_matrix(const matrix_spec& spec, const matri
     ce.seed = seed;
     ce.invariant = target.invariant;
     scenario::scenario file;
-    if (options.shrink) {
+    if (options.shrink && !(options.stop && options.stop())) {  // once stopped, the seed's scenario unshrunk
       shrink_limits limits;
       limits.max_runs = options.shrink_runs;
       shrink_result r = shrink(x.sc, seed, target, limits);

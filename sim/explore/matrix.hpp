@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,6 +71,9 @@ struct matrix_options {
   unsigned jobs = 1;
   bool shrink = true;
   std::size_t shrink_runs = 2'000;
+  // Polled before each (cell, seed) run and each shrink: once it says stop, no new seed runs and no
+  // counterexample is shrunk (run_matrix then sets matrix_table::complete to false).
+  std::function<bool()> stop;
 };
 
 // A cell's outcome, and for a cell that broke the scenario that shows it (shrunk when the shrinker
@@ -80,6 +84,7 @@ struct matrix_cell_outcome {
 };
 
 // Every cell over the seed budget, on `jobs` threads (std::system_error when one cannot be started).
+// A cell some of whose seeds a stop left unrun is inconclusive unless a seed that ran broke it.
 // The cells' expectation and the table's exit code are not set here (the verb writes the
 // counterexamples first).
 std::vector<matrix_cell_outcome> run_matrix(const matrix_spec& spec, const matrix_options& options);

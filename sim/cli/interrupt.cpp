@@ -1,0 +1,27 @@
+#include "sim/cli/interrupt.hpp"
+
+#include <signal.h>
+
+#include <atomic>
+
+namespace admit::cli {
+
+namespace {
+
+std::atomic<bool> interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+extern "C" void on_sigint(int) { interrupted.store(true); }
+
+}  // namespace
+
+void catch_sigint() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+bool sigint_seen() noexcept { return interrupted.load(); }
+
+}  // namespace admit::cli
