@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gate/admit_assert.hpp"
+#include "reports/html_text.hpp"
 #include "sim/check/causes.hpp"
 #include "sim/scenario/duration.hpp"
 #include "sim/world/world.hpp"
@@ -22,21 +23,7 @@ __extension__ using i128 = __int128;  // products of a time (up to 100 days in n
 
 // --- text ----------------------------------------------------------------------------------------
 
-std::string esc(std::string_view s) {
-  std::string o;
-  o.reserve(s.size() + 8);
-  for (const char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
+std::string esc(std::string_view s) { return html_escape(s); }
 
 // 1234567 -> "1,234,567".
 std::string grouped(i64 v) {
@@ -119,10 +106,6 @@ std::string tick_label(i64 t) {
 
 // --- geometry ------------------------------------------------------------------------------------
 
-// A coordinate in tenths of a pixel, printed as "123.4".
-struct px {
-  i64 tenths;
-};
 
 class out {
  public:
@@ -152,16 +135,7 @@ class out {
     return *this;
   }
   out& operator<<(px p) {
-    i64 t = p.tenths;
-    if (t < 0) {
-      s_ += '-';
-      t = -t;
-    }
-    s_ += std::to_string(t / 10);
-    if (t % 10 != 0) {
-      s_ += '.';
-      s_ += static_cast<char>('0' + t % 10);
-    }
+    append_px(s_, p);
     return *this;
   }
   std::string take() { return std::move(s_); }

@@ -5,27 +5,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/html_text.hpp"
+
 namespace admit::reports {
 
 namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string html_esc(const std::string& s) {
-  std::string o;
-  o.reserve(s.size() + 8);
-  for (const char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
+std::string html_esc(const std::string& s) { return html_escape(s); }
 
 // A cell of a Markdown table: no pipe or newline may end it early.
 std::string md_esc(const std::string& s) {
@@ -157,7 +145,7 @@ std::string cell_line(const matrix_cell& c) {
   return o;
 }
 
-constexpr const char* page_css = R"(:root{--ink:#1b2230;--muted:#5b6473;--line:#d9dde5;--pass:#1e7b3c;--bad:#c0262d;--inc:#8a6d00}
+constexpr const char* matrix_css = R"(:root{--ink:#1b2230;--muted:#5b6473;--line:#d9dde5;--pass:#1e7b3c;--bad:#c0262d;--inc:#8a6d00}
 body{margin:0;background:#f6f7f9;color:var(--ink);font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif}
 main{max-width:1400px;margin:0 auto;padding:18px 22px}
 h1{font-size:21px;margin:4px 0}h2{font-size:16px;margin:22px 0 6px}
@@ -318,7 +306,7 @@ std::string render_matrix_markdown(const matrix_table& t) {
 std::string render_matrix_html(const matrix_table& t) {
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << html_esc(t.name)
-    << " · matrix · admitsim</title>\n<style>" << page_css << "</style>\n</head>\n<body>\n<main>\n";
+    << " · matrix · admitsim</title>\n<style>" << matrix_css << "</style>\n</head>\n<body>\n<main>\n";
   o << "<h1>" << html_esc(t.name) << ": which design survives which fault</h1>\n";
   if (!t.description.empty()) o << "<p>" << html_esc(t.description) << "</p>\n";
   o << "<p class=\"muted\">Matrix <code>" << html_esc(t.file) << "</code> (sha256 " << html_esc(t.sha256.substr(0, 12))

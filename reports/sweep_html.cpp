@@ -7,39 +7,16 @@
 #include <string_view>
 #include <vector>
 
+#include "reports/html_text.hpp"
+
 namespace admit::reports {
 
 namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string esc(std::string_view s) {
-  std::string o;
-  o.reserve(s.size() + 8);
-  for (const char c : s) {
-    switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
+std::string esc(std::string_view s) { return html_escape(s); }
 
-// A coordinate in integer tenths of a pixel, written "12.3".
-struct px {
-  std::int64_t tenths;
-};
-std::ostream& operator<<(std::ostream& o, px p) {
-  const std::int64_t a = p.tenths < 0 ? -p.tenths : p.tenths;
-  if (p.tenths < 0) o << '-';
-  o << a / 10;
-  if (a % 10 != 0) o << '.' << a % 10;
-  return o;
-}
 
 std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 

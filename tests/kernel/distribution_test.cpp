@@ -13,6 +13,7 @@
 //   round_ns(x)    = 0 if not x > 0; cap if x >= cap; else floor(x) + (x - floor(x) >= 0.5)
 // The integers must match exactly: a mismatch means a formula or libm changed.
 #include "sim/kernel/distribution.hpp"
+#include "sim/kernel/vtime.hpp"
 
 #include <array>
 #include <catch2/catch.hpp>
@@ -30,7 +31,7 @@ using admit::sim::duration_dist;
 using admit::sim::duration_kind;
 using admit::sim::prng;
 
-constexpr std::int64_t ms = 1'000'000;
+using admit::sim::ms;
 constexpr int draws = 100'000;
 
 // The sample mean of `draws` durations; each must lie in [0, cap]. The

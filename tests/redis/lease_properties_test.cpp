@@ -16,7 +16,7 @@ using namespace admit::redis::test;
 
 namespace {
 
-constexpr std::string_view gate = "gate";
+constexpr std::string_view gate_key = "gate";
 
 using acquire_fn = std::function<script_reply(replica&, const acquire_args&, std::int64_t)>;
 
@@ -70,16 +70,16 @@ void gate_never_exceeds_limit(variant v, const acquire_fn& acquire) {
     const auto w = static_cast<std::size_t>(uniform_in(0, workers));
     const auto action = uniform_in(0, 4);
     if (held[w] && action == 0) {
-      run_release(r, v, release_args{gate, *held[w]}, now_us);
+      run_release(r, v, release_args{gate_key, *held[w]}, now_us);
       held[w].reset();
     } else if (held[w] && action == 1 && has_renew(v)) {
-      if (run_renew(r, v, renew_args{gate, *held[w], lease_ms}, now_us).value == 0) held[w].reset();
+      if (run_renew(r, v, renew_args{gate_key, *held[w], lease_ms}, now_us).value == 0) held[w].reset();
     } else if (held[w] && action == 2) {
       held[w].reset();  // the worker crashes: only the lease frees its permit
     } else if (!held[w]) {
       const std::string token = token_name(w, attempt[w]);
       acquire_args a;
-      a.key = gate;
+      a.key = gate_key;
       a.token = token;
       a.now_ms = now_us / 1000 + skew_ms[w];
       a.lease_ms = lease_ms;
@@ -96,7 +96,7 @@ void gate_never_exceeds_limit(variant v, const acquire_fn& acquire) {
         }
       }
     }
-    RC_ASSERT(r.zcard(gate, now_us) <= limit);
+    RC_ASSERT(r.zcard(gate_key, now_us) <= limit);
   }
 }
 
@@ -128,7 +128,7 @@ void grants_follow_arrival_order(const acquire_fn& acquire) {
     const std::string token = token_name(static_cast<std::size_t>(w), -1);
     if (holding[static_cast<std::size_t>(w)]) {
       if (uniform_in(0, 3) == 0) {
-        run_release(r, variant::fair, release_args{gate, token}, now_us);
+        run_release(r, variant::fair, release_args{gate_key, token}, now_us);
         holding[static_cast<std::size_t>(w)] = false;
       }
       continue;
@@ -138,7 +138,7 @@ void grants_follow_arrival_order(const acquire_fn& acquire) {
     line[w].last_poll_ms = now_ms;
 
     acquire_args a;
-    a.key = gate;
+    a.key = gate_key;
     a.token = token;
     a.now_ms = now_ms;
     a.lease_ms = lease_ms;
