@@ -15,7 +15,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string esc(std::string_view s) { return html_escape(s); }
 
 
 std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -93,7 +92,7 @@ void plot(std::ostringstream& o, const json& sweep) {
   auto X = [&](double x) { return x0 + static_cast<std::int64_t>(std::llround((x - lo) / (hi - lo) * (x1 - x0))); };
   auto Y = [&](double r) { return y1 - static_cast<std::int64_t>(std::llround(r * (y1 - y0))); };
   o << "<svg class=\"sweep-plot\" viewBox=\"0 0 " << px{w} << ' ' << px{h} << "\" role=\"img\" aria-label=\"violation rate against "
-    << esc(sweep.at("param").at("pointer").get<std::string>()) << "\">\n";
+    << html_escape(sweep.at("param").at("pointer").get<std::string>()) << "\">\n";
   o << "<rect class=\"plot-bg\" x=\"" << px{x0} << "\" y=\"" << px{y0} << "\" width=\"" << px{x1 - x0} << "\" height=\""
     << px{y1 - y0} << "\"/>\n";
   for (int q = 0; q <= 4; ++q) {
@@ -110,15 +109,15 @@ void plot(std::ostringstream& o, const json& sweep) {
       << px{std::max<std::int64_t>(right - left, 10)} << "\" height=\"" << px{y1 - y0} << "\"/><line class=\"boundary-line\" x1=\""
       << px{mid} << "\" y1=\"" << px{y0} << "\" x2=\"" << px{mid} << "\" y2=\"" << px{y1} << "\"/><text class=\"boundary-label\" x=\""
       << px{mid > (x0 + x1) / 2 ? mid - 40 : mid + 40} << "\" y=\"" << px{y0 + 140} << "\""
-      << (mid > (x0 + x1) / 2 ? " text-anchor=\"end\"" : "") << ">boundary: safe " << esc(text_of(b.at("safe"))) << ", unsafe "
-      << esc(text_of(b.at("unsafe"))) << "</text></g>\n";
+      << (mid > (x0 + x1) / 2 ? " text-anchor=\"end\"" : "") << ">boundary: safe " << html_escape(text_of(b.at("safe"))) << ", unsafe "
+      << html_escape(text_of(b.at("unsafe"))) << "</text></g>\n";
   }
   o << "<polyline class=\"rate-line\" points=\"";
   for (std::size_t i = 0; i < pts.size(); ++i) o << (i ? " " : "") << px{X(pts[i].x)} << ',' << px{Y(pts[i].rate)};
   o << "\"/>\n";
   for (const auto& p : pts) {
     const std::int64_t cx = X(p.x), cy = Y(p.rate);
-    const std::string title = "<title>" + esc(p.label) + (p.bisect ? " (bisect)" : "") + ": " + p.cls + "</title>";
+    const std::string title = "<title>" + html_escape(p.label) + (p.bisect ? " (bisect)" : "") + ": " + p.cls + "</title>";
     if (p.cls == "unknown")
       o << "<rect class=\"pt unknown\" x=\"" << px{cx - 45} << "\" y=\"" << px{cy - 45} << "\" width=\"" << px{90} << "\" height=\"" << px{90} << "\">"
         << title << "</rect>\n";
@@ -134,11 +133,11 @@ void plot(std::ostringstream& o, const json& sweep) {
   if (!grid.empty()) {
     for (const json* v : {&grid.front(), &grid.back()}) {
       o << "<text x=\"" << px{X(v->at("x").get<double>())} << "\" y=\"" << px{y1 + 170} << "\" text-anchor=\"middle\">"
-        << esc(text_of(v->at("value"))) << "</text>\n";
+        << html_escape(text_of(v->at("value"))) << "</text>\n";
     }
   }
   o << "<text class=\"axis-title\" x=\"" << px{(x0 + x1) / 2} << "\" y=\"" << px{y1 + 420} << "\" text-anchor=\"middle\">"
-    << esc(sweep.at("param").at("pointer").get<std::string>()) << "</text>\n";
+    << html_escape(sweep.at("param").at("pointer").get<std::string>()) << "</text>\n";
   o << "<text class=\"axis-title\" x=\"" << px{x0} << "\" y=\"" << px{y0 - 90} << "\">violating seeds</text>\n";
   o << "</svg>\n";
 }
@@ -152,7 +151,7 @@ void table(std::ostringstream& o, const json& sweep) {
     const json& arr = bis ? sweep.at("bisect").at("steps") : sweep.at("grid");
     for (const auto& v : arr) {
       const std::string cls = v.at("class").get<std::string>();
-      o << "<tr class=\"" << cls << (bis ? " bisect" : "") << "\"><td class=\"mono\">" << esc(text_of(v.at("value")))
+      o << "<tr class=\"" << cls << (bis ? " bisect" : "") << "\"><td class=\"mono\">" << html_escape(text_of(v.at("value")))
         << "</td><td>" << cls << "</td><td class=\"num\">" << v.at("seeds").get<std::uint64_t>() << "</td><td class=\"num\">"
         << v.at("violating_seeds").get<std::uint64_t>() << "</td><td class=\"num\">"
         << percent(v.at("violating_seeds").get<std::uint64_t>(), v.at("seeds").get<std::uint64_t>())
@@ -162,7 +161,7 @@ void table(std::ostringstream& o, const json& sweep) {
         << "</td><td>";
       bool first = true;
       for (const auto& bj : v.at("broken")) {
-        o << (first ? "" : ", ") << esc(bj.at("invariant").get<std::string>()) << " (" << bj.at("seeds").get<std::uint64_t>()
+        o << (first ? "" : ", ") << html_escape(bj.at("invariant").get<std::string>()) << " (" << bj.at("seeds").get<std::uint64_t>()
           << ")";
         first = false;
       }
@@ -183,22 +182,22 @@ std::string render_sweep_html(const json& sweep) {
   const std::string pointer = sweep.at("param").at("pointer").get<std::string>();
   o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
-    << esc(name) << " · sweep of " << esc(pointer) << " · admitsim</title>\n<style>" << css
+    << html_escape(name) << " · sweep of " << html_escape(pointer) << " · admitsim</title>\n<style>" << css
     << "</style>\n</head>\n<body>\n<main>\n";
   const char* word = kind == "found"             ? "BOUNDARY"
                      : kind == "none_all_safe"   ? "NO BOUNDARY: ALL SAFE"
                      : kind == "none_all_unsafe" ? "NO BOUNDARY: ALL VIOLATE"
                      : kind == "not_monotone"    ? "NOT MONOTONE"
                                                  : "NO BOUNDARY CLAIMED";
-  o << "<header>\n<div class=\"banner " << esc(kind) << "\" id=\"boundary\" data-kind=\"" << esc(kind)
-    << "\"><span class=\"word\">" << word << "</span><span class=\"facts\">scenario <b>" << esc(name) << "</b> · <b>"
-    << esc(pointer) << "</b> · " << sweep.at("seeds").at("per_value").get<std::uint64_t>() << " seeds per value</span></div>\n";
-  o << "<h1>Sweep of " << esc(pointer) << " in " << esc(name) << "</h1>\n<p class=\"desc\">"
-    << esc(sc.at("description").get<std::string>()) << "</p>\n";
-  o << "<p class=\"words\">" << esc(b.at("words").get<std::string>()) << "</p>\n";
-  if (!b.at("note").get<std::string>().empty()) o << "<p class=\"note\">" << esc(b.at("note").get<std::string>()) << "</p>\n";
+  o << "<header>\n<div class=\"banner " << html_escape(kind) << "\" id=\"boundary\" data-kind=\"" << html_escape(kind)
+    << "\"><span class=\"word\">" << word << "</span><span class=\"facts\">scenario <b>" << html_escape(name) << "</b> · <b>"
+    << html_escape(pointer) << "</b> · " << sweep.at("seeds").at("per_value").get<std::uint64_t>() << " seeds per value</span></div>\n";
+  o << "<h1>Sweep of " << html_escape(pointer) << " in " << html_escape(name) << "</h1>\n<p class=\"desc\">"
+    << html_escape(sc.at("description").get<std::string>()) << "</p>\n";
+  o << "<p class=\"words\">" << html_escape(b.at("words").get<std::string>()) << "</p>\n";
+  if (!b.at("note").get<std::string>().empty()) o << "<p class=\"note\">" << html_escape(b.at("note").get<std::string>()) << "</p>\n";
   if (!sweep.at("complete").get<bool>()) o << "<p class=\"note\"><b>Incomplete:</b> the sweep was stopped.</p>\n";
-  o << "<p class=\"note mono\">" << esc(sweep.at("command").get<std::string>()) << "</p>\n</header>\n";
+  o << "<p class=\"note mono\">" << html_escape(sweep.at("command").get<std::string>()) << "</p>\n</header>\n";
   o << "<section>\n<h2>Violation rate against the value</h2>\n";
   plot(o, sweep);
   o << "<p class=\"note\">Circles: the grid; diamonds: bisection steps; hollow squares: values whose seeds were "
