@@ -55,7 +55,8 @@ int lost_acked_write(std::uint64_t seed, bool early) {
       const redis_node::wait_outcome w = node.wait_for_replica(now, rng.uniform_i64(1, 3000) * sim::ms);
       waits.push_back(wait_case{now, w.answer_at_ns - (early ? lag_ns / 2 : 0), w.acks, members.size()});
     } else {
-      members.push_back("w" + std::to_string(members.size()));
+      members.push_back(std::to_string(members.size()));
+      members.back().insert(0, 1, 'w');
       const std::vector<std::string> argv = {"ZADD", "k", "1", members.back()};
       const redis::reply r = node.run_command(now, now_us, argv, proto);
       REQUIRE(r == redis::reply::from_integer(1));
