@@ -26,7 +26,14 @@
 // policy. With the policy's `wake_on` channel, a client waiting between
 // attempts is subscribed to it through the transport (`subscribe(channel,
 // on_message)` returns a subscription that ends when it is destroyed), and a
-// message ends the wait early.
+// message ends the wait early. With the policy's `acknowledge`, a grant
+// counts only once replicas hold it: after an acquire that granted, the
+// client sends `WAIT replicas timeout_ms` (a plain command through
+// async_command); an integer answer >= replicas holds the permit. Fewer
+// acknowledgements, an error reply or a lost call make the client release
+// the permit once (best effort) and count the attempt as not granted: it
+// backs off and polls again until the acquire timeout, the same token each
+// time.
 //
 // Environment and transport. `Env` gives the executor, timer and monotonic
 // clock (as for async_fifo_gate). `Transport` carries script calls to Redis:
@@ -143,6 +150,13 @@ class lease_client {
     for (;;) {
       ++out.attempts;
       auto [ec, reply] = co_await call(redis::script_op::acquire, token);
+      if (!ec && reply.granted() && cfg_.proto && cfg_.proto->client.acknowledge) {
+        // The grant counts only once replicas hold it (see acknowledged).
+        if (const boost::system::error_code not_acked = co_await acknowledged(token)) {
+          ec = not_acked == gate_errc::unreachable ? not_acked : boost::system::error_code{};
+          reply = redis::script_reply{};  // not granted
+        }
+      }
       if (!ec && reply.granted()) {
         out.fence = reply.value;
         out.ec = {};
@@ -214,6 +228,33 @@ class lease_client {
   }
 
  private:
+  // The acknowledge step after a granting acquire: WAIT <replicas> <timeout_ms>.
+  // Empty: at least `replicas` replicas acknowledged, the permit is held.
+  // Otherwise the permit is released once (best effort: its failure is not
+  // retried, the lease's expiry is the backstop) and the error says why:
+  // `acquire_timeout` for too few acknowledgements (the attempt reads as not
+  // granted), `unreachable` for an error reply or a lost call.
+  awaitable<boost::system::error_code> acknowledged(const std::string& token) {
+    using boost::asio::as_tuple;
+    const boost::asio::use_awaitable_t<executor_type> use;
+    const redis::acknowledge_policy& ack = *cfg_.proto->client.acknowledge;
+    command_request req;
+    req.op = redis::script_op::acquire;  // part of the acquire, to a simulated server's monitors
+    req.proto = cfg_.proto.get();
+    req.token = token;
+    req.argv = {"WAIT", std::to_string(ack.replicas), std::to_string(ack.timeout_ms)};
+    auto [ec, answer] = co_await transport_.async_command(req, as_tuple(use));
+    boost::system::error_code why;
+    if (ec || answer.is_error() || answer.type != redis::reply::kind::integer)
+      why = gate_errc::unreachable;
+    else if (answer.integer < ack.replicas)
+      why = gate_errc::acquire_timeout;
+    else
+      co_return why;
+    (void)co_await release(token);
+    co_return why;
+  }
+
   // One operation: the built-in variant's typed call, or the protocol's command.
   awaitable<std::tuple<boost::system::error_code, redis::script_reply>> call(redis::script_op op,
                                                                             const std::string& token) {

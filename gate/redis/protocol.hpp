@@ -133,6 +133,17 @@ struct retry_policy {
   friend bool operator==(const retry_policy&, const retry_policy&) = default;
 };
 
+// A grant counts only once replicas hold it: after an acquire that granted,
+// the client sends WAIT <replicas> <timeout_ms>; an answer below `replicas`
+// (or an error, or a lost reply) makes it release the permit once and count
+// the attempt as not granted.
+struct acknowledge_policy {
+  std::int64_t replicas = 1;     // >= 1
+  std::int64_t timeout_ms = 50;  // > 0 (WAIT's 0 would block for ever)
+
+  friend bool operator==(const acknowledge_policy&, const acknowledge_policy&) = default;
+};
+
 struct client_policy {
   std::optional<retry_policy> retry;                // unset: the scenario's (or the default) backoff
   std::optional<std::int64_t> acquire_timeout_ns;   // unset: the scenario's
@@ -144,6 +155,8 @@ struct client_policy {
   // message on it (a release script's PUBLISH) ends the wait, and the client
   // tries again at once. Unset: it waits out its backoff.
   std::optional<arg_template> wake_on;
+  // Unset: a grant counts as soon as the primary's acquire answers it.
+  std::optional<acknowledge_policy> acknowledge;
 
   friend bool operator==(const client_policy&, const client_policy&) = default;
 };

@@ -148,6 +148,19 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
   if (const json* x = r.get("wake_on")) c.wake_on = read_template(*x, child(path, "wake_on"));
   if (const json* x = r.get("on_client_timeout"))
     c.on_client_timeout = read_named<redis::timeout_permit>(*x, child(path, "on_client_timeout"), redis::timeout_permit_names);
+  if (const json* x = r.get("acknowledge")) {
+    const std::string at = child(path, "acknowledge");
+    object_reader a(*x, at, "an acknowledge object such as {\"replicas\": 1, \"timeout\": \"50ms\"}");
+    redis::acknowledge_policy ack;
+    const json& n = a.require("replicas", "the number of replicas that must acknowledge a grant (an integer, 1 to 16)");
+    ack.replicas = read_int(n, child(at, "replicas"), 1, acknowledge_replicas_max);
+    const json& t = a.require("timeout", "how long WAIT waits for them (a duration of whole milliseconds, 1ms to 60s)");
+    const vtime_ns timeout_ns = read_duration(t, child(at, "timeout"), sim::ms, 60 * sim::sec);
+    if (timeout_ns % sim::ms != 0) fail(child(at, "timeout"), "a duration of whole milliseconds (WAIT takes milliseconds)", t);
+    ack.timeout_ms = timeout_ns / sim::ms;
+    a.finish();
+    c.acknowledge = ack;
+  }
   r.finish();
   return c;
 }

@@ -27,6 +27,7 @@ inline constexpr const char* protocol_format = "admitsim-protocol/1";
 inline constexpr std::size_t protocol_scripts_max = 16;
 inline constexpr std::size_t protocol_script_bytes_max = std::size_t{1} << 20;  // 1 MiB of Lua per script
 inline constexpr std::size_t protocol_call_args_max = 32;                      // KEYS or ARGV entries per call
+inline constexpr std::int64_t acknowledge_replicas_max = 16;                   // client.acknowledge.replicas
 
 // Reads the bytes of a file (at most `limit`), or throws scenario_error /
 // another std::exception whose message names the file. The CLI passes

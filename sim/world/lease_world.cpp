@@ -154,6 +154,7 @@ class lease_world {
       limits.max_steps = opts.script_steps_max;
       node_.set_script_limits(limits, opts.script_cache_survives_restart);
       node_.set_pubsub(&net_.pubsub());
+      net_.set_wait_acks_at_once(opts.wait_acks_at_once);
       server_.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms);
     } else {
       server_.set_holders_key(gate().lease.key);

@@ -66,6 +66,10 @@ struct lease_run_options {
   // For the tests that show a protocol run differs from its fast path only by
   // the NOSCRIPT round trips after a restart or failover: keep the cache.
   bool script_cache_survives_restart = false;
+  // Broken on purpose, for the test that shows the wait_ack design's check can
+  // fail: every WAIT answers at once that all the replicas it asked for
+  // acknowledged (a client that ignores WAIT's answer behaves the same).
+  bool wait_acks_at_once = false;
   // With the timeline: also keep the lanes of the requests whose life meets
   // these spans (timeline::keep_lanes_in; the HTML page's zoom panels). The
   // FIFO world, which always records its timeline, reads this too.

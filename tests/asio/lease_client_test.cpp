@@ -58,12 +58,21 @@ struct fake_transport {
   // A protocol's commands go to a real script engine over a replica (when the test gives one).
   redis::script_engine* engine = nullptr;
   std::vector<std::vector<std::string>> commands{};
+  // WAIT's answers, in order (an error code: the call is lost); the engine has no replicas to count.
+  std::deque<std::pair<error_code, redis::reply>> wait_answers{};
   template <class Token>
   auto async_command(const gate::command_request& req, Token&& token) {
     return asio::async_initiate<Token, void(error_code, redis::reply)>(
         [this, req](auto handler) {
           commands.push_back(req.argv);
           ops.push_back(req.op);
+          if (req.argv.front() == "WAIT") {
+            REQUIRE(!wait_answers.empty());
+            auto a = wait_answers.front();
+            wait_answers.pop_front();
+            s.schedule_after(1 * ms, [h = std::move(handler), a]() mutable { std::move(h)(a.first, a.second); });
+            return;
+          }
           REQUIRE(engine != nullptr);
           redis::reply answer = engine->execute(req.argv, 1'700'000'000'000'000 + s.now_ns() / 1000);
           s.schedule_after(1 * ms, [h = std::move(handler), answer]() mutable { std::move(h)(error_code{}, answer); });
@@ -318,4 +327,73 @@ TEST_CASE("the client renews on its own timer until the work ends or a renewal f
   REQUIRE(kept2.has_value());
   CHECK(*kept2);
   CHECK(t2.calls.size() == 2);
+}
+
+TEST_CASE("an acknowledging client holds a grant only once WAIT counts enough replicas", "[lease_client][protocol]") {
+  // Goal: the acknowledge step (client.acknowledge). Method: the seed protocol over a real engine, WAIT answered
+  // by hand: 0 acknowledgements, then a lost WAIT, then an error reply, then 1. Each short answer releases the
+  // permit and counts as not granted (the set is empty again before the next attempt); the fourth grant holds.
+  scheduler s;
+  redis::replica data;
+  redis::script_engine engine(data);
+  fake_transport t{s, {}, {}, {}};
+  t.engine = &engine;
+  t.wait_answers = {{{}, redis::reply::from_integer(0)},
+                    {asio::error::timed_out, redis::reply{}},
+                    {{}, redis::reply::error("ERR WAIT cannot be used with replica instances")},
+                    {{}, redis::reply::from_integer(1)}};
+  gate::lease_client_config cfg = config();
+  cfg.acquire_timeout_ns = 10 * sec;
+  auto p = std::make_shared<redis::protocol>(*seed_protocol());
+  p->client.acknowledge = redis::acknowledge_policy{1, 50};
+  cfg.proto = p;
+  for (const auto& sc : cfg.proto->scripts) (void)engine.script_load(sc.source);
+  client c(s.get_executor(), t, cfg, [&] { return std::int64_t{5'000} + s.now_ns() / ms; }, [](std::int64_t x) { return x; });
+  gate::acquire_outcome got;
+  asio::co_spawn(s.get_executor(), c.acquire("tok"), [&](std::exception_ptr e, gate::acquire_outcome o) {
+    REQUIRE(!e);
+    got = o;
+  });
+  s.run();
+  CHECK(!got.ec);
+  CHECK(got.attempts == 4);
+  // Per short attempt: acquire, WAIT, release; the last: acquire, WAIT.
+  REQUIRE(t.commands.size() == 11);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(t.commands[3 * i][0] == "EVALSHA");
+    CHECK(t.commands[3 * i + 1] == std::vector<std::string>{"WAIT", "1", "50"});
+    CHECK(t.commands[3 * i + 2] == std::vector<std::string>{"EVALSHA", cfg.proto->scripts[1].sha, "1", "k", "tok"});
+  }
+  CHECK(t.commands[10] == std::vector<std::string>{"WAIT", "1", "50"});
+  CHECK(data.zscore("k", "tok", 1'700'000'000'000'000 + s.now_ns() / 1000).has_value());
+}
+
+TEST_CASE("an acknowledging client that never gets its replicas reports no permit and leaves no member", "[lease_client][protocol]") {
+  // Goal: WAIT answering too few until the acquire timeout ends in acquire_timeout with the set empty; a lost
+  // last WAIT ends in unreachable. Method: WAIT 2 answered 1 every time (1 s timeout, 200 ms backoff), then a
+  // client whose every WAIT is lost.
+  for (const bool lost : {false, true}) {
+    CAPTURE(lost);
+    scheduler s;
+    redis::replica data;
+    redis::script_engine engine(data);
+    fake_transport t{s, {}, {}, {}};
+    t.engine = &engine;
+    for (int i = 0; i < 20; ++i)
+      t.wait_answers.emplace_back(lost ? error_code(asio::error::timed_out) : error_code{},
+                                  lost ? redis::reply{} : redis::reply::from_integer(1));
+    gate::lease_client_config cfg = config();
+    auto p = std::make_shared<redis::protocol>(*seed_protocol());
+    p->client.acknowledge = redis::acknowledge_policy{2, 50};
+    cfg.proto = p;
+    for (const auto& sc : cfg.proto->scripts) (void)engine.script_load(sc.source);
+    client c(s.get_executor(), t, cfg, [&] { return std::int64_t{5'000} + s.now_ns() / ms; }, [](std::int64_t x) { return x; });
+    gate::acquire_outcome got;
+    asio::co_spawn(s.get_executor(), c.acquire("tok"), [&](std::exception_ptr, gate::acquire_outcome o) { got = o; });
+    s.run();
+    CHECK(got.ec == (lost ? gate::gate_errc::unreachable : gate::gate_errc::acquire_timeout));
+    CHECK(got.attempts >= 4);
+    CHECK(t.wait_answers.size() == 20 - static_cast<std::size_t>(got.attempts));
+    CHECK(data.zcard("k", 1'700'000'000'000'000 + s.now_ns() / 1000) == 0);
+  }
 }

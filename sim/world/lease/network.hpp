@@ -126,6 +126,8 @@ class network {
     network& net_;
   };
   bus& pubsub() noexcept { return bus_; }
+  // Broken on purpose (lease_run_options::wait_acks_at_once): WAIT answers at once with what it asked for.
+  void set_wait_acks_at_once(bool on) noexcept { wait_acks_at_once_ = on; }
   void listen(std::string channel, std::size_t wi, std::function<void()> on_message);
   void stop_listening(const std::string& channel, std::size_t wi);
 
@@ -184,6 +186,12 @@ class network {
   void deliver(std::size_t wi, redis::script_op op, const call_ref<script_call<Handler>>& st);
   template <class Handler>
   void deliver_command(std::size_t wi, const call_ref<command_call<Handler>>& st);
+  template <class Handler>
+  void wait_command(std::size_t wi, const call_ref<command_call<Handler>>& st);
+  // The lease client's acknowledge step (an acquire is otherwise always a script call).
+  static bool is_wait(const gate::command_request& req) noexcept {
+    return req.op == redis::script_op::acquire && !req.argv.empty() && req.argv.front() == "WAIT";
+  }
 
   sim::scheduler& sched_;
   const redis_node& node_;
@@ -194,6 +202,7 @@ class network {
   std::vector<cut_spec> cuts_;
   std::vector<call_fate> fates_;  // per worker
   bool split_add_;
+  bool wait_acks_at_once_ = false;
   // Subscribers by channel, by worker (ordered: a PUBLISH delivers in worker order).
   std::map<std::string, std::map<std::size_t, std::function<void()>>, std::less<>> listeners_;
   bus bus_{*this};
@@ -219,7 +228,11 @@ void network::start_command(std::size_t wi, const gate::command_request& request
   st->h.emplace(std::move(handler));
   st->req = request;
   ++monitors_.lease().redis_calls;
-  st->timeout = sched_.schedule_after(redis_call_timeout_ns, [this, st] {
+  // A blocking WAIT: the client's socket timeout runs past the time WAIT may block, as clients of
+  // blocking commands set it.
+  const vtime_ns socket_timeout_ns =
+      is_wait(request) ? redis_call_timeout_ns + std::stoll(request.argv.at(2)) * sim::ms : redis_call_timeout_ns;
+  st->timeout = sched_.schedule_after(socket_timeout_ns, [this, st] {
     complete_call(st, boost::asio::error::timed_out, redis::reply{});
   });
   if (!link_up(wi)) return;  // the request is lost; the client waits for its socket timeout
@@ -249,12 +262,48 @@ void network::deliver_command(std::size_t wi, const call_ref<command_call<Handle
   }
   if (st->done) [[unlikely]]
     fates_[wi].ran_late_ns = sched_.now_ns();  // its client already gave up on it
+  if (is_wait(st->req)) [[unlikely]] {
+    wait_command(wi, st);
+    return;
+  }
   st->reply = server_.execute_command(wi, st->req);
   sched_.schedule_after(redis_latency_ns, [this, wi, st] {
     if (link_up(wi))
       complete_call(st, {}, st->reply);
     else
       reply_lost(wi);
+  });
+}
+
+template <class Handler>
+void network::wait_command(std::size_t wi, const call_ref<command_call<Handler>>& st) {
+  // WAIT numreplicas timeout_ms (the lease client's acknowledge step, whose
+  // arguments it builds itself): it blocks on the node until the follower has
+  // applied every write made so far, or until its timeout; then the reply
+  // travels back. A restart or failover while it blocks loses it (the client's
+  // socket timeout ends the call).
+  const std::vector<std::string>& argv = st->req.argv;
+  ADMIT_ASSERT(argv.size() == 3, "WAIT numreplicas timeout");
+  const std::int64_t wanted = std::stoll(argv[1]);
+  const std::int64_t timeout_ms = std::stoll(argv[2]);
+  ADMIT_ASSERT(wanted >= 1, "the acknowledge policy waits for one replica or more");
+  redis_node::wait_outcome w = node_.wait_for_replica(sched_.now_ns(), timeout_ms * sim::ms);
+  if (wait_acks_at_once_) [[unlikely]]
+    w = redis_node::wait_outcome{sched_.now_ns(), wanted};
+  const std::uint64_t generation = node_.generation();
+  // The world has one follower: no WAIT counts more than one acknowledgement (but the broken option's).
+  st->reply = redis::reply::from_integer(w.acks);
+  sched_.schedule_at(w.answer_at_ns, [this, wi, st, generation] {
+    if (node_.generation() != generation) {
+      reply_lost(wi);
+      return;
+    }
+    sched_.schedule_after(redis_latency_ns, [this, wi, st] {
+      if (link_up(wi))
+        complete_call(st, {}, st->reply);
+      else
+        reply_lost(wi);
+    });
   });
 }
 

@@ -154,6 +154,16 @@ std::int64_t redis_node::add_after_check(const call_req& req, std::int64_t now_u
   return primary_.zcard(req.key, now_us);
 }
 
+redis_node::wait_outcome redis_node::wait_for_replica(vtime_ns now, vtime_ns timeout_ns) const {
+  ADMIT_ASSERT(timeout_ns > 0, "a WAIT of the lease client has a positive timeout");
+  // Every entry of the log is a command the primary ran (the newest last); the
+  // follower has applied an entry once it is one lag old.
+  const vtime_ns applied_at = log_.empty() ? now : std::max(now, log_.back().at_ns + max_lag_ns_);
+  ADMIT_ASSERT(log_.empty() || log_.back().at_ns <= now, "the log holds no write from the future");
+  if (applied_at <= now + timeout_ns) return wait_outcome{applied_at, 1};
+  return wait_outcome{now + timeout_ns, 0};
+}
+
 void redis_node::restart(scenario::persistence persist, vtime_ns now, vtime_ns down_ns) {
   // aof_always: every write was durable before its reply, so the restarted server has every key (and
   // each key's deadline, an absolute time) as it was; aof_everysec: what the last whole second wrote.
@@ -163,6 +173,7 @@ void redis_node::restart(scenario::persistence persist, vtime_ns now, vtime_ns d
     primary_ = redis::replica{};
   follower_ = primary_;
   log_.clear();
+  ++generation_;
   down_until_ns_ = now + down_ns;
   // A restarted server has an empty script cache: the next EVALSHA answers NOSCRIPT.
   if (cache_survives_restart_) return;
@@ -172,8 +183,13 @@ void redis_node::restart(scenario::persistence persist, vtime_ns now, vtime_ns d
 
 void redis_node::failover(vtime_ns replication_lag_ns, vtime_ns now, vtime_ns down_ns) {
   // The follower has applied every write older than the lag; newer ones are lost.
-  replicate_upto(now - replication_lag_ns);
+  ADMIT_ASSERT(replication_lag_ns <= max_lag_ns_, "a failover's lag is at most the follower's (what WAIT counts by)");
+  if (max_lag_ns_ == 0)
+    follower_ = primary_;  // no lag: the follower kept no log, it has every write
+  else
+    replicate_upto(now - replication_lag_ns);
   log_.clear();
+  ++generation_;
   primary_ = follower_;
   if (keep_aof_) aof_copy_ = primary_;
   down_until_ns_ = now + down_ns;

@@ -7,7 +7,8 @@
 // restart keeps every write). A failover promotes
 // an asynchronously replicated follower that has applied every write older
 // than its lag and loses the newer ones (kept in the replication log until
-// then). A pause makes the server run what reaches it late; a restart or a
+// then); WAIT answers once the follower has applied what the primary wrote
+// before it. A pause makes the server run what reaches it late; a restart or a
 // failover takes it down for a while (the network then loses every call).
 //
 // Besides running scripts the node answers what the monitors ask of the key
@@ -120,6 +121,24 @@ class redis_node {
   // The Lua steps of the last script call (the engine's count).
   std::uint64_t last_script_steps() const;
 
+  // --- WAIT ------------------------------------------------------------------
+  // The follower applies each write one replication lag after the primary
+  // made it; the lag is the largest `replication_lag` of the scenario's
+  // redis_failover faults (0 without one: every write is applied as it is
+  // made). A WAIT that reaches the primary at `now` answers when the follower
+  // has applied every write made up to `now` (acks 1), or at its timeout if
+  // that comes first (acks 0). A failover applies every write older than its
+  // own lag, never more than this one: a write a WAIT reported as acked is on
+  // the promoted follower.
+  struct wait_outcome {
+    vtime_ns answer_at_ns = 0;
+    std::int64_t acks = 0;
+  };
+  wait_outcome wait_for_replica(vtime_ns now, vtime_ns timeout_ns) const;
+  vtime_ns replication_lag_ns() const noexcept { return max_lag_ns_; }
+  // Bumped by every restart and failover: a WAIT blocked across one is lost.
+  std::uint64_t generation() const noexcept { return generation_; }
+
   // Faults.
   void restart(scenario::persistence persist, vtime_ns now, vtime_ns down_ns);
   void failover(vtime_ns replication_lag_ns, vtime_ns now, vtime_ns down_ns);
@@ -150,6 +169,7 @@ class redis_node {
   redis::replica follower_;
   std::deque<logged_op> log_;
   vtime_ns max_lag_ns_ = 0;
+  std::uint64_t generation_ = 0;
   vtime_ns down_until_ns_ = 0;
   vtime_ns paused_until_ns_ = 0;
   vtime_ns offset_ns_ = 0;

@@ -244,7 +244,9 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
     else if (req.op == redis::script_op::renew)
       fleet_.renewed(wi, req.token, now);
   }
-  if (req.op == redis::script_op::acquire) {
+  // NOSCRIPT: the acquire's script did not run (the client sends its body next), so it reaped nothing yet.
+  const bool noscript = answer.is_error();
+  if (req.op == redis::script_op::acquire && !noscript) {
     // Every permit past its expiry (by the server's clock) must be gone after an acquire.
     const std::int64_t now_ms = now_us / 1000;
     const double stale = static_cast<double>(proto_->holders.scores == redis::score_meaning::acquired_at
