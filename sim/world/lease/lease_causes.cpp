@@ -344,7 +344,7 @@ bool lease_causes::fleet_exhausted(std::vector<cause>& out, const std::string& p
   }
   if (exited == 0) return false;
   const auto n = static_cast<std::int64_t>(fleet_.size());
-  std::string s = prefix + "all " + count_text(n, "worker", "workers");
+  std::string s = prefix + (n == 1 ? std::string("the only worker") : "all " + count_text(n, "worker", "workers"));
   if (exited == n) {
     s += " exited after acquire timeouts (the last at " + at(last_exit_ns) + ")";
   } else {
