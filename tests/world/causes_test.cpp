@@ -365,12 +365,18 @@ TEST_CASE("a run_fleet fleet whose every worker exited after acquire timeouts", 
   CHECK(live.causes[0].kind == "fleet_exhausted");
   CHECK(live.causes[0].example.rfind("the only worker exited after acquire timeouts (the last at 00:00:01", 0) == 0);
   CHECK(live.causes[0].example.find("; 2 items left in the queue") != std::string::npos);
-  const auto at_horizon = run_json(doc + R"(, "checks": {"liveness_horizon": "3s"}})", 1);
+  // A third item arrives at 5s, so the run is still going at the 3s horizon.
+  json later = json::parse(doc + R"(, "checks": {"liveness_horizon": "3s"}})");
+  later["workload"]["requests"].push_back(json{{"at", "5s"}});
+  const auto at_horizon = run_doc(later, 1);
   const invariant_result& lh = inv(at_horizon.front(), "liveness");
-  // Judged at the horizon, and again at the end (the queue is still there): the first is the horizon's.
-  REQUIRE_FALSE(lh.causes.empty());
+  // Judged at the horizon (2 items queued) and again at the end (3): one kind, counted twice, the first its example.
+  REQUIRE(lh.causes.size() == 1);
   CHECK(lh.causes[0].kind == "fleet_exhausted");
-  CHECK(lh.causes[0].example.rfind("at the liveness horizon (00:00:03) the only worker exited after acquire timeouts", 0) == 0);
+  CHECK(lh.causes[0].count == 2);
+  CHECK(lh.causes[0].example ==
+        "at the liveness horizon (00:00:03) the only worker exited after acquire timeouts (the last at 00:00:01); 2 "
+        "items left in the queue");
   // The design the table names: the same run under defer ends both items.
   json defer = json::parse(doc + "}");
   defer["fleet"]["on_acquire_timeout"] = "defer";
