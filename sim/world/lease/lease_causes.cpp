@@ -336,11 +336,18 @@ bool lease_causes::fleet_exhausted(std::vector<cause>& out, const std::string& p
   vtime_ns last_exit_ns = -1;
   for (std::size_t wi = 0; wi < fleet_.size(); ++wi) {
     const worker_state& w = fleet_[wi];
-    if (!w.alive) ++crashed;
-    else if (w.exited) ++exited, last_exit_ns = std::max(last_exit_ns, w.exited_ns);
-    else if (w.drained) ++drained;
-    else if (w.renewal.retired) ++retired;
-    else return false;  // a worker is still there to take the queue
+    if (!w.alive) {
+      ++crashed;
+    } else if (w.exited) {
+      ++exited;
+      last_exit_ns = std::max(last_exit_ns, w.exited_ns);
+    } else if (w.drained) {
+      ++drained;
+    } else if (w.renewal.retired) {
+      ++retired;
+    } else {
+      return false;  // a worker is still there to take the queue
+    }
   }
   if (exited == 0) return false;
   const auto n = static_cast<std::int64_t>(fleet_.size());
