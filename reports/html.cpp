@@ -1418,6 +1418,11 @@ void metrics_grid(out& o, const run_view& v) {
     metric(o, "redis errors", n(l.redis_errors));
     metric(o, "failed releases", n(l.failed_releases));
     metric(o, "renewals lost", n(l.renewals_lost));
+    if (l.requeue_and_exit) {
+      metric(o, "items requeued", n(l.items_requeued));
+      metric(o, "workers exited", n(l.workers_exited));
+      metric(o, "items left in the queue", n(l.items_left));
+    }
   }
   metric(o, "wait p50 / p99 / max",
          esc(human_ns(m.wait_ns.percentile(500)) + " / " + human_ns(m.wait_ns.percentile(990)) + " / " +

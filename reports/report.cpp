@@ -218,6 +218,11 @@ json metrics_json(const world::run_record& rec) {
     mj["redis_errors"] = l.redis_errors;
     mj["failed_releases"] = l.failed_releases;
     mj["renewals_lost"] = l.renewals_lost;
+    if (l.requeue_and_exit) {
+      mj["items_requeued"] = l.items_requeued;
+      mj["workers_exited"] = l.workers_exited;
+      mj["items_left"] = l.items_left;
+    }
   }
   mj["simulated_ns"] = m.simulated_ns;
   mj["run_status"] = sim::to_string(rec.status);

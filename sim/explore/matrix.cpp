@@ -36,6 +36,7 @@ struct design_row {
   json gate_set;          // {"variant": V} or {"protocol": OBJECT}
   json gate_patch;        // merged over the gate (RFC 7396: null removes a key), or null
   json service_patch;     // merged over the service, or null
+  json fleet_patch;       // merged over the fleet, or null (a worker model: {"on_acquire_timeout": ...})
   std::vector<std::pair<std::string, std::string>> holds, breaks;  // column name, its path in the file
 };
 
@@ -196,6 +197,10 @@ json cell_doc(const json& base, const design_row& d, const fault_column& c,
     if (!doc.contains("service")) doc["service"] = json::object();
     doc["service"].merge_patch(d.service_patch);
   }
+  if (!d.fleet_patch.is_null()) {
+    if (!doc.contains("fleet")) doc["fleet"] = json::object();
+    doc["fleet"].merge_patch(d.fleet_patch);
+  }
   std::vector<std::pair<std::string, const json*>> parts;
   const auto bf = base.find("faults");
   parts.emplace_back("/scenario/faults", bf == base.end() ? nullptr : &*bf);
@@ -236,6 +241,7 @@ design_row read_design(const json& v, const std::string& path, const std::string
   const json* protocol = r.get("protocol");
   const json* gate = r.get("gate");
   const json* service = r.get("service");
+  const json* fleet = r.get("fleet");
   const json* holds = r.get("holds");
   const json* breaks = r.get("breaks");
   r.finish();  // an unknown key first: it may be a misspelt "variant"
@@ -276,6 +282,11 @@ design_row read_design(const json& v, const std::string& path, const std::string
     if (!s->is_object()) fail(child(path, "service"), "an object of service fields to set (null removes one)", *s);
     d.service_patch = *s;
     changes += " + service " + s->dump();
+  }
+  if (const json* f = fleet) {
+    if (!f->is_object()) fail(child(path, "fleet"), "an object of fleet fields to set (null removes one)", *f);
+    d.fleet_patch = *f;
+    changes += " + fleet " + f->dump();
   }
   if (const json* h = holds) d.holds = read_column_names(*h, child(path, "holds"));
   if (const json* b = breaks) d.breaks = read_column_names(*b, child(path, "breaks"));

@@ -1,9 +1,9 @@
 // matrix: which design survives which fault (`admitsim matrix`, docs/matrix.md).
 //
 // A matrix file names a base lease scenario, rows of designs (what each
-// changes in the base's gate, and optionally its service) and columns of
+// changes in the base's gate, and optionally its service and fleet) and columns of
 // faults (each a scenario `faults` object). The loader builds every cell's
-// scenario as JSON, base + the row's gate and service + the column's faults,
+// scenario as JSON, base + the row's gate, service and fleet + the column's faults,
 // and validates it with the scenario loader, so a cell runs exactly what the
 // scenario format says and a cell no world could run is refused (exit 2)
 // before anything runs. Beside the file's columns it adds a baseline column

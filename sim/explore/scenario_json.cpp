@@ -101,6 +101,8 @@ json clock_fields(json j, const clock_spec& c) {
 json fleet_json(const fleet_spec& f) {
   json j;
   j["workers"] = f.workers;
+  // Written only when it is not the default, so that a scenario written back before the field existed reads the same.
+  if (f.on_acquire_timeout == acquire_timeout_policy::requeue_and_exit) j["on_acquire_timeout"] = "requeue_and_exit";
   j["clock"] = clock_fields(json::object(), f.clock);
   if (!f.clocks.empty()) {
     json cs = json::array();

@@ -288,6 +288,11 @@ fleet_spec read_fleet(const json& v) {
   object_reader r(v, "/fleet", "a fleet object");
   fleet_spec f;
   if (const json* x = r.get("workers")) f.workers = read_int(*x, "/fleet/workers", 1, workers_max);
+  if (const json* x = r.get("on_acquire_timeout")) {
+    static constexpr std::pair<const char*, acquire_timeout_policy> models[] = {
+        {"defer", acquire_timeout_policy::defer}, {"requeue_and_exit", acquire_timeout_policy::requeue_and_exit}};
+    f.on_acquire_timeout = read_enum(*x, "/fleet/on_acquire_timeout", models);
+  }
   if (const json* x = r.get("clock")) {
     object_reader c(*x, "/fleet/clock", "a clock object such as {\"offset\": \"-250ms\", \"drift_ppm\": 100}");
     read_clock_fields(c, f.clock);

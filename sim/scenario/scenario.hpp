@@ -206,8 +206,16 @@ struct clock_spec {
   friend bool operator==(const clock_spec&, const clock_spec&) = default;
 };
 
+// What a lease-world worker does when its acquire gives up (an acquire
+// timeout, or Redis unreachable to the deadline): `defer` ends the item as
+// deferred and takes the next one; `requeue_and_exit` (the design document's
+// run_fleet loop) puts the item back at the tail of the queue and ends the
+// worker's loop, so the fleet shrinks under a surge (docs/scenarios.md, "Fleet").
+enum class acquire_timeout_policy : std::uint8_t { defer, requeue_and_exit };
+
 struct fleet_spec {
   std::int64_t workers = 1;                      // 1 .. 100'000
+  acquire_timeout_policy on_acquire_timeout = acquire_timeout_policy::defer;
   clock_spec clock;                              // every worker's, unless overridden
   std::vector<std::pair<std::int64_t, clock_spec>> clocks;  // overrides, ascending worker index, distinct
 

@@ -143,7 +143,10 @@ class lease_world {
                 sc.service.on_client_close == scenario::service_spec::client_close_policy::free_slot,
                 static_cast<std::size_t>(sc.fleet.workers)),
         faults_(sched_, fleet_, items_, node_, server_, net_, portal_, monitors_, timeline_), src_(sc, seed),
-        pump_(sched_, src_, *this) {
+        pump_(sched_, src_, *this), requeue_and_exit_(sc.fleet.on_acquire_timeout ==
+                                                        scenario::acquire_timeout_policy::requeue_and_exit),
+        mutant_requeue_drops_item_(opts.mutant_requeue_drops_item) {
+    rec_.lease->requeue_and_exit = requeue_and_exit_;
     if (opts.timeline) rec_.series.keep_lanes_in(opts.lanes_around);
     client_behaviour b;
     b.renew_every_ns = renew_interval(gate(), run);
@@ -219,7 +222,12 @@ class lease_world {
       ADMIT_CHECKPOINT(fleet_, wi, gen);
       if (w.renewal.retired) co_return;  // its protocol takes no new work after a lost renewal
       if (items_.empty()) {
-        if (items_.arrivals_done()) co_return;
+        // The seed's run_fleet worker returns on an empty queue; ours waits while arrivals are still to
+        // come (they come over time here, not all queued up front) and returns once the last has come.
+        if (items_.arrivals_done()) {
+          w.drained = true;
+          co_return;
+        }
         fleet_.set_idle(wi, true);
         (void)co_await fleet_.async_idle_wait(wi, asio::as_tuple(sim::use_awaitable));
         fleet_.set_idle(wi, false);
@@ -230,6 +238,7 @@ class lease_world {
       fleet_.take(wi, item, token);
       co_await process(wi, gen, item, token);
       w.current.reset();
+      if (w.exited) co_return;  // requeue_and_exit: its acquire gave up, its item is back in the queue
     }
   }
 
@@ -249,6 +258,16 @@ class lease_world {
       const int st = co_await portal_.call(wi, item, nullptr);
       ADMIT_CHECKPOINT(fleet_, wi, gen);
       items_.end(item, outcome_of(st), sched_.now_ns());
+      co_return;
+    }
+    if (got.ec && requeue_and_exit_) [[unlikely]] {
+      // run_fleet: the item goes back to the tail of the queue and this worker's loop ends. An unreachable
+      // Redis is an acquire failure too (the seed's failure mode 2), so it is treated alike.
+      monitors_.requeued_and_exited(wi, token, got.ec.message(), fleet_.holders());
+      if (!mutant_requeue_drops_item_) items_.requeue(item);
+      w.exited = true;
+      w.exited_ns = sched_.now_ns();
+      fleet_.wake_one();  // a worker idle on an empty queue takes it
       co_return;
     }
     if (got.ec) [[unlikely]] {
@@ -330,6 +349,7 @@ class lease_world {
     rec_.metrics.simulated_ns = sched_.now_ns();
     rec_.diagnostics = {.events = sched_.events_run(), .sequence_numbers = sched_.next_sequence()};
     fleet_.audit();
+    if (requeue_and_exit_) rec_.lease->items_left = items_.queued().size();
     // A run cut short is inconclusive: what it did not reach is not judged.
     const std::uint64_t total = src_.total();
     const std::uint64_t pending = total - items_.ended();
@@ -378,6 +398,8 @@ class lease_world {
   std::optional<lease_causes> causes_;  // built once every part it reads exists
   arrival_source src_;
   arrival_pump<lease_world> pump_;  // the arrivals, one ahead, to on_arrival
+  const bool requeue_and_exit_;     // fleet.on_acquire_timeout: the run_fleet worker model
+  const bool mutant_requeue_drops_item_;
 };
 
 }  // namespace

@@ -74,6 +74,10 @@ struct lease_run_options {
   // these spans (timeline::keep_lanes_in; the HTML page's zoom panels). The
   // FIFO world, which always records its timeline, reads this too.
   std::vector<time_span> lanes_around;
+  // Broken on purpose, for the test that shows the item-conservation check
+  // can fail (tests/world/run_fleet_test.cpp): under fleet.on_acquire_timeout
+  // requeue_and_exit the item an acquire gave up on is dropped, not requeued.
+  bool mutant_requeue_drops_item = false;
 };
 
 run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,

@@ -77,6 +77,11 @@ struct lease_metrics {
   std::uint64_t failed_releases = 0;       // releases that got no confirmation (expiry is the backstop)
   std::uint64_t renewals_lost = 0;         // renewal variant: renewals answered "no longer held"
   std::int64_t set_members_max = 0;        // largest ZCARD the gate key reached
+  // fleet.on_acquire_timeout requeue_and_exit (the run_fleet worker model): the report writes these two only then.
+  bool requeue_and_exit = false;
+  std::uint64_t items_requeued = 0;        // items an acquire gave up on, put back at the queue's tail
+  std::uint64_t workers_exited = 0;        // worker loops ended by such an acquire
+  std::uint64_t items_left = 0;            // items still in the queue when the run ended
 };
 
 struct captured_snapshot {

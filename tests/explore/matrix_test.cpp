@@ -106,6 +106,20 @@ TEST_CASE("matrix: a row's gate and service are merge patches; expectations by n
             .rfind("/designs/0: with the base scenario, the design's scenario is refused: /gate/renew_every:", 0) == 0);
 }
 
+TEST_CASE("matrix: a row's fleet is a merge patch too (the run_fleet worker model)") {
+  // Goal: a design row can choose the worker model, and a bad fleet value is refused naming the row.
+  // Method: load a matrix with a fleet patch, then with a bad value and a fleet that is not an object.
+  const auto spec = load(matrix(R"([{"name": "p", "faults": {}}])",
+                                R"([{"name": "rf", "variant": "server_time", "fleet": {"on_acquire_timeout": "requeue_and_exit"}}])"));
+  REQUIRE(spec.cells.size() == 2);
+  for (const auto& c : spec.cells)
+    CHECK(c.sc.fleet.on_acquire_timeout == admit::scenario::acquire_timeout_policy::requeue_and_exit);
+  CHECK(refusal(matrix(R"([])", R"([{"name": "x", "variant": "seed", "fleet": {"on_acquire_timeout": "quit"}}])"))
+            .rfind("/designs/0: with the base scenario, the design's scenario is refused: /fleet/on_acquire_timeout:", 0) == 0);
+  CHECK(refusal(matrix(R"([])", R"([{"name": "x", "variant": "seed", "fleet": 3}])"))
+            .rfind("/designs/0/fleet: expected an object of fleet fields", 0) == 0);
+}
+
 TEST_CASE("matrix: an inconclusive or error cell is never as expected; an unmet expectation is exit 1") {
   using admit::reports::cell_status;
   admit::reports::matrix_table t;

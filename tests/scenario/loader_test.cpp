@@ -229,6 +229,23 @@ TEST_CASE("cases may name generated requests within their generator's count") {
   CHECK(generated_request_id(3, 17) == "arrivals/3/17");
 }
 
+TEST_CASE("fleet.on_acquire_timeout: defer by default, requeue_and_exit, refused in a FIFO scenario") {
+  // Goal: the worker model's default, its values, a bad value and the FIFO refusal. Method: load and compare.
+  const std::string lease_gate = R"({"kind": "lease", "limit": 1})";
+  CHECK(load_scenario_text(doc(lease_gate, one_request)).fleet.on_acquire_timeout ==
+        admit::scenario::acquire_timeout_policy::defer);
+  CHECK(load_scenario_text(doc(lease_gate, one_request, R"("fleet": {"on_acquire_timeout": "defer"})"))
+            .fleet.on_acquire_timeout == admit::scenario::acquire_timeout_policy::defer);
+  CHECK(load_scenario_text(doc(lease_gate, one_request, R"("fleet": {"workers": 3, "on_acquire_timeout": "requeue_and_exit"})"))
+            .fleet.on_acquire_timeout == admit::scenario::acquire_timeout_policy::requeue_and_exit);
+  CHECK(rejection(doc(lease_gate, one_request, R"("fleet": {"on_acquire_timeout": "exit"})")) ==
+        "/fleet/on_acquire_timeout: expected one of \"defer\", \"requeue_and_exit\", got \"exit\"");
+  CHECK(rejection(doc(lease_gate, one_request, R"("fleet": {"on_acquire_timeout": true})")) ==
+        "/fleet/on_acquire_timeout: expected one of \"defer\", \"requeue_and_exit\", got true");
+  CHECK(rejection(doc(fifo_gate, one_request, R"("fleet": {"on_acquire_timeout": "requeue_and_exit"})")).rfind(
+            "/fleet: not read by a FIFO scenario", 0) == 0);
+}
+
 TEST_CASE("checks.stop_at_first: false by default, a boolean") {
   CHECK_FALSE(load_scenario_text(doc(fifo_gate, one_request)).checks.stop_at_first);
   CHECK(load_scenario_text(doc(fifo_gate, one_request, R"("checks": {"stop_at_first": true})")).checks.stop_at_first);

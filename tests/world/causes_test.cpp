@@ -350,6 +350,46 @@ TEST_CASE("items left in the queue with no worker to take them", "[world][causes
                 "restarted");
 }
 
+TEST_CASE("a run_fleet fleet whose every worker exited after acquire timeouts", "[world][causes]") {
+  // Goal: fleet_exhausted counts the workers gone and the items left, at the end and at the liveness horizon.
+  // Method: one worker on one permit, Redis cut off longer than the acquire budget; then the same judged at 3s.
+  const std::string doc = R"({"name": "exhausted", "seed": 1,
+    "gate": {"kind": "lease", "variant": "server_time", "limit": 1, "lease": "15s", "acquire_timeout": "1s"},
+    "fleet": {"workers": 1, "on_acquire_timeout": "requeue_and_exit"},
+    "service": {"portal_cap": 1, "service_time": "1s", "client_timeout": "20s"},
+    "workload": {"requests": [{"at": "0ms"}, {"at": "10ms"}]},
+    "faults": {"schedule": [{"at": "0ms", "kind": "partition", "target": "redis", "duration": "2s"}]})";
+  const auto runs = run_json(doc + "}", 1);
+  const invariant_result& live = inv(runs.front(), "liveness");
+  REQUIRE(live.causes.size() == 1);
+  CHECK(live.causes[0].kind == "fleet_exhausted");
+  CHECK(live.causes[0].example.rfind("the only worker exited after acquire timeouts (the last at 00:00:01", 0) == 0);
+  CHECK(live.causes[0].example.find("; 2 items left in the queue") != std::string::npos);
+  // A third item arrives at 5s, so the run is still going at the 3s horizon.
+  json later = json::parse(doc + R"(, "checks": {"liveness_horizon": "3s"}})");
+  later["workload"]["requests"].push_back(json{{"at", "5s"}});
+  const auto at_horizon = run_doc(later, 1);
+  const invariant_result& lh = inv(at_horizon.front(), "liveness");
+  // Judged at the horizon (2 items queued) and again at the end (3): one kind, counted twice, the first its example.
+  REQUIRE(lh.causes.size() == 1);
+  CHECK(lh.causes[0].kind == "fleet_exhausted");
+  CHECK(lh.causes[0].count == 2);
+  CHECK(lh.causes[0].example ==
+        "at the liveness horizon (00:00:03) the only worker exited after acquire timeouts (the last at 00:00:01); 2 "
+        "items left in the queue");
+  // The design the table names: the same run under defer ends both items.
+  json defer = json::parse(doc + "}");
+  defer["fleet"]["on_acquire_timeout"] = "defer";
+  require_no_violation(run_doc(defer, 1).front());
+  const auto surge = run_doc([] {
+    json d = json::parse(admit::test::slurp("scenarios/run_fleet_surge.json"));
+    d.erase("expect");
+    d["fleet"]["on_acquire_timeout"] = "defer";
+    return d;
+  }(), 1);
+  require_no_violation(surge.front());
+}
+
 TEST_CASE("work still outstanding at the liveness horizon", "[world][causes]") {
   // Goal: work_outstanding gives the queue and the work in progress. Method: a 5s request and one behind it, judged at 1s.
   const auto runs = run_json(R"({"name": "horizon", "seed": 1,
@@ -516,7 +556,8 @@ TEST_CASE("every violation of the catalogue is explained", "[world][causes]") {
   }
   // The catalogue's violations show these causes (docs/report.md, "Causes").
   for (const char* kind : {"caller_clock_skew", "lease_outlived", "crashed_holder", "client_timeout_release",
-                           "restart_forgot", "failover_unreplicated", "renewal_missed", "crashed_process_work"})
+                           "restart_forgot", "failover_unreplicated", "renewal_missed", "crashed_process_work",
+                           "fleet_exhausted"})
     CHECK(seen.count(kind) == 1);
 }
 

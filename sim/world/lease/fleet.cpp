@@ -44,6 +44,8 @@ void fleet::restart(std::size_t wi) {
   ADMIT_ASSERT(!w.alive, "only a crashed worker restarts");
   w.alive = true;
   w.renewal.retired = false;  // a restarted client starts afresh
+  w.exited = false;           // a restart runs the worker loop anew, even one that had exited
+  w.drained = false;
   spawn(w);
 }
 

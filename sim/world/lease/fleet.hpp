@@ -8,6 +8,11 @@
 // crashed generation stops there, a paused worker waits there until its
 // pause ends.
 //
+// Under fleet.on_acquire_timeout requeue_and_exit (the design document's
+// run_fleet) a worker whose acquire gives up puts its item back and its loop
+// ends (`exited`); it stays alive as a process (a crash can still strike it)
+// and comes back only if a crash with a `duration` restarts it.
+//
 // An idle worker (no item in the queue) waits to be woken; the fleet keeps
 // the idle ones by index, so that an arrival wakes the least one without
 // scanning the fleet.
@@ -91,6 +96,12 @@ struct worker_state {
   bool alive = true;
   bool started = false;  // this generation's worker loop has run its first step
   bool idle = false;     // waiting for work (then in the fleet's idle set)
+  // How this generation's loop ended, if it did: `exited` after an acquire
+  // that gave up under fleet.on_acquire_timeout requeue_and_exit (its item
+  // requeued); `drained` on an empty queue after the last arrival. A restart clears both.
+  bool exited = false;
+  bool drained = false;
+  vtime_ns exited_ns = -1;
   vtime_ns paused_until = 0;
   worker_clock clock;
   worker_link link;

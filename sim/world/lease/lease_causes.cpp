@@ -328,8 +328,46 @@ void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string
   }
 }
 
+bool lease_causes::fleet_exhausted(std::vector<cause>& out, const std::string& prefix) const {
+  if (sc_.fleet.on_acquire_timeout != scenario::acquire_timeout_policy::requeue_and_exit) return false;
+  const std::size_t queued = items_.queued().size();
+  if (queued == 0) return false;
+  std::int64_t exited = 0, crashed = 0, retired = 0, drained = 0;
+  vtime_ns last_exit_ns = -1;
+  for (std::size_t wi = 0; wi < fleet_.size(); ++wi) {
+    const worker_state& w = fleet_[wi];
+    if (!w.alive) {
+      ++crashed;
+    } else if (w.exited) {
+      ++exited;
+      last_exit_ns = std::max(last_exit_ns, w.exited_ns);
+    } else if (w.drained) {
+      ++drained;
+    } else if (w.renewal.retired) {
+      ++retired;
+    } else {
+      return false;  // a worker is still there to take the queue
+    }
+  }
+  if (exited == 0) return false;
+  const auto n = static_cast<std::int64_t>(fleet_.size());
+  std::string s = prefix + (n == 1 ? std::string("the only worker") : "all " + count_text(n, "worker", "workers"));
+  if (exited == n) {
+    s += " exited after acquire timeouts (the last at " + at(last_exit_ns) + ")";
+  } else {
+    s += " gone: " + std::to_string(exited) + " exited after acquire timeouts (the last at " + at(last_exit_ns) + ")";
+    if (crashed) s += ", " + std::to_string(crashed) + " crashed, never restarted";
+    if (retired) s += ", " + std::to_string(retired) + " stopped taking work after a lost renewal";
+    if (drained) s += ", " + std::to_string(drained) + " found the queue empty after the last arrival and returned";
+  }
+  s += "; " + count_text(static_cast<std::int64_t>(queued), "item", "items") + " left in the queue";
+  add(out, {cause_kind("fleet_exhausted"), std::move(s)});
+  return true;
+}
+
 void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
   const vtime_ns now = sched_.now_ns();
+  if (items_unended && fleet_exhausted(out, "")) return;
   if (items_unended) {
     std::string gone;
     std::size_t working = 0, listed = 0;
@@ -378,6 +416,7 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
 }
 
 void lease_causes::not_idle(std::vector<cause>& out, vtime_ns lh_ns) {
+  if (fleet_exhausted(out, "at the liveness horizon (" + at(lh_ns) + ") ")) return;
   std::size_t at_work = 0, holding = 0;
   for (std::size_t wi = 0; wi < fleet_.size(); ++wi) {
     at_work += fleet_[wi].current.has_value();

@@ -21,8 +21,9 @@
 //    reply (lost on the way, or the script ran after the client gave up);
 //  * expired_leases_reaped: whose clock the acquire reaped by, or an acquire
 //    that does not reap;
-//  * liveness: the workers that were gone, the permits left under a key that
-//    never expires, the work outstanding at the horizon.
+//  * liveness: the workers that were gone (under run_fleet's requeue_and_exit,
+//    exited after acquire timeouts with items left in the queue), the permits
+//    left under a key that never expires, the work outstanding at the horizon.
 // Each cause is a row of check::cause_table and one sentence with figures;
 // times of day are on the world's epoch (2026-02-28T00:00:00Z), as the
 // permits' scores are.
@@ -78,6 +79,9 @@ class lease_causes final : public cause_finder {
   // Whether the permit `token` is in the set now.
   bool in_set(const redis::sorted_set* set, std::string_view token) const;
   const redis::sorted_set* holders() const;
+  // fleet.on_acquire_timeout requeue_and_exit: items queued and no worker left to take them, at least one of
+  // them gone after an acquire that gave up. Adds the cause (its sentence after `prefix`) and returns true.
+  bool fleet_exhausted(std::vector<check::cause>& out, const std::string& prefix) const;
 
   sim::scheduler& sched_;
   const scenario::scenario& sc_;

@@ -140,6 +140,13 @@ void lease_monitors::deferred(std::size_t wi, const std::string& token, bool unr
   trace("worker", trace_text().word("deferred " + token + " (" + why + ")"), holders, wi);
 }
 
+void lease_monitors::requeued_and_exited(std::size_t wi, const std::string& token, const std::string& why,
+                                         std::int64_t holders) {
+  ++lease_.items_requeued;
+  ++lease_.workers_exited;
+  trace("worker", trace_text().word("requeued " + token + " and exited (" + why + ")"), holders, wi);
+}
+
 void lease_monitors::release_failed() {
   ++lease_.failed_releases;
   hit(lp_failed_release);

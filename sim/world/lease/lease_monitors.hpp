@@ -178,6 +178,9 @@ class lease_monitors {
   // Its item could not have a permit in time (`why`: the acquire's error).
   void deferred(std::size_t wi, const std::string& token, bool unreachable, const std::string& why,
                 std::int64_t holders);
+  // fleet.on_acquire_timeout requeue_and_exit: its acquire for `token` gave up (`why`), the item went back to the
+  // queue's tail and the worker's loop ended.
+  void requeued_and_exited(std::size_t wi, const std::string& token, const std::string& why, std::int64_t holders);
   // It holds the permit `token`, `waited_ns` after its item arrived, after `attempts` acquires.
   [[gnu::always_inline]] void granted(std::size_t wi, const std::string& token, vtime_ns waited_ns,
                                       std::int64_t attempts, std::int64_t holders) {

@@ -5,7 +5,10 @@
 // takes it, and ends once: completed, refused by the portal (rate_limited),
 // given up by its client (client_timeout), deferred, or crashed with its
 // worker. The book counts arrivals and endings, so that liveness can ask
-// whether every item that arrived has ended.
+// whether every item that arrived has ended. Under fleet.on_acquire_timeout
+// requeue_and_exit an item whose acquire gave up does not end: it goes back
+// to the tail of the queue (requeue), as the design document's run_fleet
+// puts it back with queue.put, and is taken again like any other.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +69,18 @@ class work_items {
     return it;
   }
 
+  // The item `it`, taken from the queue and not ended, goes back to its tail
+  // (run_fleet's queue.put): it is neither a new arrival nor an ending.
+  void requeue(const work_item& it) {
+    ADMIT_ASSERT(it.number >= 1, "a requeued item is one that arrived");
+    ADMIT_ASSERT(it.number <= arrived_, "a requeued item is one that arrived");
+    ADMIT_ASSERT(ended_ + queue_.size() < arrived_, "a requeued item was at work, neither queued nor ended");
+    ++requeued_;
+    queue_.push_back(it);
+    tl_.set_waiting(queue_.size());
+  }
+  std::uint64_t requeued() const noexcept { return requeued_; }
+
   // `how`: "completed" or the reason it was refused (the report's key).
   // Always inline (every item ends once, from the large coroutine bodies);
   // a refusal's count, a map lookup, out of line.
@@ -98,6 +113,7 @@ class work_items {
   std::deque<work_item> queue_;
   std::uint64_t arrived_ = 0;
   std::uint64_t ended_ = 0;
+  std::uint64_t requeued_ = 0;
   bool arrivals_done_ = false;
 };
 
