@@ -148,6 +148,14 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
   if (const json* x = r.get("wake_on")) c.wake_on = read_template(*x, child(path, "wake_on"));
   if (const json* x = r.get("on_client_timeout"))
     c.on_client_timeout = read_named<redis::timeout_permit>(*x, child(path, "on_client_timeout"), redis::timeout_permit_names);
+  if (const json* x = r.get("quorum")) {
+    c.quorum = read_named<redis::quorum_rule>(*x, child(path, "quorum"), redis::quorum_rule_names);
+    // Not built: a renewal kept by a majority, and a wake-up over several nodes' channels.
+    if (c.quorum == redis::quorum_rule::majority && p.renew)
+      fail(child(path, "quorum"), "\"single\" in a protocol with a \"renew\" call (a quorum client does not renew)", *x);
+    if (c.quorum == redis::quorum_rule::majority && c.wake_on)
+      fail(child(path, "quorum"), "\"single\" in a protocol with \"wake_on\" (a quorum client does not listen)", *x);
+  }
   r.finish();
   return c;
 }

@@ -57,6 +57,10 @@ class lease_causes final : public cause_finder {
                const lease::portal& p, const redis_node& node, const server_side& server, const network& net,
                const work_items& items);
 
+  // A quorum run's further nodes (1, 2, ...): a permit is then in the set
+  // when a majority of the nodes' sets hold it.
+  void add_node(const redis_node& node) { more_nodes_.push_back(&node); }
+
   void portal(std::vector<check::cause>& out) override;
   void refusal(refusal_snapshot& out) override;
   void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
@@ -75,7 +79,7 @@ class lease_causes final : public cause_finder {
   // The connections under permits in the set were more than the cap: the
   // limit is above it, or the set held more permits than its limit.
   check::cause too_many_covered(std::int64_t covered) const;
-  // Whether the permit `token` is in the set now.
+  // Whether the permit `token` is in the set now (in a quorum run: in a majority of the nodes' sets).
   bool in_set(const redis::sorted_set* set, std::string_view token) const;
   const redis::sorted_set* holders() const;
 
@@ -91,6 +95,7 @@ class lease_causes final : public cause_finder {
   const work_items& items_;
   std::int64_t limit_;
   vtime_ns lease_ns_;
+  std::vector<const redis_node*> more_nodes_;
 };
 
 }  // namespace admit::world::lease
