@@ -29,7 +29,7 @@ json quorum_protocol(const json& client, bool renew = false) {
             {"client", client}};
   if (renew) {
     p["scripts"]["renew"] = {{"source", read_bytes(source_path("gate/redis/lua/renew.lua"))}};
-    p["renew"] = {{"script", "renew"}, {"keys", {"{key}"}}, {"args", {"{lease_ms}", "{token}"}}, {"granted_when", "equals_1"}};
+    p["renew"] = {{"script", "renew"}, {"keys", {"{key}"}}, {"args", {"{lease_ms}", "{token}"}}, {"kept_when", "equals_1"}};
   }
   return p;
 }

@@ -183,6 +183,17 @@ cause lease_causes::too_many_covered(std::int64_t covered) const {
   if (limit_ > portal_.cap())
     return {cause_kind("limit_above_cap"), "the lease limit " + std::to_string(limit_) + " is above the portal's cap " +
                                                std::to_string(portal_.cap())};
+  if (!more_nodes_.empty() && limit_ > 1) {
+    // Every node within its limit, yet more tokens than the limit each on a majority: the sets diverged.
+    const std::size_t nodes = more_nodes_.size() + 1;
+    const std::size_t majority = nodes / 2 + 1;
+    return {cause_kind("quorum_spread"),
+            std::to_string(covered) + " connections at the portal hold permits granted by a majority of the " +
+                std::to_string(nodes) + " nodes, above its cap " + std::to_string(portal_.cap()) +
+                ": the nodes' sets differ, and a counting semaphore over majorities admits up to " +
+                std::to_string(nodes * static_cast<std::size_t>(limit_) / majority) + " holders with each node at its limit " +
+                std::to_string(limit_)};
+  }
   const std::string s = std::to_string(covered) + " connections at the portal hold permits in the set, above its cap " +
                         std::to_string(portal_.cap()) + " though the limit is " + std::to_string(limit_) +
                         ": the set held more permits than its limit";
