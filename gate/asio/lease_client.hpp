@@ -67,6 +67,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
 #include "gate/asio/gate_errc.hpp"
 #include "gate/redis/lease_scripts.hpp"
 #include "gate/redis/protocol.hpp"
@@ -160,6 +161,9 @@ class lease_client {
                std::function<std::int64_t()> wall_ms, std::function<std::int64_t(std::int64_t)> jitter_ns)
       : ex_(ex), transport_(transport), cfg_(std::move(cfg)), wall_ms_(std::move(wall_ms)),
         jitter_ns_(std::move(jitter_ns)) {
+    // A quorum client needs a transport that reaches every node; without one it would send nothing.
+    ADMIT_ASSERT(multi_node || !cfg_.quorum, "a quorum client's transport offers node_count and async_command_on");
+    ADMIT_ASSERT(!cfg_.quorum || cfg_.proto, "a quorum client runs a protocol");
     if (cfg_.proto)
       for (const redis::protocol_script& s : cfg_.proto->scripts)
         shas_.push_back(s.sha.empty() ? redis::sha1_hex(s.source) : s.sha);
