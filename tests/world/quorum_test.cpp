@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gate/asio/lease_client.hpp"
+#include "sim/world/fault_draw.hpp"
 #include "world_test_support.hpp"
 
 namespace {
@@ -99,4 +100,42 @@ TEST_CASE("three nodes: a restart without persistence of one node breaks the quo
   CHECK(runs[1].variant == "quorum_grace");
   CHECK_FALSE(runs[1].any_violation());
   CHECK_FALSE(runs[1].inconclusive.has_value());
+}
+
+TEST_CASE("drawn faults on Redis draw their node only when there are several", "[world][quorum]") {
+  // Goal: one-node draws are unchanged, and N-node draws name nodes in range, from the seed. Method: the same rates
+  // and seed drawn for one node and for three; the times and kinds agree where the node is the only difference.
+  admit::scenario::fault_rates rates;
+  rates.per_hour_of(admit::scenario::fault_kind::pause) = 600;
+  rates.per_hour_of(admit::scenario::fault_kind::partition) = 600;
+  rates.per_hour_of(admit::scenario::fault_kind::redis_restart) = 600;
+  rates.per_hour_of(admit::scenario::fault_kind::redis_failover) = 600;
+  rates.until_ns = 600LL * 1'000'000'000;
+  admit::world::fault_nodes one;
+  one.workers = 4;
+  one.has_redis = true;
+  admit::world::fault_nodes three = one;
+  three.redis_nodes = 3;
+  const auto a = admit::world::draw_faults(rates, one, 5);
+  const auto b = admit::world::draw_faults(rates, three, 5);
+  const auto b_again = admit::world::draw_faults(rates, three, 5);
+  REQUIRE(!a.empty());
+  REQUIRE(b.size() == b_again.size());
+  std::size_t on_other_nodes = 0;
+  for (const auto& f : a) CHECK(f.node == 0);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    CHECK(b[i].node == b_again[i].node);
+    CHECK(b[i].node >= 0);
+    CHECK(b[i].node < 3);
+    on_other_nodes += b[i].node != 0;
+  }
+  CHECK(on_other_nodes > 0);
+  // Crashes draw no node, so a crash-only draw is the same for one node and three.
+  admit::scenario::fault_rates crashes;
+  crashes.per_hour_of(admit::scenario::fault_kind::crash) = 600;
+  crashes.until_ns = rates.until_ns;
+  const auto c1 = admit::world::draw_faults(crashes, one, 5);
+  const auto c3 = admit::world::draw_faults(crashes, three, 5);
+  REQUIRE(c1.size() == c3.size());
+  for (std::size_t i = 0; i < c1.size(); ++i) CHECK(c1[i].at_ns == c3[i].at_ns);
 }
