@@ -45,6 +45,22 @@
 // completing with (error_code, redis::reply): the server's RESP answer.
 // The caller's wall clock (what `seed` passes as `now`, a protocol's
 // {now_ms}) and the jitter source are functions given at construction.
+//
+// Quorum (a protocol whose client.quorum is "majority", over N independent
+// nodes; Redlock's rule). The transport then also offers
+//   std::size_t node_count() const;
+//   template <class Token> auto async_command_on(std::size_t node, const command_request&, Token&&);
+// An attempt runs the acquire on every node in turn (sequentially, as
+// Redlock does: each call ends by its reply or the socket timeout), timing
+// the whole round on the monotonic clock. The permit counts when at least
+// N/2 + 1 nodes granted it and the round left it valid:
+//   validity = lease - elapsed - drift,  drift = lease / 100 + 2 ms
+// (quorum_holds below). Otherwise the attempt releases the token on every
+// node (a node that granted, or whose reply was lost, may hold it) and the
+// client backs off and tries again until its acquire timeout. The release
+// runs on every node; it reports an error when some node could not confirm
+// it. A client whose protocol is not a quorum one keeps the plain path,
+// call for call (async_command; node_count is never asked).
 #pragma once
 
 #include <boost/asio/as_tuple.hpp>
@@ -58,6 +74,7 @@
 #include <tuple>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
 #include "gate/asio/gate_errc.hpp"
 #include "gate/redis/lease_scripts.hpp"
 #include "gate/redis/protocol.hpp"
@@ -81,6 +98,19 @@ struct backoff_policy {
   }
 };
 
+// Redlock's count and validity rule: a majority of `nodes` granted, and the
+// lease outlived the round by more than the clock-drift margin. Every time
+// in ns.
+// `off_by_one` is broken on purpose (the mutation quorum_off_by_one): N/2.
+inline std::int64_t quorum_of(std::int64_t nodes, bool off_by_one = false) noexcept {
+  return off_by_one ? nodes / 2 : nodes / 2 + 1;
+}
+inline std::int64_t quorum_drift_ns(std::int64_t lease_ns) noexcept { return lease_ns / 100 + 2'000'000; }
+inline bool quorum_holds(std::int64_t nodes, std::int64_t granted, std::int64_t lease_ns, std::int64_t elapsed_ns,
+                         bool off_by_one = false) noexcept {
+  return granted >= quorum_of(nodes, off_by_one) && lease_ns - elapsed_ns - quorum_drift_ns(lease_ns) > 0;
+}
+
 struct lease_client_config {
   redis::variant var = redis::variant::seed;
   std::string key = "admitsim:inflight";
@@ -92,6 +122,9 @@ struct lease_client_config {
   std::int64_t renew_every_ns = 0;    // keep_renewed's interval (0: the client does not renew)
   // The protocol to run; null: the built-in variant `var` (its typed calls).
   std::shared_ptr<const redis::protocol> proto;
+  // A protocol's client.quorum "majority": acquire and release on every node of the transport.
+  bool quorum = false;
+  bool quorum_off_by_one = false;  // broken on purpose (mutation quorum_off_by_one)
 };
 
 // One protocol call as the transport sends it: the whole command
@@ -135,12 +168,18 @@ class lease_client {
                std::function<std::int64_t()> wall_ms, std::function<std::int64_t(std::int64_t)> jitter_ns)
       : ex_(ex), transport_(transport), cfg_(std::move(cfg)), wall_ms_(std::move(wall_ms)),
         jitter_ns_(std::move(jitter_ns)) {
+    // A quorum client needs a transport that reaches every node; without one it would send nothing.
+    ADMIT_ASSERT(multi_node || !cfg_.quorum, "a quorum client's transport offers node_count and async_command_on");
+    ADMIT_ASSERT(!cfg_.quorum || cfg_.proto, "a quorum client runs a protocol");
     if (cfg_.proto)
       for (const redis::protocol_script& s : cfg_.proto->scripts)
         shas_.push_back(s.sha.empty() ? redis::sha1_hex(s.source) : s.sha);
   }
 
   const lease_client_config& cfg() const noexcept { return cfg_; }
+
+  // Whether the transport reaches several nodes (a quorum client's).
+  static constexpr bool multi_node = requires(Transport& t) { t.node_count(); };
 
   awaitable<acquire_outcome> acquire(std::string token) {
     using boost::asio::as_tuple;
@@ -149,20 +188,34 @@ class lease_client {
     acquire_outcome out;
     for (;;) {
       ++out.attempts;
-      auto [ec, reply] = co_await call(redis::script_op::acquire, token);
-      if (!ec && reply.granted() && cfg_.proto && cfg_.proto->client.acknowledge) {
-        // The grant counts only once replicas hold it (see acknowledged).
-        if (const boost::system::error_code not_acked = co_await acknowledged(token)) {
-          ec = not_acked == gate_errc::unreachable ? not_acked : boost::system::error_code{};
-          reply = redis::script_reply{};  // not granted
+      bool unreachable = false;
+      if constexpr (multi_node) {
+        if (cfg_.quorum) {
+          const round r = co_await quorum_round(token);
+          if (r.granted) {
+            out.fence = r.fence;
+            out.ec = {};
+            co_return out;
+          }
+          unreachable = r.unreachable;
         }
       }
-      if (!ec && reply.granted()) {
-        out.fence = reply.value;
-        out.ec = {};
-        co_return out;
+      if (!cfg_.quorum) {
+        auto [ec, reply] = co_await call(redis::script_op::acquire, token);
+        if (!ec && reply.granted() && cfg_.proto && cfg_.proto->client.acknowledge) {
+          // The grant counts only once replicas hold it (see acknowledged).
+          if (const boost::system::error_code not_acked = co_await acknowledged(token)) {
+            ec = not_acked == gate_errc::unreachable ? not_acked : boost::system::error_code{};
+            reply = redis::script_reply{};  // not granted
+          }
+        }
+        if (!ec && reply.granted()) {
+          out.fence = reply.value;
+          out.ec = {};
+          co_return out;
+        }
+        unreachable = static_cast<bool>(ec) || !reply.ok();
       }
-      const bool unreachable = static_cast<bool>(ec) || !reply.ok();
       const std::int64_t now = Env::now_ns(ex_);
       if (now >= deadline_ns) {
         out.ec = unreachable ? gate_errc::unreachable : gate_errc::acquire_timeout;
@@ -191,6 +244,9 @@ class lease_client {
   }
 
   awaitable<boost::system::error_code> release(std::string token) {
+    if constexpr (multi_node) {
+      if (cfg_.quorum) co_return co_await release_everywhere(token);
+    }
     auto [ec, reply] = co_await call(redis::script_op::release, token);
     if (!ec && !reply.ok()) ec = gate_errc::unreachable;
     co_return ec;
@@ -255,9 +311,59 @@ class lease_client {
     co_return why;
   }
 
-  // One operation: the built-in variant's typed call, or the protocol's command.
+  // One quorum attempt: the acquire on every node in order, then the count
+  // and validity rule; a round that does not hold releases on every node.
+  struct round {
+    bool granted = false;
+    bool unreachable = false;  // fewer than a majority of nodes answered
+    std::int64_t fence = 0;    // the first granting node's value
+  };
+  awaitable<round> quorum_round(const std::string& token) {
+    const auto nodes = static_cast<std::int64_t>(transport_.node_count());
+    const std::int64_t started_ns = Env::now_ns(ex_);
+    std::int64_t granted = 0;
+    std::int64_t answered = 0;
+    round r;
+    for (std::int64_t n = 0; n < nodes; ++n) {
+      auto [ec, reply] = co_await call(redis::script_op::acquire, token, static_cast<std::size_t>(n));
+      if (!ec && reply.ok()) ++answered;
+      if (!ec && reply.granted() && granted++ == 0) r.fence = reply.value;
+    }
+    const std::int64_t elapsed_ns = Env::now_ns(ex_) - started_ns;
+    if (quorum_holds(nodes, granted, cfg_.lease_ms * 1'000'000, elapsed_ns, cfg_.quorum_off_by_one)) {
+      r.granted = true;
+      co_return r;
+    }
+    r.unreachable = answered < quorum_of(nodes, cfg_.quorum_off_by_one);
+    (void)co_await release_everywhere(token);
+    co_return r;
+  }
+
+  awaitable<boost::system::error_code> release_everywhere(const std::string& token) {
+    boost::system::error_code first;
+    const std::size_t nodes = transport_.node_count();
+    for (std::size_t n = 0; n < nodes; ++n) {
+      auto [ec, reply] = co_await call(redis::script_op::release, token, n);
+      if (!ec && !reply.ok()) ec = gate_errc::unreachable;
+      if (ec && !first) first = ec;
+    }
+    co_return first;
+  }
+
+  // One operation: the built-in variant's typed call, or the protocol's command
+  // (on node `node` of a quorum client's transport; npos: the one node).
+  static constexpr std::size_t one_node = static_cast<std::size_t>(-1);
+  template <class Request, class Token>
+  auto send(std::size_t node, const Request& req, Token&& tok) {
+    if constexpr (multi_node) {
+      if (node != one_node) return transport_.async_command_on(node, req, std::forward<Token>(tok));
+    }
+    return transport_.async_command(req, std::forward<Token>(tok));
+  }
+
   awaitable<std::tuple<boost::system::error_code, redis::script_reply>> call(redis::script_op op,
-                                                                            const std::string& token) {
+                                                                            const std::string& token,
+                                                                            std::size_t node = one_node) {
     using boost::asio::as_tuple;
     const boost::asio::use_awaitable_t<executor_type> use;
     if (!cfg_.proto) {
@@ -274,11 +380,11 @@ class lease_client {
     values.now_ms = wall_ms_();
     values.queue_timeout_ms = cfg_.queue_timeout_ms;
     command_request req = command(op, c, values, true);
-    auto [ec, answer] = co_await transport_.async_command(req, as_tuple(use));
+    auto [ec, answer] = co_await send(node, req, as_tuple(use));
     if (!ec && !c.is_command() && answer.is_error() && answer.text.rfind("NOSCRIPT", 0) == 0) {
       // The server has lost its script cache: send the body once.
       req = command(op, c, values, false);
-      std::tie(ec, answer) = co_await transport_.async_command(req, as_tuple(use));
+      std::tie(ec, answer) = co_await send(node, req, as_tuple(use));
     }
     if (ec) co_return std::tuple{ec, redis::script_reply{}};
     co_return std::tuple{ec, redis::read_reply(answer, c.rule)};

@@ -123,6 +123,13 @@ enum class timeout_permit : std::uint8_t {
 };
 inline constexpr const char* timeout_permit_names[] = {"release", "hold_to_end"};
 
+// How many Redis nodes an acquisition runs on (the scenario's gate.redis_nodes).
+enum class quorum_rule : std::uint8_t {
+  single,    // one node (node 0 of the world)
+  majority,  // every node, in order; the permit counts when a majority granted it within its validity
+};
+inline constexpr const char* quorum_rule_names[] = {"single", "majority"};
+
 struct retry_policy {
   bool exponential = false;
   std::int64_t delay_ns = 200'000'000;  // fixed
@@ -157,6 +164,7 @@ struct client_policy {
   std::optional<arg_template> wake_on;
   // Unset: a grant counts as soon as the primary's acquire answers it.
   std::optional<acknowledge_policy> acknowledge;
+  quorum_rule quorum = quorum_rule::single;
 
   friend bool operator==(const client_policy&, const client_policy&) = default;
 };

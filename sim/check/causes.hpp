@@ -45,6 +45,14 @@ inline constexpr cause_info cause_table[] = {
      "on_client_timeout: hold_to_end, on_client_close: free_slot"},
     {"restart_forgot", "a Redis restart without persistence forgot the permit",
      "persistence: aof_everysec, persistence: aof_always, restart_grace"},
+    {"quorum_restart_forgot",
+     "a node of a quorum restarted without persistence and forgot the permit, leaving fewer than a majority holding it: "
+     "the restarted node can join a second majority",
+     "quorum_grace"},
+    {"quorum_spread",
+     "a quorum over several nodes with a limit above 1: the nodes' sets differed, and more tokens than the limit each "
+     "held a majority while every node stayed within its limit",
+     ""},
     {"restart_lost_last_second", "a Redis restart lost a permit granted after the last second the AOF had written",
      "persistence: aof_always"},
     {"failover_unreplicated", "a failover promoted a replica that had not received the grant yet", ""},

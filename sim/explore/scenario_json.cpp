@@ -87,6 +87,7 @@ json gate_json(const gate_spec& g) {
   if (reads_renew_every(l)) j["renew_every"] = duration_text(l.renew_every_ns);
   if (l.queue_timeout_ns && reads_queue_timeout(l)) j["queue_timeout"] = duration_text(*l.queue_timeout_ns);
   j["key"] = l.key;
+  if (l.redis_nodes != 1) j["redis_nodes"] = l.redis_nodes;  // written only when not the default, as files omit it
   if (g.world_mut != world_mutation::none)
     j["mutation"] = world_mutation_names[static_cast<std::size_t>(g.world_mut)];
   return j;
@@ -186,6 +187,7 @@ json fault_json(const fault_spec& f) {
   if (row.params & param_step) j["step"] = signed_duration_text(f.step_ns);
   if (row.params & param_client_timeout) j["client_timeout"] = duration_text(f.client_timeout_ns);
   if (f.duration_ns && row.duration != fault_duration::none) j["duration"] = duration_text(*f.duration_ns);
+  if (f.node != 0) j["node"] = f.node;  // only a fault on Redis has one
   return j;
 }
 

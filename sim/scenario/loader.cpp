@@ -193,6 +193,19 @@ void read_lease_fields(object_reader& r, const std::string& path, lease_params& 
                     std::all_of(l.key.begin(), l.key.end(), [](char c) { return c > ' ' && c <= '~'; });
     if (!ok) fail(child(path, "key"), what, *x);
   }
+  if (const json* x = r.get("redis_nodes")) {
+    l.redis_nodes = read_int(*x, child(path, "redis_nodes"), 1, redis_nodes_max);
+    // A built-in variant or a single-node protocol talks to node 0 only: the other nodes would do nothing.
+    if (l.redis_nodes > 1) {
+      if (!l.variants.empty())
+        fail(child(path, "redis_nodes"), "1 in a gate with built-in variants (they run on one node; several nodes "
+                                         "need protocols whose client.quorum is \"majority\")", *x);
+      for (const protocol_ref& pr : l.protocols)
+        if (pr.proto->client.quorum != redis::quorum_rule::majority)
+          fail(child(path, "redis_nodes"), "1, or protocols whose client.quorum is \"majority\" (protocol \"" +
+                                               pr.proto->name + "\" runs on one node)", *x);
+    }
+  }
 }
 
 gate_spec read_gate(const json& v, const std::string& path, bool name_required) {
@@ -211,8 +224,19 @@ gate_spec read_gate(const json& v, const std::string& path, bool name_required) 
           {"none", world_mutation::none},
           {"fail_open", world_mutation::fail_open},
           {"check_then_add", world_mutation::check_then_add},
-          {"no_reaping", world_mutation::no_reaping}};
+          {"no_reaping", world_mutation::no_reaping},
+          {"quorum_off_by_one", world_mutation::quorum_off_by_one}};
       g.world_mut = read_enum(*x, child(path, "mutation"), muts);
+      // The broken count is the quorum client's: every run must be one.
+      if (g.world_mut == world_mutation::quorum_off_by_one) {
+        const bool all_quorum = g.lease.variants.empty() &&
+                                std::all_of(g.lease.protocols.begin(), g.lease.protocols.end(), [](const protocol_ref& p) {
+                                  return p.proto->client.quorum == redis::quorum_rule::majority;
+                                });
+        if (!all_quorum)
+          fail(child(path, "mutation"), "\"quorum_off_by_one\" only in a gate whose every run is a protocol with "
+                                        "client.quorum \"majority\"", *x);
+      }
       // The broken acquires replace a built-in script; a protocol's script is the user's own.
       if (!g.lease.protocols.empty() &&
           (g.world_mut == world_mutation::check_then_add || g.world_mut == world_mutation::no_reaping))
@@ -431,6 +455,7 @@ request_spec read_request(const json& v, const std::string& p, std::size_t i, co
 struct node_context {
   std::int64_t workers = 1;
   bool has_redis = false;  // a lease gate exists
+  std::int64_t redis_nodes = 1;  // the lease gate's
 };
 
 std::string node_expectation(unsigned mask, const node_context& ctx) {
@@ -570,6 +595,18 @@ fault_spec read_fault(const json& v, const std::string& p, const node_context& c
              "; \"" + row.name + "\" is refused: " + row.refused_why + ")",
          kind);
   read_fault_target(r, f, targets_in(row, world), ctx);
+  if (const json* x = r.get("node")) {
+    // Which of the gate's Redis nodes a fault on "redis" strikes.
+    const bool on_redis = (f.target && f.target->k == node_ref::kind::redis) ||
+                          (f.between && (f.between->first.k == node_ref::kind::redis ||
+                                         f.between->second.k == node_ref::kind::redis));
+    if (!on_redis) fail(child(p, "node"), "no \"node\" on a fault whose target (or link) is not \"redis\"", *x);
+    const std::string what = "a Redis node index from 0 to " + std::to_string(ctx.redis_nodes - 1) +
+                             " (gate.redis_nodes is " + std::to_string(ctx.redis_nodes) + ")";
+    if (!x->is_number_integer() || x->get<std::int64_t>() < 0 || x->get<std::int64_t>() >= ctx.redis_nodes)
+      fail(child(p, "node"), what, *x);
+    f.node = x->get<std::int64_t>();
+  }
 
   if (row.params & param_persistence)
     if (const json* x = r.get("persistence")) {
@@ -965,7 +1002,10 @@ scenario load_scenario_json(const json& doc) {
     return request_ids.count(id) != 0;
   };
 
-  const node_context nodes{sc.fleet.workers, has_lease};
+  std::int64_t redis_nodes = 1;
+  for (const gate_spec& g : sc.gates)
+    if (g.kind == gate_kind::lease) redis_nodes = g.lease.redis_nodes;
+  const node_context nodes{sc.fleet.workers, has_lease, redis_nodes};
   if (const json* f = top.get("faults")) sc.faults = read_faults(*f, nodes);
 
   if (const json* cs = top.get("cases")) {

@@ -62,6 +62,8 @@ struct backoff_spec {
 };
 
 inline constexpr std::int64_t lease_limit_max = 100'000;
+// The most independent Redis nodes a lease gate may run over (a quorum protocol's).
+inline constexpr std::int64_t redis_nodes_max = 9;
 
 // A lease protocol a scenario names (gate "protocol"): the typed protocol and
 // the JSON object it was read from (every script inline, as compact JSON
@@ -91,6 +93,9 @@ struct lease_params {
   vtime_ns renew_every_ns = 5 * sim::sec;         // renewal variant; default lease / 3
   std::optional<vtime_ns> queue_timeout_ns;       // fair variant: a waiter leaves the queue after this
   std::string key = "admitsim:inflight";          // the sorted set's key
+  // Independent Redis nodes (1 .. redis_nodes_max), each with its own set, clock, state and links.
+  // Above 1 every run of the gate is a protocol whose client.quorum is "majority" (the loader refuses others).
+  std::int64_t redis_nodes = 1;
 
   friend bool operator==(const lease_params&, const lease_params&) = default;
 };
@@ -165,9 +170,10 @@ enum class world_mutation : std::uint8_t {
   fail_open,                 // lease: a client that cannot reach Redis sends the request anyway
   check_then_add,            // lease: acquire as two round trips (count, then add): not atomic
   no_reaping,                // lease: acquire never removes expired permits
+  quorum_off_by_one,         // lease, quorum client: a permit counts with N/2 grants instead of N/2 + 1
 };
-inline constexpr const char* world_mutation_names[] = {"none", "release_before_work_ends", "fail_open",
-                                                       "check_then_add", "no_reaping"};
+inline constexpr const char* world_mutation_names[] = {"none",           "release_before_work_ends", "fail_open",
+                                                       "check_then_add", "no_reaping",               "quorum_off_by_one"};
 
 struct gate_spec {
   std::string name = "gate";
@@ -320,6 +326,9 @@ struct fault_spec {
   persistence persist = persistence::none;     // redis_restart
   vtime_ns replication_lag_ns = 0;             // redis_failover: writes this recent are lost
   vtime_ns client_timeout_ns = 0;              // client_timeout_burst
+  // A fault on "redis" (its target, or one end of its link): which of the gate's
+  // redis_nodes it strikes (0 .. redis_nodes - 1). Always 0 for a fault not on Redis.
+  std::int64_t node = 0;
 };
 
 inline constexpr std::int64_t fault_rate_per_hour_max = 3'600;

@@ -95,6 +95,11 @@ bool draw_kind(fault_kind kind, std::int64_t per_hour, const scenario::fault_rat
       default:
         ADMIT_ASSERT(false, "a kind with a rate in fault_kind_table has its draw here");
     }
+    // With several Redis nodes, a fault on Redis strikes one drawn from the kind's stream (uniformly), after
+    // its target and fields; with one node nothing is drawn, so a one-node scenario's draws are unchanged.
+    const bool on_redis = (f.target && f.target->k == node_ref::kind::redis) ||
+                          (f.between && f.between->second.k == node_ref::kind::redis);
+    if (on_redis && nodes.redis_nodes > 1) f.node = rng.uniform_i64(0, nodes.redis_nodes - 1);
     // Every kind that lasts draws its length last: mean_duration (a drawn crash always restarts).
     if (row.duration != scenario::fault_duration::none) {
       const auto len = draw_length(rng, rates.mean_duration_ns, t, nodes);
@@ -114,6 +119,8 @@ fault_nodes nodes_of(const scenario::scenario& sc) {
   n.has_redis = std::any_of(sc.gates.begin(), sc.gates.end(),
                             [](const scenario::gate_spec& g) { return g.kind == scenario::gate_kind::lease; });
   n.heal_by_ns = sc.checks.liveness_horizon_ns;
+  for (const scenario::gate_spec& g : sc.gates)
+    if (g.kind == scenario::gate_kind::lease) n.redis_nodes = g.lease.redis_nodes;
   return n;
 }
 

@@ -55,6 +55,7 @@ inline constexpr std::size_t drawn_faults_per_kind_max = 100'000;
 struct fault_nodes {
   std::int64_t workers = 1;
   bool has_redis = false;                 // a lease gate exists
+  std::int64_t redis_nodes = 1;           // the lease gate's; above 1 a drawn Redis fault draws its node
   std::optional<vtime_ns> heal_by_ns;     // checks.liveness_horizon: every drawn fault ends by then
 };
 

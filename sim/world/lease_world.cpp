@@ -4,6 +4,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "gate/admit_assert.hpp"
 #include "gate/asio/lease_client.hpp"
@@ -83,6 +84,8 @@ gate::lease_client_config client_config(const scenario::gate_spec& gate, const l
     const redis::client_policy& c = run.proto->proto->client;
     cfg.proto = run.proto->proto;
     if (c.acquire_timeout_ns) cfg.acquire_timeout_ns = *c.acquire_timeout_ns;
+    cfg.quorum = c.quorum == redis::quorum_rule::majority;
+    cfg.quorum_off_by_one = gate.world_mut == scenario::world_mutation::quorum_off_by_one;
     if (c.retry) {
       cfg.backoff.exponential = c.retry->exponential;
       cfg.backoff.delay_ns = c.retry->delay_ns;
@@ -165,9 +168,11 @@ class lease_world {
     fleet_.set_behaviour(b);
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
     server_.set_portal(&portal_);
+    add_nodes(run, opts);
     const bool caller_clock = run.proto ? server_.protocol_reads_caller_clock()
                                         : run.variant == scenario::lease_variant::seed;
     causes_.emplace(sched_, sc_, caller_clock, run.proto != nullptr, fleet_, portal_, node_, server_, net_, items_);
+    for (const auto& e : extra_) causes_->add_node(e->node);
     monitors_.set_causes(&*causes_);
   }
 
@@ -206,6 +211,42 @@ class lease_world {
 
  private:
   const scenario::gate_spec& gate() const { return sc_.gates.front(); }
+
+  // A quorum run's nodes 1 .. N-1, each its own redis_node, server side and
+  // network (links, cuts), built like node 0; every worker's transport reaches
+  // all of them. A one-node run builds nothing here.
+  struct extra_node {
+    redis_node node;
+    server_side server;
+    network net;
+    extra_node(lease_world& w, const scenario::scenario& sc)
+        : node(sc.faults.schedule),
+          server(w.sched_, node, w.fleet_, w.monitors_, w.timeline_, w.gate().world_mut),
+          net(w.sched_, node, server, w.monitors_, w.gate().lease.key, static_cast<std::size_t>(sc.fleet.workers),
+              w.gate().world_mut == scenario::world_mutation::check_then_add) {}
+  };
+
+  void add_nodes(const lease_run& run, const lease_run_options& opts) {
+    const auto n = static_cast<std::size_t>(gate().lease.redis_nodes);
+    if (n <= 1) return;
+    ADMIT_ASSERT(run.proto != nullptr, "several Redis nodes run only protocols (the loader refuses variants)");
+    node_members_.assign(n, 0);
+    nets_.push_back(&net_);
+    server_.set_quorum(0, &node_members_);
+    for (std::size_t i = 1; i < n; ++i) {
+      auto& e = *extra_.emplace_back(std::make_unique<extra_node>(*this, sc_));
+      redis::script_limits limits;
+      limits.max_steps = opts.script_steps_max;
+      e.node.set_script_limits(limits, opts.script_cache_survives_restart);
+      e.node.set_pubsub(&e.net.pubsub());
+      e.server.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms);
+      e.server.set_portal(&portal_);
+      e.server.set_quorum(i, &node_members_);
+      nets_.push_back(&e.net);
+      faults_.add_node(e.node, e.server, e.net);
+    }
+    fleet_.set_nodes(nets_.data(), n);
+  }
 
   void tear_down() {
     monitors_.tear_down();
@@ -368,13 +409,24 @@ class lease_world {
         state = end_state::items_unended;
       }
       if (why.empty()) {
-        // One lease after the end, every permit must be released or expired.
+        // One lease after the end, every permit must be released or expired (on every node).
         const std::int64_t later_us = node_.server_now_us(sched_.now_ns()) + (gate().lease.lease_ns + sim::ms) / 1000;
         std::int64_t left = 0;
         if (const redis::sorted_set* set = node_.peek_set(server_.holders_key(), later_us))
           left = static_cast<std::int64_t>(set->size());
+        std::string where;
+        for (std::size_t i = 0; i < extra_.size(); ++i) {
+          const redis_node& n = extra_[i]->node;
+          const std::int64_t later = n.server_now_us(sched_.now_ns()) + (gate().lease.lease_ns + sim::ms) / 1000;
+          if (const redis::sorted_set* set = n.peek_set(server_.holders_key(), later))
+            if (!set->empty()) {
+              left += static_cast<std::int64_t>(set->size());
+              where += (where.empty() ? " (on node " : ", node ") + std::to_string(i + 1);
+            }
+        }
+        if (!where.empty()) where += ")";
         if (left != 0) {
-          why = std::to_string(left) + " permits still held one lease after the end";
+          why = std::to_string(left) + " permits still held one lease after the end" + where;
           state = end_state::permits_left;
         }
       }
@@ -395,6 +447,11 @@ class lease_world {
   fleet fleet_;
   portal portal_;
   fault_injector faults_;
+  // A quorum run's further nodes, their networks in node order (node 0's first)
+  // and every node's member count (empty in a one-node run).
+  std::vector<std::unique_ptr<extra_node>> extra_;
+  std::vector<network*> nets_;
+  std::vector<std::int64_t> node_members_;
   std::optional<lease_causes> causes_;  // built once every part it reads exists
   arrival_source src_;
   arrival_pump<lease_world> pump_;  // the arrivals, one ahead, to on_arrival

@@ -3,19 +3,21 @@
 #include <string>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
+
 namespace admit::world::lease {
 
 template <class Lose>
-void fault_injector::lose_state(const permit_loss& how, Lose&& lose) {
+void fault_injector::lose_state(const node_parts& on, const permit_loss& how, Lose&& lose) {
   const vtime_ns now = sched_.now_ns();
-  const std::string& key = server_.holders_key();
+  const std::string& key = on.server->holders_key();
   std::vector<std::string> before;
-  if (const redis::sorted_set* set = node_.peek_set(key, node_.server_now_us(now)))
+  if (const redis::sorted_set* set = on.node->peek_set(key, on.node->server_now_us(now)))
     for (const redis::sorted_set::entry& e : set->entries()) before.push_back(e.member);
   lose();
-  const redis::sorted_set* after = node_.peek_set(key, node_.server_now_us(now));
+  const redis::sorted_set* after = on.node->peek_set(key, on.node->server_now_us(now));
   for (const std::string& member : before)
-    if (after == nullptr || !after->score(member)) server_.permit_left(member, how, false);
+    if (after == nullptr || !after->score(member)) on.server->permit_left(member, how, false);
 }
 
 void fault_injector::schedule(std::span<const scenario::fault_spec> schedule) {
@@ -49,6 +51,9 @@ void fault_injector::apply(const scenario::fault_spec& f) {
   }
   const bool on_worker = f.target && f.target->k == node_ref::kind::worker;
   const bool on_redis = f.target && f.target->k == node_ref::kind::redis;
+  ADMIT_ASSERT(f.node >= 0 && static_cast<std::size_t>(f.node) < nodes_.size(), "a fault names one of the world's nodes");
+  const node_parts& at = nodes_[static_cast<std::size_t>(f.node)];
+  redis_node& node = *at.node;
   switch (f.kind) {
     case fk::crash:
       if (on_worker) crash(static_cast<std::size_t>(f.target->worker), f);
@@ -60,27 +65,35 @@ void fault_injector::apply(const scenario::fault_spec& f) {
         w.paused_until = now + dur;
       }
       else if (on_redis)
-        node_.pause_until(now + dur);
+        node.pause_until(now + dur);
       break;
-    case fk::partition:
-      if (f.between)
-        net_.cut(scenario::to_string(f.between->first), scenario::to_string(f.between->second), now + dur);
-      else if (f.target)
-        net_.cut(scenario::to_string(*f.target), "", now + dur);
+    case fk::partition: {
+      // A cut that involves Redis is of one node's links; any other (a worker cut off) is of every node's.
+      const bool of_redis = on_redis || (f.between && (f.between->first.k == node_ref::kind::redis ||
+                                                       f.between->second.k == node_ref::kind::redis));
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        if (of_redis && n != static_cast<std::size_t>(f.node)) continue;
+        network& net = *nodes_[n].net;
+        if (f.between)
+          net.cut(scenario::to_string(f.between->first), scenario::to_string(f.between->second), now + dur);
+        else if (f.target)
+          net.cut(scenario::to_string(*f.target), "", now + dur);
+      }
       break;
+    }
     case fk::clock_step:
       if (on_worker)
         fleet_[static_cast<std::size_t>(f.target->worker)].clock.step_ns += f.step_ns;
       else if (on_redis)
-        node_.step_clock(f.step_ns);
+        node.step_clock(f.step_ns);
       break;
     case fk::redis_restart: {
       permit_loss how;
       how.by = permit_loss::how::restart;
       how.at_ns = now;
       how.aof = f.persist == scenario::persistence::aof_everysec;
-      lose_state(how, [&] { node_.restart(f.persist, now, dur); });
-      fleet_.lost_all_permits();
+      lose_state(at, how, [&] { node.restart(f.persist, now, dur); });
+      if (nodes_.size() == 1) fleet_.lost_all_permits();  // with several, the majority count says who lost it
       break;
     }
     case fk::redis_failover: {
@@ -88,8 +101,8 @@ void fault_injector::apply(const scenario::fault_spec& f) {
       how.by = permit_loss::how::failover;
       how.at_ns = now;
       how.replication_lag_ns = f.replication_lag_ns;
-      lose_state(how, [&] { node_.failover(f.replication_lag_ns, now, dur); });
-      fleet_.lost_all_permits();
+      lose_state(at, how, [&] { node.failover(f.replication_lag_ns, now, dur); });
+      if (nodes_.size() == 1) fleet_.lost_all_permits();
       break;
     }
     case fk::client_timeout_burst:

@@ -3,11 +3,14 @@
 //  * crash: the worker's generation ends (fleet); its item ends "crashed";
 //    with a duration it restarts after it;
 //  * pause: a worker (fleet) or the Redis node (redis_node);
-//  * partition: a link or a node (network);
+//  * partition: a link or a node (network; a cut of a worker, every node's);
 //  * clock_step: a worker's wall clock (fleet) or the server's (redis_node);
 //  * redis_restart, redis_failover: the node's state (redis_node); every
 //    worker on an item may have lost its permit (fleet);
 //  * client_timeout_burst: the read timeouts of the items arriving (portal).
+// With several Redis nodes a fault on "redis" strikes the node its `node`
+// names (its state, clock, pause and links), and a worker's crash, pause or
+// clock step is the same on every link.
 // Each fault is traced and, with a timeline, drawn as a window. A restart or
 // failover also tells the server side which permits the node came back
 // without, and a crash tells the portal that the worker left its connection
@@ -15,6 +18,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -33,8 +37,13 @@ class fault_injector {
  public:
   fault_injector(sim::scheduler& sched, fleet& workers, work_items& items, redis_node& node, server_side& server,
                  network& net, portal& svc, lease_monitors& monitors, lease_timeline& tl)
-      : sched_(sched), fleet_(workers), items_(items), node_(node), server_(server), net_(net), portal_(svc),
-        monitors_(monitors), tl_(tl) {}
+      : sched_(sched), fleet_(workers), items_(items), portal_(svc), monitors_(monitors), tl_(tl) {
+    nodes_.push_back(node_parts{&node, &server, &net});
+  }
+  // A quorum world's further nodes (1, 2, ...), in order: a fault on Redis strikes its `node`.
+  void add_node(redis_node& node, server_side& server, network& net) {
+    nodes_.push_back(node_parts{&node, &server, &net});
+  }
 
   // Schedules every fault of `schedule` at its time (same-instant faults in file order).
   void schedule(std::span<const scenario::fault_spec> schedule);
@@ -43,15 +52,18 @@ class fault_injector {
  private:
   void crash(std::size_t wi, const scenario::fault_spec& f);
   // A restart or failover (`lose` runs it): the permits the node came back without.
+  struct node_parts {
+    redis_node* node;
+    server_side* server;
+    network* net;
+  };
   template <class Lose>
-  void lose_state(const permit_loss& how, Lose&& lose);
+  void lose_state(const node_parts& on, const permit_loss& how, Lose&& lose);
 
   sim::scheduler& sched_;
   fleet& fleet_;
   work_items& items_;
-  redis_node& node_;
-  server_side& server_;
-  network& net_;
+  std::vector<node_parts> nodes_;  // node 0 first
   portal& portal_;
   lease_monitors& monitors_;
   lease_timeline& tl_;

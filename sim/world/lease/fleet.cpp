@@ -3,6 +3,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/system/system_error.hpp>
+#include <bit>
 #include <charconv>
 
 #include "sim/world/lease_world.hpp"
@@ -164,6 +165,40 @@ const worker_state* fleet::lost_permit(std::string_view token, const permit_loss
 void fleet::lost_all_permits() {
   for (auto& w : workers_)
     if (w->current) w->lost = true;
+}
+
+void fleet::set_nodes(network* const* nets, std::size_t nodes) {
+  ADMIT_ASSERT(nodes >= 1, "a world has at least one Redis node");
+  ADMIT_ASSERT(nodes <= 16, "a worker's node bits count at most 16 nodes");
+  nodes_ = nodes;
+  for (auto& w : workers_) {
+    w->link.transport.nets = nets;
+    w->link.transport.nodes = nodes;
+  }
+}
+
+bool fleet::granted_on(std::size_t wi, std::string_view token, std::size_t node) {
+  worker_state& w = *workers_[wi];
+  if (!w.current || w.token != token) return false;  // a late grant of an item given up
+  w.node_bits = static_cast<std::uint16_t>(w.node_bits | (1U << node));
+  return static_cast<std::size_t>(std::popcount(w.node_bits)) >= majority();
+}
+
+void fleet::released_on(std::size_t wi, std::string_view token, std::size_t node) {
+  worker_state& w = *workers_[wi];
+  if (!w.current || w.token != token) return;
+  w.node_bits = static_cast<std::uint16_t>(w.node_bits & ~(1U << node));
+}
+
+bool fleet::lost_on(std::string_view token, std::size_t node) {
+  const auto named = parse_token(token);
+  if (!named) return false;
+  worker_state& w = *workers_[named->first];
+  if (!w.current || w.current->number != named->second) return false;
+  const auto before = static_cast<std::size_t>(std::popcount(w.node_bits));
+  w.node_bits = static_cast<std::uint16_t>(w.node_bits & ~(1U << node));
+  const auto after = static_cast<std::size_t>(std::popcount(w.node_bits));
+  return before >= majority() && after < majority();
 }
 
 void fleet::audit() const {

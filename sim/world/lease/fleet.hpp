@@ -113,6 +113,8 @@ struct worker_state {
   sim::unique_task resume;
   std::optional<std::string> holding;  // token of the permit it believes it holds
   bool lost = false;                   // told it lost the permit of its current item
+  // Quorum runs: the nodes whose sets hold the current item's token (bit n: node n).
+  std::uint16_t node_bits = 0;
   std::optional<work_item> current;    // the item it works on
   permit_record permit;                // what the world knows of the current item's permit
   // The current item's token: a view of the one its worker loop holds while
@@ -218,6 +220,7 @@ class fleet {
     w.current = item;
     w.token = token;
     w.lost = false;
+    w.node_bits = 0;
     // Field by field: most items lose nothing, and the loss's storage is only reset.
     permit_record& p = w.permit;
     p.number = item.number;
@@ -269,6 +272,23 @@ class fleet {
   // The node lost its state (restart, failover): every worker on an item may have lost its permit.
   void lost_all_permits();
 
+  // --- quorum runs (N nodes) ----------------------------------------------------
+  // A permit is held while a majority of the nodes hold its token: the world
+  // records its grant when the majority forms and its loss when a node's loss
+  // takes it below one (a loss on a node while still short of a majority, or
+  // above it, changes only the count).
+  void set_nodes(network* const* nets, std::size_t nodes);
+  std::size_t nodes() const noexcept { return nodes_; }
+  std::size_t majority() const noexcept { return nodes_ / 2 + 1; }
+  // Node `node` granted the current item's `token`: whether a majority holds it now.
+  bool granted_on(std::size_t wi, std::string_view token, std::size_t node);
+  // Node `node` no longer holds `token` by the holder's own release.
+  void released_on(std::size_t wi, std::string_view token, std::size_t node);
+  // Whether node `node` holds the current item's token of worker `wi`, as the world counts it.
+  bool held_on(std::size_t wi, std::size_t node) const { return (workers_[wi]->node_bits >> node) & 1U; }
+  // Node `node` lost `token` (reaped, expired, forgotten): whether that took the permit below a majority.
+  bool lost_on(std::string_view token, std::size_t node);
+
   // O(fleet): the counts and sets agree with the workers (end of a run).
   void audit() const;
 
@@ -286,6 +306,7 @@ class fleet {
   loop_fn loop_;
   bool tearing_down_ = false;
   client_behaviour behaviour_;
+  std::size_t nodes_ = 1;
 };
 
 // An idle worker waits for work as it would on a timer that never expires

@@ -76,7 +76,14 @@ const redis::sorted_set* lease_causes::holders() const {
 }
 
 bool lease_causes::in_set(const redis::sorted_set* set, std::string_view token) const {
-  return set != nullptr && set->score(token).has_value();
+  const bool on_first = set != nullptr && set->score(token).has_value();
+  if (more_nodes_.empty()) return on_first;
+  std::size_t holding = on_first ? 1 : 0;
+  for (const redis_node* n : more_nodes_) {
+    const redis::sorted_set* s = n->peek_set(server_.holders_key(), n->server_now_us(sched_.now_ns()));
+    if (s != nullptr && s->score(token).has_value()) ++holding;
+  }
+  return holding >= (more_nodes_.size() + 1) / 2 + 1;
 }
 
 cause lease_causes::lost(std::string_view token, const permit_record& record, const permit_loss& loss) const {
@@ -84,6 +91,12 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
   const std::string granted_ago = record.granted_ns >= 0 ? span(loss.at_ns - record.granted_ns) : std::string("?");
   switch (loss.by) {
     case permit_loss::how::restart:
+      if (loss.node >= 0 && !loss.aof)
+        return {cause_kind("quorum_restart_forgot"),
+                permit + " forgotten by Redis node " + std::to_string(loss.node) + "'s restart without persistence at " +
+                    at(loss.at_ns) + " (granted " + granted_ago +
+                    " before): fewer than a majority of the nodes held it then, and the restarted node could grant "
+                    "its slot again to a second majority"};
       if (!loss.aof)
         return {cause_kind("restart_forgot"), permit + " forgotten by a Redis restart without persistence at " +
                                                   at(loss.at_ns) + " (granted " + granted_ago + " before)"};
@@ -91,7 +104,9 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
               permit + " forgotten by a Redis restart at " + at(loss.at_ns) + ": granted " + granted_ago +
                   " before, after the last second the AOF had written"};
     case permit_loss::how::failover:
-      return {cause_kind("failover_unreplicated"), permit + " lost in a failover at " + at(loss.at_ns) + ": granted " +
+      return {cause_kind("failover_unreplicated"), permit + " lost in a failover" +
+                                                       (loss.node >= 0 ? " of Redis node " + std::to_string(loss.node) : std::string()) +
+                                                       " at " + at(loss.at_ns) + ": granted " +
                                                        granted_ago + " before, not yet replicated (the replica lagged " +
                                                        span(loss.replication_lag_ns) + ")"};
     case permit_loss::how::reaped:
@@ -168,6 +183,17 @@ cause lease_causes::too_many_covered(std::int64_t covered) const {
   if (limit_ > portal_.cap())
     return {cause_kind("limit_above_cap"), "the lease limit " + std::to_string(limit_) + " is above the portal's cap " +
                                                std::to_string(portal_.cap())};
+  if (!more_nodes_.empty() && limit_ > 1) {
+    // Every node within its limit, yet more tokens than the limit each on a majority: the sets diverged.
+    const std::size_t nodes = more_nodes_.size() + 1;
+    const std::size_t majority = nodes / 2 + 1;
+    return {cause_kind("quorum_spread"),
+            std::to_string(covered) + " connections at the portal hold permits granted by a majority of the " +
+                std::to_string(nodes) + " nodes, above its cap " + std::to_string(portal_.cap()) +
+                ": the nodes' sets differ, and a counting semaphore over majorities admits up to " +
+                std::to_string(nodes * static_cast<std::size_t>(limit_) / majority) + " holders with each node at its limit " +
+                std::to_string(limit_)};
+  }
   const std::string s = std::to_string(covered) + " connections at the portal hold permits in the set, above its cap " +
                         std::to_string(portal_.cap()) + " though the limit is " + std::to_string(limit_) +
                         ": the set held more permits than its limit";

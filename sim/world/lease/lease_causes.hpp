@@ -58,6 +58,10 @@ class lease_causes final : public cause_finder {
                const lease::portal& p, const redis_node& node, const server_side& server, const network& net,
                const work_items& items);
 
+  // A quorum run's further nodes (1, 2, ...): a permit is then in the set
+  // when a majority of the nodes' sets hold it.
+  void add_node(const redis_node& node) { more_nodes_.push_back(&node); }
+
   void portal(std::vector<check::cause>& out) override;
   void refusal(refusal_snapshot& out) override;
   void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
@@ -76,7 +80,7 @@ class lease_causes final : public cause_finder {
   // The connections under permits in the set were more than the cap: the
   // limit is above it, or the set held more permits than its limit.
   check::cause too_many_covered(std::int64_t covered) const;
-  // Whether the permit `token` is in the set now.
+  // Whether the permit `token` is in the set now (in a quorum run: in a majority of the nodes' sets).
   bool in_set(const redis::sorted_set* set, std::string_view token) const;
   const redis::sorted_set* holders() const;
   // fleet.on_acquire_timeout requeue_and_exit: items queued and no worker left to take them, at least one of
@@ -95,6 +99,7 @@ class lease_causes final : public cause_finder {
   const work_items& items_;
   std::int64_t limit_;
   vtime_ns lease_ns_;
+  std::vector<const redis_node*> more_nodes_;
 };
 
 }  // namespace admit::world::lease

@@ -49,14 +49,20 @@ class script_server {
 
 class network;
 
-// Carries one worker's script calls to the Redis node over the simulated network.
+// Carries one worker's script calls to the Redis node over the simulated network
+// (node 0's network, `net`; a quorum client reaches node n through nets[n]).
 struct redis_transport {
   network* net;
   std::size_t worker;
+  network* const* nets = nullptr;  // every node's network, in node order (the world's)
+  std::size_t nodes = 1;
   template <class Token>
   auto async_script(redis::script_op op, const gate::script_request& req, Token&& token);
   template <class Token>
   auto async_command(const gate::command_request& req, Token&& token);
+  std::size_t node_count() const noexcept { return nodes; }
+  template <class Token>
+  auto async_command_on(std::size_t node, const gate::command_request& req, Token&& token);
 
   // The worker listens on `channel` while the returned subscription lives.
   class subscription {
@@ -354,6 +360,14 @@ template <class Token>
 auto redis_transport::async_command(const gate::command_request& req, Token&& token) {
   return boost::asio::async_initiate<Token, void(boost::system::error_code, redis::reply)>(
       [this, r = &req](auto handler) { net->start_command(worker, *r, std::move(handler)); }, token);
+}
+
+template <class Token>
+auto redis_transport::async_command_on(std::size_t node, const gate::command_request& req, Token&& token) {
+  ADMIT_ASSERT(node < nodes, "a quorum call names one of the world's nodes");
+  network* n = nodes == 1 ? net : nets[node];
+  return boost::asio::async_initiate<Token, void(boost::system::error_code, redis::reply)>(
+      [this, n, r = &req](auto handler) { n->start_command(worker, *r, std::move(handler)); }, token);
 }
 
 inline redis_transport::subscription::~subscription() {

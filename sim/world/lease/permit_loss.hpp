@@ -50,6 +50,8 @@ struct permit_loss {
   // how::restart: whether an AOF copy was recovered; how::failover: the replica's lag.
   bool aof = false;
   vtime_ns replication_lag_ns = 0;
+  // Quorum runs: the node whose loss took the permit below a majority (-1: a one-node run).
+  std::int64_t node = -1;
 };
 
 // The permit of one item, as far as the world knows it.

@@ -1,5 +1,6 @@
 #include "sim/world/lease/server_side.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <utility>
 
@@ -8,6 +9,21 @@
 namespace admit::world::lease {
 
 void server_side::permit_left(std::string_view member, const permit_loss& how, bool live) {
+  if (node_members_ != nullptr) [[unlikely]] {
+    // A quorum permit is lost only when this node's loss leaves fewer than a majority holding it.
+    if (!fleet_.lost_on(member, node_index_)) return;
+    permit_loss on = how;
+    on.node = static_cast<std::int64_t>(node_index_);
+    const worker_state* holder = fleet_.lost_permit(member, on);
+    if (portal_ != nullptr)
+      if (const auto named = fleet_.parse_token(member)) portal_->permit_lost(named->second, on);
+    if (holder == nullptr || !live) return;
+    if (on.by == permit_loss::how::expired_with_key)
+      monitors_.expired_live(member, holder->index);
+    else
+      monitors_.reaped_live(member, holder->index);
+    return;
+  }
   const worker_state* holder = fleet_.lost_permit(member, how);
   if (portal_ != nullptr)
     if (const auto named = fleet_.parse_token(member)) portal_->permit_lost(named->second, how);
@@ -228,18 +244,29 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
     return answer;
   }
   const redis::sorted_set* after = node_.set_view(holders_key_, now_us);
-  const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
+  std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
   notice_losses(wi, req, before, after, now_us);
+  const bool quorum = node_members_ != nullptr;
   if (req.op == redis::script_op::release) {
     const worker_state& w = fleet_[wi];
     // Every way a permit leaves the set while its holder works is noticed: by the
-    // diff above, by the key's expiry, or with the node's state.
+    // diff above, by the key's expiry, or with the node's state. A quorum permit
+    // need not be on every node: only on those that granted it.
     if (w.holding && *w.holding == req.token && !before.empty())
-      ADMIT_ASSERT(was_member || w.lost, "a worker releasing a permit it holds has it in the set, or was told it lost it");
+      ADMIT_ASSERT(was_member || w.lost || (quorum && !fleet_.held_on(wi, node_index_)),
+                   "a worker releasing a permit it holds has it in the set, or was told it lost it");
+    if (quorum) fleet_.released_on(wi, req.token, node_index_);
+  }
+  if (quorum) [[unlikely]] {
+    // Each node's set is checked against the limit: the monitors see the fullest node.
+    (*node_members_)[node_index_] = members;
+    for (const std::int64_t m : *node_members_) members = std::max(members, m);
   }
   const redis::script_reply read = redis::read_reply(answer, c.rule);
   if (read.granted()) {
-    if (req.op == redis::script_op::acquire && !was_member)
+    if (req.op == redis::script_op::acquire && quorum) {
+      if (fleet_.granted_on(wi, req.token, node_index_)) fleet_.granted(wi, req.token, now, node_.server_offset_ns());
+    } else if (req.op == redis::script_op::acquire && !was_member)
       fleet_.granted(wi, req.token, now, node_.server_offset_ns());
     else if (req.op == redis::script_op::renew)
       fleet_.renewed(wi, req.token, now);

@@ -55,6 +55,13 @@ class server_side final : public script_server {
   // portal's copy, keeps why; `live` counts it among the leases reaped live
   // (a script or the key's expiry, not the node's state).
   void permit_left(std::string_view member, const permit_loss& how, bool live);
+  // A quorum run's node `index`: `members` holds every node's member count (this
+  // node's entry written here), and the monitors and timeline see the largest.
+  // A grant or loss reaches the fleet through its majority count (fleet::granted_on, lost_on).
+  void set_quorum(std::size_t index, std::vector<std::int64_t>* members) noexcept {
+    node_index_ = index;
+    node_members_ = members;
+  }
   // Whether the protocol's acquire passes the caller's clock ({now_ms} or {expiry_ms}).
   bool protocol_reads_caller_clock() const noexcept { return caller_clock_; }
 
@@ -107,6 +114,8 @@ class server_side final : public script_server {
   };
   now_arg now_args_[3];
   std::optional<script_failure> failure_;
+  std::size_t node_index_ = 0;
+  std::vector<std::int64_t>* node_members_ = nullptr;  // set: a quorum run (several nodes)
 };
 
 }  // namespace admit::world::lease
