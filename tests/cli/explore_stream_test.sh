@@ -26,14 +26,7 @@ if ! sanitized; then  # a sanitizer's quarantine grows with the allocations, wha
 fi
 
 # SIGINT: the seeds finished so far are summarised, marked incomplete; exit 1.
-"$bin" explore "$tiny" --seeds 1000000000 --jobs 2 --out "$tmp/int" >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-sleep 1
-kill -INT "$pid"
-for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fail "explore did not stop within 10 s of SIGINT"; fi
-rc=0
-wait "$pid" || rc=$?
+interrupt "$tmp/out" "$tmp/err" explore "$tiny" --seeds 1000000000 --jobs 2 --out "$tmp/int"
 [ "$rc" -eq 1 ] || { cat "$tmp/err" >&2; fail "an interrupted explore exited $rc"; }
 summary="$tmp/int/tiny-explore.json"
 [ -f "$summary" ] || fail "no summary after SIGINT"

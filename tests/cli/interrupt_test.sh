@@ -9,19 +9,6 @@ name=interrupt_test
 bin="$1/admitsim"
 source "$(dirname "$0")/lib.sh"
 
-interrupt() {  # interrupt OUT ERR ARGS...: runs admitsim ARGS in the background, SIGINT after 1 s; sets rc
-  local out="$1" err="$2"
-  shift 2
-  "$bin" "$@" >"$out" 2>"$err" &
-  local pid=$!
-  sleep 1
-  kill -INT "$pid"
-  for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fail "admitsim $1 did not stop within 15 s of SIGINT"; fi
-  rc=0
-  wait "$pid" || rc=$?
-}
-
 # --- matrix ----------------------------------------------------------------------------------------------
 interrupt "$tmp/m.out" "$tmp/m.err" matrix scenarios/matrix/catalogue.json --seeds 100000 --jobs 2 --no-shrink \
   --out "$tmp/matrix" --junit "$tmp/matrix.xml"

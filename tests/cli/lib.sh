@@ -1,6 +1,8 @@
 # Shared by the tests of this folder: sourced after `bin` and `name` are set.
 #   expect_rc WANT CMD...   runs CMD (10 s at most), its output in $tmp/out and $tmp/err; fails unless it exits WANT
 #   one_line TEXT           fails unless $tmp/err is exactly one line and holds TEXT
+#   interrupt OUT ERR ARGS...  runs "$bin" ARGS in the background, sends SIGINT after 1 s, waits up to
+#                           15 s for it to end (fails if it does not); its exit code in $rc
 #   sanitized               true when the binary is built with a sanitizer: it needs terabytes of address
 #                           space (no ulimit -v) and its memory figures are the sanitizer's
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/admitsim-$name.XXXXXX")"
@@ -22,3 +24,15 @@ one_line() {
   grep -qF -- "$1" "$tmp/err" || { cat "$tmp/err" >&2; fail "the message does not say: $1"; }
 }
 sanitized() { grep -qa -e __asan_init -e __tsan_init -e __msan_init "$bin"; }
+interrupt() {
+  local out="$1" err="$2"
+  shift 2
+  "$bin" "$@" >"$out" 2>"$err" &
+  local pid=$!
+  sleep 1
+  kill -INT "$pid"
+  for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fail "admitsim $1 did not stop within 15 s of SIGINT"; fi
+  rc=0
+  wait "$pid" || rc=$?
+}
