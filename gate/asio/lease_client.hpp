@@ -53,7 +53,8 @@
 // An attempt runs the acquire on every node in turn (sequentially, as
 // Redlock does: each call ends by its reply or the socket timeout), timing
 // the whole round on the monotonic clock. The permit counts when at least
-// N/2 + 1 nodes granted it and the round left it valid:
+// N/2 + 1 nodes granted it (every node, for the rule "all") and the round
+// left it valid:
 //   validity = lease - elapsed - drift,  drift = lease / 100 + 2 ms
 // (quorum_holds below). Otherwise the attempt releases the token on every
 // node (a node that granted, or whose reply was lost, may hold it) and the
@@ -102,13 +103,15 @@ struct backoff_policy {
 // lease outlived the round by more than the clock-drift margin. Every time
 // in ns.
 // `off_by_one` is broken on purpose (the mutation quorum_off_by_one): N/2.
-inline std::int64_t quorum_of(std::int64_t nodes, bool off_by_one = false) noexcept {
+// With `all` (the rule "all"), every node must grant.
+inline std::int64_t quorum_of(std::int64_t nodes, bool off_by_one = false, bool all = false) noexcept {
+  if (all) return nodes;
   return off_by_one ? nodes / 2 : nodes / 2 + 1;
 }
 inline std::int64_t quorum_drift_ns(std::int64_t lease_ns) noexcept { return lease_ns / 100 + 2'000'000; }
 inline bool quorum_holds(std::int64_t nodes, std::int64_t granted, std::int64_t lease_ns, std::int64_t elapsed_ns,
-                         bool off_by_one = false) noexcept {
-  return granted >= quorum_of(nodes, off_by_one) && lease_ns - elapsed_ns - quorum_drift_ns(lease_ns) > 0;
+                         bool off_by_one = false, bool all = false) noexcept {
+  return granted >= quorum_of(nodes, off_by_one, all) && lease_ns - elapsed_ns - quorum_drift_ns(lease_ns) > 0;
 }
 
 struct lease_client_config {
@@ -122,8 +125,9 @@ struct lease_client_config {
   std::int64_t renew_every_ns = 0;    // keep_renewed's interval (0: the client does not renew)
   // The protocol to run; null: the built-in variant `var` (its typed calls).
   std::shared_ptr<const redis::protocol> proto;
-  // A protocol's client.quorum "majority": acquire and release on every node of the transport.
+  // A protocol's client.quorum "majority" or "all": acquire and release on every node of the transport.
   bool quorum = false;
+  bool quorum_all = false;  // "all": every node must grant
   bool quorum_off_by_one = false;  // broken on purpose (mutation quorum_off_by_one)
 };
 
@@ -330,11 +334,11 @@ class lease_client {
       if (!ec && reply.granted() && granted++ == 0) r.fence = reply.value;
     }
     const std::int64_t elapsed_ns = Env::now_ns(ex_) - started_ns;
-    if (quorum_holds(nodes, granted, cfg_.lease_ms * 1'000'000, elapsed_ns, cfg_.quorum_off_by_one)) {
+    if (quorum_holds(nodes, granted, cfg_.lease_ms * 1'000'000, elapsed_ns, cfg_.quorum_off_by_one, cfg_.quorum_all)) {
       r.granted = true;
       co_return r;
     }
-    r.unreachable = answered < quorum_of(nodes, cfg_.quorum_off_by_one);
+    r.unreachable = answered < quorum_of(nodes, cfg_.quorum_off_by_one, cfg_.quorum_all);
     (void)co_await release_everywhere(token);
     co_return r;
   }

@@ -127,8 +127,9 @@ inline constexpr const char* timeout_permit_names[] = {"release", "hold_to_end"}
 enum class quorum_rule : std::uint8_t {
   single,    // one node (node 0 of the world)
   majority,  // every node, in order; the permit counts when a majority granted it within its validity
+  all,       // every node, in order; the permit counts only when every node granted it within its validity
 };
-inline constexpr const char* quorum_rule_names[] = {"single", "majority"};
+inline constexpr const char* quorum_rule_names[] = {"single", "majority", "all"};
 
 struct retry_policy {
   bool exponential = false;

@@ -199,10 +199,10 @@ void read_lease_fields(object_reader& r, const std::string& path, lease_params& 
     if (l.redis_nodes > 1) {
       if (!l.variants.empty())
         fail(child(path, "redis_nodes"), "1 in a gate with built-in variants (they run on one node; several nodes "
-                                         "need protocols whose client.quorum is \"majority\")", *x);
+                                         "need protocols whose client.quorum is \"majority\" or \"all\")", *x);
       for (const protocol_ref& pr : l.protocols)
-        if (pr.proto->client.quorum != redis::quorum_rule::majority)
-          fail(child(path, "redis_nodes"), "1, or protocols whose client.quorum is \"majority\" (protocol \"" +
+        if (pr.proto->client.quorum == redis::quorum_rule::single)
+          fail(child(path, "redis_nodes"), "1, or protocols whose client.quorum is \"majority\" or \"all\" (protocol \"" +
                                                pr.proto->name + "\" runs on one node)", *x);
     }
   }

@@ -164,11 +164,11 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
   if (const json* x = r.get("quorum")) {
     c.quorum = read_named<redis::quorum_rule>(*x, child(path, "quorum"), redis::quorum_rule_names);
     // Not built: a renewal kept by a majority, and a wake-up over several nodes' channels.
-    if (c.quorum == redis::quorum_rule::majority && p.renew)
+    if (c.quorum != redis::quorum_rule::single && p.renew)
       fail(child(path, "quorum"), "\"single\" in a protocol with a \"renew\" call (a quorum client does not renew)", *x);
-    if (c.quorum == redis::quorum_rule::majority && c.wake_on)
+    if (c.quorum != redis::quorum_rule::single && c.wake_on)
       fail(child(path, "quorum"), "\"single\" in a protocol with \"wake_on\" (a quorum client does not listen)", *x);
-    if (c.quorum == redis::quorum_rule::majority && c.acknowledge)
+    if (c.quorum != redis::quorum_rule::single && c.acknowledge)
       fail(child(path, "quorum"), "\"single\" in a protocol with \"acknowledge\" (a quorum client waits for no replica)", *x);
   }
   r.finish();

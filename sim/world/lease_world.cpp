@@ -84,7 +84,8 @@ gate::lease_client_config client_config(const scenario::gate_spec& gate, const l
     const redis::client_policy& c = run.proto->proto->client;
     cfg.proto = run.proto->proto;
     if (c.acquire_timeout_ns) cfg.acquire_timeout_ns = *c.acquire_timeout_ns;
-    cfg.quorum = c.quorum == redis::quorum_rule::majority;
+    cfg.quorum = c.quorum != redis::quorum_rule::single;
+    cfg.quorum_all = c.quorum == redis::quorum_rule::all;
     cfg.quorum_off_by_one = gate.world_mut == scenario::world_mutation::quorum_off_by_one;
     if (c.retry) {
       cfg.backoff.exponential = c.retry->exponential;
@@ -245,7 +246,7 @@ class lease_world {
       nets_.push_back(&e.net);
       faults_.add_node(e.node, e.server, e.net);
     }
-    fleet_.set_nodes(nets_.data(), n);
+    fleet_.set_nodes(nets_.data(), n, run.proto->proto->client.quorum == redis::quorum_rule::all);
   }
 
   void tear_down() {

@@ -110,8 +110,12 @@ TEST_CASE("a Redis fault names its node; out of range or on another target it is
   CHECK_THAT(refused(on_worker), Catch::StartsWith("/faults/schedule/0/node: "));
 }
 
-TEST_CASE("client.quorum: single or majority; a quorum client neither renews nor listens") {
+TEST_CASE("client.quorum: single, majority or all; a quorum client neither renews nor listens") {
   json g = quorum_gate(3);
+  g["protocol"] = quorum_protocol({{"quorum", "all"}});
+  CHECK(refused(scenario_doc(g)).empty());
+  g["protocol"] = quorum_protocol({{"quorum", "all"}}, true);
+  CHECK_THAT(refused(scenario_doc(g)), Catch::Contains("/client/quorum: ") && Catch::Contains("renew"));
   g["protocol"] = quorum_protocol({{"quorum", "some"}});
   CHECK_THAT(refused(scenario_doc(g)), Catch::Contains("/client/quorum: "));
   g["protocol"] = quorum_protocol({{"quorum", "majority"}}, true);

@@ -45,6 +45,8 @@ TEST_CASE("the quorum rule: a majority of the nodes, within the lease less the r
   CHECK(quorum_of(4) == 3);
   CHECK(quorum_of(5) == 3);
   CHECK(quorum_of(3, true) == 1);  // the broken count
+  CHECK(quorum_of(3, false, true) == 3);  // the rule "all"
+  CHECK(quorum_of(5, false, true) == 5);
   const std::int64_t lease = 10'000'000'000;
   const std::int64_t drift = admit::gate::quorum_drift_ns(lease);
   CHECK(drift == 102'000'000);  // lease / 100 + 2ms
@@ -57,6 +59,24 @@ TEST_CASE("the quorum rule: a majority of the nodes, within the lease less the r
   CHECK(quorum_holds(3, 2, lease, lease - drift - 1));
   CHECK_FALSE(quorum_holds(3, 2, lease, lease - drift));
   CHECK_FALSE(quorum_holds(3, 3, lease, lease));
+  // The rule "all": every node, within the same validity.
+  CHECK_FALSE(quorum_holds(3, 2, lease, 0, false, true));
+  CHECK(quorum_holds(3, 3, lease, 0, false, true));
+  CHECK_FALSE(quorum_holds(3, 3, lease, lease - drift, false, true));
+}
+
+TEST_CASE("three nodes, four permits: the rule all holds where the majority spreads", "[world][quorum]") {
+  // Goal: with every node granting every permit, each node's limit bounds the holders whatever the limit.
+  // Method: quorum_spread, whose seed breaks the majority quorum (six holders at a portal of four); the same
+  // faults under quorum_all keep the portal within its cap and end every item (deferred while a node is cut off).
+  const auto runs = run_file("scenarios/quorum_spread.json");
+  REQUIRE(runs.size() == 2);
+  CHECK_FALSE(holds(runs[0], "portal_inflight_le_cap"));
+  CHECK(runs[1].variant == "quorum_all");
+  CHECK(holds(runs[1], "portal_inflight_le_cap"));
+  CHECK(holds(runs[1], "liveness"));
+  CHECK_FALSE(runs[1].any_violation());
+  CHECK_FALSE(runs[1].inconclusive.has_value());
 }
 
 TEST_CASE("three nodes: the quorum holds a failover of one node", "[world][quorum]") {

@@ -167,10 +167,13 @@ void fleet::lost_all_permits() {
     if (w->current) w->lost = true;
 }
 
-void fleet::set_nodes(network* const* nets, std::size_t nodes) {
+void fleet::set_nodes(network* const* nets, std::size_t nodes, bool all) {
   ADMIT_ASSERT(nodes >= 1, "a world has at least one Redis node");
   ADMIT_ASSERT(nodes <= 16, "a worker's node bits count at most 16 nodes");
   nodes_ = nodes;
+  all_ = all;
+  granted_at_ = all ? nodes : majority();
+  held_from_ = all ? 1 : majority();
   for (auto& w : workers_) {
     w->link.transport.nets = nets;
     w->link.transport.nodes = nodes;
@@ -181,7 +184,7 @@ bool fleet::granted_on(std::size_t wi, std::string_view token, std::size_t node)
   worker_state& w = *workers_[wi];
   if (!w.current || w.token != token) return false;  // a late grant of an item given up
   w.node_bits = static_cast<std::uint16_t>(w.node_bits | (1U << node));
-  return static_cast<std::size_t>(std::popcount(w.node_bits)) >= majority();
+  return static_cast<std::size_t>(std::popcount(w.node_bits)) >= granted_at_;
 }
 
 void fleet::released_on(std::size_t wi, std::string_view token, std::size_t node) {
@@ -195,10 +198,15 @@ bool fleet::lost_on(std::string_view token, std::size_t node) {
   if (!named) return false;
   worker_state& w = *workers_[named->first];
   if (!w.current || w.current->number != named->second) return false;
+  // Under "all" a token short of every node was never a permit (its round released it): no loss.
+  if (all_ && w.permit.granted_ns < 0) {
+    w.node_bits = static_cast<std::uint16_t>(w.node_bits & ~(1U << node));
+    return false;
+  }
   const auto before = static_cast<std::size_t>(std::popcount(w.node_bits));
   w.node_bits = static_cast<std::uint16_t>(w.node_bits & ~(1U << node));
   const auto after = static_cast<std::size_t>(std::popcount(w.node_bits));
-  return before >= majority() && after < majority();
+  return before >= held_from_ && after < held_from_;
 }
 
 void fleet::audit() const {

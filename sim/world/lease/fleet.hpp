@@ -273,20 +273,23 @@ class fleet {
   void lost_all_permits();
 
   // --- quorum runs (N nodes) ----------------------------------------------------
-  // A permit is held while a majority of the nodes hold its token: the world
-  // records its grant when the majority forms and its loss when a node's loss
-  // takes it below one (a loss on a node while still short of a majority, or
-  // above it, changes only the count).
-  void set_nodes(network* const* nets, std::size_t nodes);
+  // Under the rule "majority" a permit is held while a majority of the nodes
+  // hold its token: the world records its grant when the majority forms and
+  // its loss when a node's loss takes it below one (a loss on a node while
+  // still short of a majority, or above it, changes only the count). Under
+  // "all" its grant is recorded once every node holds it, and it is lost only
+  // when no node holds it any more: while one node keeps it, no other token
+  // can be granted by every node in its place (that node counts it).
+  void set_nodes(network* const* nets, std::size_t nodes, bool all = false);
   std::size_t nodes() const noexcept { return nodes_; }
   std::size_t majority() const noexcept { return nodes_ / 2 + 1; }
-  // Node `node` granted the current item's `token`: whether a majority holds it now.
+  // Node `node` granted the current item's `token`: whether enough nodes hold it now to count it granted.
   bool granted_on(std::size_t wi, std::string_view token, std::size_t node);
   // Node `node` no longer holds `token` by the holder's own release.
   void released_on(std::size_t wi, std::string_view token, std::size_t node);
   // Whether node `node` holds the current item's token of worker `wi`, as the world counts it.
   bool held_on(std::size_t wi, std::size_t node) const { return (workers_[wi]->node_bits >> node) & 1U; }
-  // Node `node` lost `token` (reaped, expired, forgotten): whether that took the permit below a majority.
+  // Node `node` lost `token` (reaped, expired, forgotten): whether that took the permit below what holds it.
   bool lost_on(std::string_view token, std::size_t node);
 
   // O(fleet): the counts and sets agree with the workers (end of a run).
@@ -307,6 +310,9 @@ class fleet {
   bool tearing_down_ = false;
   client_behaviour behaviour_;
   std::size_t nodes_ = 1;
+  bool all_ = false;             // the rule "all"
+  std::size_t granted_at_ = 1;  // nodes holding a token for its grant to be recorded (majority, or all)
+  std::size_t held_from_ = 1;   // the least number of nodes holding it for it to count held (majority, or 1)
 };
 
 // An idle worker waits for work as it would on a timer that never expires

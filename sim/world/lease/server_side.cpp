@@ -10,7 +10,7 @@ namespace admit::world::lease {
 
 void server_side::permit_left(std::string_view member, const permit_loss& how, bool live) {
   if (node_members_ != nullptr) [[unlikely]] {
-    // A quorum permit is lost only when this node's loss leaves fewer than a majority holding it.
+    // A quorum permit is lost only when this node's loss leaves too few nodes holding it (fleet::lost_on).
     if (!fleet_.lost_on(member, node_index_)) return;
     permit_loss on = how;
     on.node = static_cast<std::int64_t>(node_index_);
