@@ -228,6 +228,7 @@ using lua_side = script_engine::lua_side;
 
 replica& replica_of(lua_side& side);
 pubsub* bus_of(lua_side& side);
+const server_facts* facts_of(lua_side& side);
 std::uint64_t& rand_state_of(lua_State* L);
 
 lua_side& side_of(lua_State* L) {
@@ -393,9 +394,12 @@ command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
     side.time_reply = count == 1 && side.name == "TIME";
     if (side.time_reply) return command_outcome::ok;  // redis_call_generic pushes it from now_us
     const std::span<const std::string_view> argv(side.args.data(), count);
-    side.command_reply = known->command != nullptr
-                             ? replica_of(side).execute_found(known->command, argv, side.now_us, bus_of(side))
-                             : replica_of(side).execute(argv, side.now_us, bus_of(side));
+    if (side.name == "INFO")  // the process's facts, not the keyspace's
+      side.command_reply = info_reply(argv, facts_of(side), side.now_us);
+    else
+      side.command_reply = known->command != nullptr
+                               ? replica_of(side).execute_found(known->command, argv, side.now_us, bus_of(side))
+                               : replica_of(side).execute(argv, side.now_us, bus_of(side));
     if (!side.command_reply.is_error()) return command_outcome::ok;
     const std::string& text = side.command_reply.text;
     if (text.starts_with("ERR unknown command '")) {
@@ -1176,12 +1180,14 @@ bool shared_tables_as_set_up(lua_State* L, const lua_side& side) {
 struct engine_access {
   static replica& data(script_engine& e) { return e.data_; }
   static pubsub* bus(script_engine& e) { return e.bus_; }
+  static const server_facts* facts(script_engine& e) { return e.facts_; }
   static std::uint64_t& rand_state(script_engine& e) { return e.rand48_state_; }
 };
 
 namespace {
 replica& replica_of(lua_side& side) { return engine_access::data(*side.engine); }
 pubsub* bus_of(lua_side& side) { return engine_access::bus(*side.engine); }
+const server_facts* facts_of(lua_side& side) { return engine_access::facts(*side.engine); }
 std::uint64_t& rand_state_of(lua_State* L) { return engine_access::rand_state(*side_of(L).engine); }
 }  // namespace
 
@@ -1600,6 +1606,10 @@ reply script_engine::execute(std::span<const std::string> argv, std::int64_t ser
   if (name == "EVAL_RO") return eval_command(argv, server_now_us, false, true);
   if (name == "EVALSHA_RO") return eval_command(argv, server_now_us, true, true);
   if (name == "SCRIPT") return script_command(argv);
+  if (name == "INFO") {
+    std::vector<std::string_view> views(argv.begin(), argv.end());
+    return info_reply(views, facts_, server_now_us);
+  }
   return data_.execute(argv, server_now_us, bus_);
 }
 

@@ -46,6 +46,7 @@
 
 #include "gate/redis/replica.hpp"
 #include "gate/redis/reply.hpp"
+#include "gate/redis/server_info.hpp"
 
 struct lua_State;
 
@@ -111,6 +112,9 @@ class script_engine {
   // Where PUBLISH (from a script or as a command) delivers: the subscribed
   // clients of the world. Without one, PUBLISH answers 0.
   void set_pubsub(pubsub* bus) noexcept { bus_ = bus; }
+  // The process INFO server describes (server_info.hpp), from a script or as
+  // a command. Without one, INFO server is an error reply.
+  void set_server_facts(const server_facts* facts) noexcept { facts_ = facts; }
   // VM instructions of the last call, to the hook's granularity (1000).
   [[nodiscard]] std::uint64_t steps_of_last_call() const noexcept { return steps_; }
   // Bytes the Lua state holds on its heap now.
@@ -163,6 +167,7 @@ class script_engine {
 
   replica& data_;
   pubsub* bus_ = nullptr;  // where PUBLISH delivers (none: it reaches nobody)
+  const server_facts* facts_ = nullptr;  // what INFO server reports (none: an error)
   script_limits limits_;
   lua_State* lua_ = nullptr;
   lua_side* side_ = nullptr;

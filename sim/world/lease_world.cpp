@@ -240,6 +240,7 @@ class lease_world {
       limits.max_steps = opts.script_steps_max;
       e.node.set_script_limits(limits, opts.script_cache_survives_restart);
       e.node.set_pubsub(&e.net.pubsub());
+      e.node.set_index(i);
       e.server.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms);
       e.server.set_portal(&portal_);
       e.server.set_quorum(i, &node_members_);

@@ -4,6 +4,7 @@
 // them with a live server).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -505,6 +506,52 @@ TEST_CASE("lua engine: deterministic replies", "[lua]") {
     return out;
   };
   CHECK(run_all() == run_all());
+}
+
+TEST_CASE("lua engine: INFO server reports the process's run id and whole-second uptime", "[lua]") {
+  // Goal: a script reads what Redis 7.0.15's INFO server gives (its line format and uptime rule) from the
+  // process the engine is told of, and nothing is made up without one. Method: a process started 0.9 s
+  // before a whole second, read 0.2 s and 60.95 s later; the other sections and no process at all.
+  fixture f;
+  const std::string up = "return string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)')";
+  CHECK(f.eval(up).is_error());  // no process
+  CHECK(f.eval(up).text.find("needs a server process") != std::string::npos);
+  const std::int64_t start_us = t0_us + 100'000;  // t0 is a whole second
+  const server_facts facts{make_run_id(0, 0), start_us};
+  f.engine.set_server_facts(&facts);
+  // Whole seconds of the clock, now less start: 0.2 s later crosses no second; 1.0 s later reads 1.
+  CHECK(f.eval(up, {}, {}, start_us + 200'000) == reply::bulk("0"));
+  CHECK(f.eval(up, {}, {}, start_us + 900'000) == reply::bulk("1"));
+  CHECK(f.eval(up, {}, {}, start_us + 60'950'000) == reply::bulk("61"));
+  const reply whole = f.exec({"info", "Server"}, start_us + 86'400'000'000);
+  REQUIRE(whole.type == reply::kind::bulk);
+  CHECK(whole.text == "# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\nrun_id:" + facts.run_id +
+                          "\r\ntcp_port:6379\r\nserver_time_usec:" + std::to_string(start_us + 86'400'000'000) +
+                          "\r\nuptime_in_seconds:86400\r\nuptime_in_days:1\r\n");
+  CHECK(f.eval("return string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')") == reply::bulk(facts.run_id));
+  for (const std::vector<std::string>& argv : std::vector<std::vector<std::string>>{
+           {"INFO"}, {"INFO", "replication"}, {"INFO", "server", "clients"}, {"INFO", "all"}}) {
+    const reply r = f.exec(argv);
+    CHECK(r.is_error());
+    CHECK(r.text == "ERR admitsim replica: INFO models only its server section (INFO server)");
+  }
+  CHECK(f.eval("return redis.pcall('INFO')").is_error());
+}
+
+TEST_CASE("lua engine: run ids are 40 hex digits, one per node and process", "[lua]") {
+  // Goal: every process of every node gets its own run id, the same in every run. Method: nodes 0..2,
+  // processes 0..3: all distinct, each 40 lower-case hex digits, and recomputed equal.
+  std::vector<std::string> ids;
+  for (std::size_t node = 0; node < 3; ++node)
+    for (std::uint64_t process = 0; process < 4; ++process) {
+      const std::string id = make_run_id(node, process);
+      CHECK(id.size() == 40);
+      CHECK(id.find_first_not_of("0123456789abcdef") == std::string::npos);
+      CHECK(id == make_run_id(node, process));
+      ids.push_back(id);
+    }
+  std::sort(ids.begin(), ids.end());
+  CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
 }
 
 }  // namespace admit::redis::test

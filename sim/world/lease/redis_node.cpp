@@ -7,11 +7,19 @@
 namespace admit::world::lease {
 
 redis_node::redis_node(std::span<const scenario::fault_spec> faults) {
+  set_index(0);
   for (const auto& f : faults) {
     if (f.kind == scenario::fault_kind::redis_failover) max_lag_ns_ = std::max(max_lag_ns_, f.replication_lag_ns);
     if (f.kind == scenario::fault_kind::redis_restart && f.persist == scenario::persistence::aof_everysec)
       keep_aof_ = true;
   }
+}
+
+void redis_node::set_index(std::size_t index) {
+  ADMIT_ASSERT(processes_ == 2, "a node is named before any restart or failover");
+  index_ = index;
+  primary_facts_ = {redis::make_run_id(index_, 0), server_now_us(0)};
+  follower_facts_ = {redis::make_run_id(index_, 1), server_now_us(0)};
 }
 
 redis::script_reply redis_node::run_script(redis::replica& r, redis::script_op op, const call_req& req,
@@ -46,8 +54,13 @@ redis::script_reply redis_node::run_script(redis::replica& r, redis::script_op o
 
 void redis_node::replicate_upto(vtime_ns upto) {
   while (!log_.empty() && log_.front().at_ns <= upto) {
-    if (!log_.front().argv.empty())
-      (void)engine_of(follower_).execute(log_.front().argv, log_.front().server_now_us);
+    if (!log_.front().argv.empty()) {
+      // Redis replicates a script's effects; the replay reruns it, so it reads what the primary read.
+      redis::script_engine& e = engine_of(follower_);
+      e.set_server_facts(&log_.front().process);
+      (void)e.execute(log_.front().argv, log_.front().server_now_us);
+      e.set_server_facts(&follower_facts_);
+    }
     else
       (void)run_script(follower_, log_.front().op, log_.front().req, log_.front().server_now_us);
     log_.pop_front();
@@ -71,6 +84,7 @@ redis::script_engine& redis_node::engine_of(redis::replica& r) {
     e = std::make_unique<redis::script_engine>(r, limits_);
     // The follower's PUBLISH reaches nobody: the clients listen on the primary.
     if (&r == &primary_) e->set_pubsub(bus_);
+    e->set_server_facts(&r == &primary_ ? &primary_facts_ : &follower_facts_);
   }
   return *e;
 }
@@ -83,7 +97,7 @@ redis::reply redis_node::run_command(vtime_ns now, std::int64_t now_us, std::spa
   if (max_lag_ns_ > 0) {
     const bool noscript = answer.is_error() && answer.text.rfind("NOSCRIPT", 0) == 0;
     if (!noscript) {
-      logged_op op{now, now_us, redis::script_op::acquire, call_req{}, {argv.begin(), argv.end()}};
+      logged_op op{now, now_us, redis::script_op::acquire, call_req{}, {argv.begin(), argv.end()}, primary_facts_};
       if (!op.argv.empty() && op.argv.front() == "EVALSHA" && op.argv.size() > 1) {
         // The follower applies the script, which its own cache may not hold.
         for (const redis::protocol_script& s : proto.scripts)
@@ -175,6 +189,7 @@ void redis_node::restart(scenario::persistence persist, vtime_ns now, vtime_ns d
   log_.clear();
   ++generation_;
   down_until_ns_ = now + down_ns;
+  primary_facts_ = {redis::make_run_id(index_, processes_++), server_now_us(down_until_ns_)};
   // A restarted server has an empty script cache: the next EVALSHA answers NOSCRIPT.
   if (cache_survives_restart_) return;
   if (primary_engine_) primary_engine_->script_flush();
@@ -193,6 +208,8 @@ void redis_node::failover(vtime_ns replication_lag_ns, vtime_ns now, vtime_ns do
   primary_ = follower_;
   if (keep_aof_) aof_copy_ = primary_;
   down_until_ns_ = now + down_ns;
+  primary_facts_ = follower_facts_;
+  follower_facts_ = {redis::make_run_id(index_, processes_++), server_now_us(down_until_ns_)};
   // The promoted follower never cached the scripts the clients loaded on the old primary.
   if (primary_engine_ && !cache_survives_restart_) primary_engine_->script_flush();
 }

@@ -112,6 +112,10 @@ class redis_node {
   // a failover keeps the script cache (only the tests ask it to).
   // Where the primary's PUBLISH delivers (the world's subscribed clients), before the first command.
   void set_pubsub(redis::pubsub* bus) noexcept { bus_ = bus; }
+  // Which of the gate's nodes this is (0 unless the gate has several): it names the processes' run ids.
+  void set_index(std::size_t index);
+  // The process serving as the primary now (what INFO server reports).
+  const redis::server_facts& primary_process() const noexcept { return primary_facts_; }
   void set_script_limits(const redis::script_limits& limits, bool cache_survives_restart) {
     limits_ = limits;
     cache_survives_restart_ = cache_survives_restart;
@@ -152,6 +156,7 @@ class redis_node {
     redis::script_op op;
     call_req req;
     std::vector<std::string> argv{};  // a protocol's command (EVAL with the body); empty: the typed call `req`
+    redis::server_facts process{};    // the primary's process when it ran (a script's INFO replays as it read)
   };
   // The engines over the primary and the follower, made at a protocol's first command.
   redis::script_engine& engine_of(redis::replica& r);
@@ -167,6 +172,14 @@ class redis_node {
   bool keep_aof_ = false;
   vtime_ns aof_second_ = -1;
   redis::replica follower_;
+  // The two processes. Both start with the run (uptime 0 at 00:00:00); a
+  // restart starts a new primary process when the node comes back up; a
+  // failover makes the follower's process the primary and starts a new
+  // follower process (the old primary, back as a replica) when it comes back.
+  std::size_t index_ = 0;
+  std::uint64_t processes_ = 2;
+  redis::server_facts primary_facts_;
+  redis::server_facts follower_facts_;
   std::deque<logged_op> log_;
   vtime_ns max_lag_ns_ = 0;
   std::uint64_t generation_ = 0;
