@@ -34,6 +34,14 @@ json restart_grace_inline(const std::string& acquire_lua) {
   return p;
 }
 
+// process_grace (scenarios/designs/process_grace/) inline, its acquire's Lua as given.
+json process_grace_inline(const std::string& acquire_lua) {
+  json p = json::parse(admit::test::slurp("scenarios/designs/process_grace/protocol.json"));
+  p["scripts"]["acquire"] = json{{"source", acquire_lua}, {"origin", "acquire.lua"}};
+  p["scripts"]["release"] = json{{"source", admit::test::slurp("gate/redis/lua/release.lua")}, {"origin", "release.lua"}};
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("restart_grace holds restarts without persistence; without its grace it does not", "[world][designs]") {
@@ -59,6 +67,52 @@ TEST_CASE("restart_grace holds restarts without persistence; without its grace i
   const auto no_grace = run_doc(doc);
   REQUIRE(no_grace.size() == 1);
   CHECK_FALSE(portal_held(no_grace.front()));
+}
+
+// A failover after the first grace: one request at 0s starts the grace, four take every permit at 35s (20s
+// requests on a 30s lease), the primary fails over at 36s to a replica 2s behind that never saw them, and four
+// more requests arrive at 38s.
+json warm_failover() {
+  return json::parse(R"({"name": "warm_failover", "seed": 1,
+    "gate": {"kind": "lease", "limit": 4, "lease": "30s", "acquire_timeout": "60s"},
+    "fleet": {"workers": 9},
+    "service": {"portal_cap": 4, "service_time": "20s", "client_timeout": "60s"},
+    "workload": {"requests": [{"id": "warm", "at": "0ms", "service": "1s"},
+      {"id": "a1", "at": "35s"}, {"id": "a2", "at": "35010ms"}, {"id": "a3", "at": "35020ms"}, {"id": "a4", "at": "35030ms"},
+      {"id": "b1", "at": "38s", "service": "5s"}, {"id": "b2", "at": "38010ms", "service": "5s"},
+      {"id": "b3", "at": "38020ms", "service": "5s"}, {"id": "b4", "at": "38030ms", "service": "5s"}]},
+    "faults": {"schedule": [{"at": "36s", "kind": "redis_failover", "replication_lag": "2s", "duration": "500ms"}]}})");
+}
+
+TEST_CASE("process_grace holds a restart that keeps the marker and a failover; keyed on the data alone it does not",
+          "[world][designs]") {
+  // Goal: the change of run id is what holds. Method: redis_restart_keeps_marker (an aof_everysec restart after
+  // the first grace keeps the record and loses the last second's grants) and a failover after the first grace to
+  // a replica that never saw four grants (no WAIT), both through process_grace's Lua: both hold. Then a broken
+  // copy that starts the grace only when the record is missing (what restart_grace looks at): both break the cap.
+  const std::string lua = admit::test::slurp("scenarios/designs/process_grace/acquire.lua");
+  std::string broken = lua;
+  const std::string changed = "if seen[1] ~= run_id then";
+  const auto at = broken.find(changed);
+  REQUIRE(at != std::string::npos);
+  broken.replace(at, changed.size(), "if not seen[1] then");
+  json restart = json::parse(admit::test::slurp("scenarios/redis_restart_keeps_marker.json"));
+  restart.erase("expect");
+  for (json doc : {restart, warm_failover()}) {
+    INFO(doc["name"].get<std::string>());
+    doc["gate"].erase("variant");
+    doc["gate"]["protocol"] = process_grace_inline(lua);
+    const auto held = run_doc(doc);
+    REQUIRE(held.size() == 1);
+    CHECK(portal_held(held.front()));
+    CHECK_FALSE(held.front().any_violation());
+    CHECK_FALSE(held.front().inconclusive.has_value());
+    CHECK(held.front().metrics.completed == 9);
+    doc["gate"]["protocol"] = process_grace_inline(broken);
+    const auto keyed_on_data = run_doc(doc);
+    REQUIRE(keyed_on_data.size() == 1);
+    CHECK_FALSE(portal_held(keyed_on_data.front()));
+  }
 }
 
 TEST_CASE("a portal that frees the slot when the client closes holds client timeouts and crashes", "[world][designs]") {
