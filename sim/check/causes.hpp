@@ -44,7 +44,7 @@ inline constexpr cause_info cause_table[] = {
     {"client_timeout_release", "a client timeout released the permit while the connection stayed open at the portal",
      "on_client_timeout: hold_to_end, on_client_close: free_slot"},
     {"restart_forgot", "a Redis restart without persistence forgot the permit",
-     "persistence: aof_everysec, persistence: aof_always, restart_grace"},
+     "persistence: aof_everysec, persistence: aof_always, restart_grace, process_grace"},
     {"quorum_restart_forgot",
      "a node of a quorum restarted without persistence and forgot the permit, leaving fewer than a majority holding it: "
      "the restarted node can join a second majority",
@@ -54,8 +54,9 @@ inline constexpr cause_info cause_table[] = {
      "held a majority while every node stayed within its limit",
      ""},
     {"restart_lost_last_second", "a Redis restart lost a permit granted after the last second the AOF had written",
-     "persistence: aof_always"},
-    {"failover_unreplicated", "a failover promoted a replica that had not received the grant yet", ""},
+     "persistence: aof_always, process_grace"},
+    {"failover_unreplicated", "a failover promoted a replica that had not received the grant yet",
+     "wait_ack, process_grace"},
     {"limit_above_cap", "the lease limit is above the portal's cap", ""},
     {"failed_open", "a client that could not reach Redis sent its request without a permit (mutation fail_open)", ""},
 
