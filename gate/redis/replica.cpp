@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "gate/admit_assert.hpp"
+#include "gate/redis/ascii_case.hpp"
 
 namespace admit::redis {
 namespace {
@@ -34,15 +35,6 @@ bool expired(const std::optional<std::int64_t>& expire_at_ms, std::int64_t now_m
   return expire_at_ms.has_value() && now_ms > *expire_at_ms;
 }
 
-char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool equals_ci(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
-  }
-  return true;
-}
 
 // Redis's string2ll: an optional '-', no '+', no spaces, no leading zeros,
 // "0" but not "-0", at most 20 characters, no overflow.

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "gate/redis/ascii_case.hpp"
 #include "gate/redis/sha1.hpp"
 
 namespace admit::redis {
@@ -10,17 +11,6 @@ namespace {
 // Whole seconds of a clock in microseconds, rounded down (as time(NULL) reads it).
 std::int64_t whole_seconds(std::int64_t us) { return us >= 0 ? us / 1'000'000 : -((-us + 999'999) / 1'000'000); }
 
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 }  // namespace
 
 std::string make_run_id(std::size_t node, std::uint64_t process) {
@@ -28,7 +18,7 @@ std::string make_run_id(std::size_t node, std::uint64_t process) {
 }
 
 reply info_reply(std::span<const std::string_view> argv, const server_facts* facts, std::int64_t now_us) {
-  if (argv.size() != 2 || !equals_ignoring_case(argv[1], "server"))
+  if (argv.size() != 2 || !equals_ci(argv[1], "server"))
     return reply::error("ERR admitsim replica: INFO models only its server section (INFO server)");
   if (facts == nullptr) return reply::error("ERR admitsim replica: INFO server needs a server process (none is modelled here)");
   const std::int64_t uptime_s = whole_seconds(now_us) - whole_seconds(facts->started_at_us);
