@@ -26,6 +26,13 @@ bool portal_held(const run_record& r) {
   return false;
 }
 
+// A broken copy of a script: `text` with its one `from` replaced by `to` (the test fails if `from` is missing).
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
 // restart_grace inline, its acquire's Lua as given.
 json restart_grace_inline(const std::string& acquire_lua) {
   json p = json::parse(admit::test::slurp("scenarios/designs/restart_grace.json"));
@@ -58,12 +65,8 @@ TEST_CASE("restart_grace holds restarts without persistence; without its grace i
   CHECK_FALSE(held.front().any_violation());
   CHECK_FALSE(held.front().inconclusive.has_value());
 
-  std::string broken = lua;
-  const std::string grace = "if now_ms < tonumber(up) + lease_ms then";
-  const auto at = broken.find(grace);
-  REQUIRE(at != std::string::npos);
-  broken.replace(at, grace.size(), "if false then");
-  doc["gate"]["protocol"] = restart_grace_inline(broken);
+  doc["gate"]["protocol"] =
+      restart_grace_inline(replaced(lua, "if now_ms < tonumber(up) + lease_ms then", "if false then"));
   const auto no_grace = run_doc(doc);
   REQUIRE(no_grace.size() == 1);
   CHECK_FALSE(portal_held(no_grace.front()));
@@ -91,11 +94,7 @@ TEST_CASE("process_grace holds a restart that keeps the marker and a failover; k
   // a replica that never saw four grants (no WAIT), both through process_grace's Lua: both hold. Then a broken
   // copy that starts the grace only when the record is missing (what restart_grace looks at): both break the cap.
   const std::string lua = admit::test::slurp("scenarios/designs/process_grace/acquire.lua");
-  std::string broken = lua;
-  const std::string changed = "if seen[1] ~= run_id then";
-  const auto at = broken.find(changed);
-  REQUIRE(at != std::string::npos);
-  broken.replace(at, changed.size(), "if not seen[1] then");
+  const std::string broken = replaced(lua, "if seen[1] ~= run_id then", "if not seen[1] then");
   json restart = json::parse(admit::test::slurp("scenarios/redis_restart_keeps_marker.json"));
   restart.erase("expect");
   for (json doc : {restart, warm_failover()}) {
