@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "reports/report.hpp"
+#include "reports/run_junit.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/explore_orders.hpp"
@@ -179,6 +180,8 @@ struct seed_search {
   bool quiet = false;
   std::string dir;
   std::string summary_path;
+  std::optional<std::string> junit;  // --junit PATH
+  const scenario::scenario* base = nullptr;
 
   // The command that runs one seed of this search again.
   std::string replay_of(std::uint64_t seed) const {
@@ -203,8 +206,11 @@ struct seed_tally {
   std::vector<std::string> error_lines;
   std::uint64_t errors_unlisted = 0;
   std::optional<std::pair<std::uint64_t, std::string>> first_inconclusive;  // seed, reason: for stderr
+  std::map<std::string, reports::explore_junit_variant> junit;  // by variant, with --junit
 
   void add(const explore::seed_outcome& o, const seed_search& s) {
+    if (s.junit)
+      for (const auto& r : o.runs) add_junit(o.seed, r, s);
     for (const auto& r : o.runs)
       if (r.inconclusive && !r.met && !first_inconclusive) first_inconclusive.emplace(o.seed, *r.inconclusive);
     for (const auto& r : o.runs) {
@@ -234,6 +240,43 @@ struct seed_tally {
     }
     ++listed;
     findings.push_back(seed_json(o));
+  }
+
+  // What --junit says of a variant: its first counterexample, its first expected violation, its
+  // runs cut short (the same tests as the totals and `shown` above).
+  void add_junit(std::uint64_t seed, const explore::run_outcome& r, const seed_search& s) {
+    reports::explore_junit_variant& v = junit[r.variant];
+    auto break_of = [&](const explore::invariant_break& b) {
+      reports::explore_junit_break j;
+      j.seed = seed;
+      j.invariant = b.name;
+      j.at_ns = b.at_ns;
+      j.detail = b.detail;
+      j.replay = s.replay_of(seed);
+      if (!b.causes.empty()) j.cause = b.causes.front().kind + ": " + b.causes.front().example;
+      return j;
+    };
+    if (r.counterexample) {
+      ++v.counterexample_seeds;
+      if (!v.counterexample) {
+        // The first break the expectation does not allow (check::is_counterexample's test).
+        const auto [verdict, violated] = explore::expectation_for(*s.base, r.variant);
+        const explore::invariant_break* first = &r.broken.front();
+        for (const auto& b : r.broken)
+          if (verdict == "pass" || (!violated.empty() && std::find(violated.begin(), violated.end(), b.name) == violated.end())) {
+            first = &b;
+            break;
+          }
+        v.counterexample = break_of(*first);
+      }
+    }
+    if (r.expected_verdict == "violation" && r.met && !v.expected_shown && !r.broken.empty())
+      v.expected_shown = break_of(r.broken.front());
+    if (r.inconclusive && !r.met) {
+      ++v.inconclusive_seeds;
+      if (!v.first_inconclusive)
+        v.first_inconclusive = "seed " + std::to_string(seed) + ", " + *r.inconclusive + " (replay: " + s.replay_of(seed) + ")";
+    }
   }
 
   // The kinds of finding, counterexamples first, then by the seed that first showed them.
@@ -440,6 +483,72 @@ std::vector<std::string> reasons_not_as_expected(const explore::explore_totals& 
   return why;
 }
 
+// The --junit PATH checks before anything runs: writable, and none of the files the search writes
+// in its folder (the summary, the seeds' *.json files, the lock).
+void check_junit_path(const seed_search& s) {
+  const std::string& path = *s.junit;
+  if (auto why = check_output(path)) throw input_error{path, *why};
+  if (same_output(path, s.summary_path))
+    throw input_error{"--junit", "expected a file of its own, got the path of the summary: " + path};
+  if (path == "-") return;
+  std::error_code ec;
+  const fs::path p(path);
+  const bool in_folder = fs::equivalent(p.has_parent_path() ? p.parent_path() : fs::path("."), s.dir, ec);
+  const std::string leaf = p.filename().string();
+  if (in_folder && (leaf.ends_with(".json") || leaf == ".admitsim-explore.lock"))
+    throw input_error{"--junit", "expected a path that is none of the search's files, got " + path + " in --out " +
+                                     s.dir + ", where the search writes its *.json files"};
+}
+
+// What --junit says of the search: a case per variant, in the scenario's run order.
+reports::explore_junit_input junit_of(const scenario::scenario& base, const seed_search& s,
+                                      const explore::explore_totals& sum, seed_tally& tally,
+                                      const shrink_report& shrunk) {
+  reports::explore_junit_input in;
+  in.name = base.name;
+  in.file = s.file;
+  in.seeds_ran = sum.ran;
+  in.seeds = sum.first_seed ? std::to_string(*sum.first_seed) + ".." + std::to_string(*sum.last_seed) : "none";
+  // The reasons of reasons_not_as_expected that are the whole search's, not one variant's.
+  if (sum.stopped || shrunk.interrupted)
+    in.search_errors.push_back("interrupted by SIGINT " + std::string(sum.stopped ? "after " + std::to_string(sum.ran) +
+                                                                                        " seeds"
+                                                                                  : "while shrinking"));
+  if (sum.ran == 0) in.search_errors.push_back("no seed ran (" + no_seed_reason(s) + ")");
+  if (sum.errors != 0)
+    in.search_errors.push_back(std::to_string(sum.errors) + " seeds ended in an internal error" +
+                               (tally.error_lines.empty() ? "" : "; the first:" + tally.error_lines.front().substr(1)));
+  std::vector<std::string> variants{""};
+  for (const auto& g : base.gates)
+    if (g.kind == scenario::gate_kind::lease) {
+      variants = scenario::run_names(g.lease);
+      break;
+    }
+  for (const std::string& name : variants) {
+    reports::explore_junit_variant v = tally.junit[name];
+    v.variant = name;
+    const auto [verdict, violated] = explore::expectation_for(base, name);
+    v.expects_violation = verdict == "violation";
+    v.expected = verdict;
+    for (std::size_t i = 0; i < violated.size(); ++i) v.expected += (i == 0 ? " of " : ", ") + violated[i];
+    for (const json& e : shrunk.shrunk) {
+      if (e["variant"] != name) continue;
+      const bool failed = !e["reproduced"].get<bool>() && !e["needs_perturbed_order"].get<bool>();
+      if (failed)
+        v.shrink_failures.push_back("the shrunk finding of seed " + std::to_string(e["seed"].get<std::uint64_t>()) +
+                                    " (" + e["invariant"].get<std::string>() + ") did not reproduce its violation");
+      // The files a shrink wrote for the seed of the first counterexample (or of the expected violation).
+      for (auto* b : {&v.counterexample, &v.expected_shown}) {
+        if (!*b || (*b)->seed != e["seed"].get<std::uint64_t>()) continue;
+        (*b)->explored_scenario = e["explored_scenario"].get<std::string>();
+        if (e["minimal_scenario"].is_string()) (*b)->minimal_scenario = e["minimal_scenario"].get<std::string>();
+      }
+    }
+    in.variants.push_back(std::move(v));
+  }
+  return in;
+}
+
 // The summary's "seeds": the range asked for, how many ran, and whether the search finished.
 json seeds_json(const seed_search& s, const explore::explore_totals& sum, bool complete) {
   json sj;
@@ -592,6 +701,10 @@ explore_verb::explore_verb(CLI::App& app)
   auto* shard = sub_->add_option("--shard", shard_, "I/N: run only the seeds s with s % N == I (default 0/1)");
   sub_->add_option("--out", out_dir_, "Directory for the summary, counterexamples and minimal scenarios (default out/explore); "
                    "created if missing, locked while the search writes it");
+  auto* junit = sub_->add_option("--junit", junit_,
+                                 "Also write JUnit XML for CI: one testcase per variant, failed by a counterexample or "
+                                 "a missing expected violation, an error when the search could not conclude; '-' for "
+                                 "stdout (docs/ci.md)");
   sub_->add_flag("--quiet,-q", quiet_, "No summary on stderr (the progress line shows only on a terminal anyway)");
   auto* no_shrink = sub_->add_flag("--no-shrink", no_shrink_, "Report findings without shrinking them");
   auto* shrink_max =
@@ -631,6 +744,8 @@ explore_verb::explore_verb(CLI::App& app)
       o->excludes(seed_option);
   }
   exhaustive->excludes(order);
+  // A JUnit file is a seed search's verdicts.
+  for (CLI::Option* o : {exhaustive, order}) o->excludes(junit);
 }
 
 int explore_verb::run() const {
@@ -701,6 +816,8 @@ seed_search explore_verb::read_seed_options(const scenario::scenario& base, unsi
   s.quiet = quiet_;
   s.dir = out_dir_;
   s.summary_path = (fs::path(s.dir) / (base.name + "-explore.json")).string();
+  s.junit = junit_;
+  s.base = &base;
   return s;
 }
 
@@ -708,6 +825,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   const seed_search s = read_seed_options(base, jobs);
   dir_lock lock;  // held until the summary is written
   prepare_folder(s.dir, lock, s.summary_path);
+  if (s.junit) check_junit_path(s);
   seed_tally tally;
   const explore::explore_totals sum = search_seeds(base, s, tally);
   const std::vector<finding_kind> kinds = tally.kinds_in_order();
@@ -716,7 +834,12 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   const int rc = why.empty() ? exit_as_expected : exit_not_expected;
   // The one line a quiet search still prints: a search that ran nothing is no pass.
   if (s.quiet && sum.ran == 0) print_error("explore", "no seed ran (" + no_seed_reason(s) + ")");
+  // The JUnit input first: the summary takes the findings.
+  std::optional<std::string> junit_bytes;
+  if (s.junit) junit_bytes = reports::render_explore_junit(junit_of(base, s, sum, tally, shrunk));
   write_file(s.summary_path, summary_json(bytes, base, s, sum, kinds, tally, shrunk, why, rc).dump(2) + "\n");
+  if (junit_bytes)
+    if (const auto why_not = write_output(*s.junit, *junit_bytes, "JUnit file")) throw input_error{*s.junit, *why_not};
   if (!s.quiet) print_search(s, sum, kinds, tally, shrunk, why);
   return rc;
 }

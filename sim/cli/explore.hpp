@@ -3,6 +3,7 @@
 //   admitsim explore FILE [--seeds N | --time 60s] [--first-seed S] [--jobs N]
 //                         [--shard I/N] [--out DIR] [--quiet] [--no-shrink]
 //                         [--shrink-max K] [--shrink-runs R] [--perturb-ties | --ties-only]
+//                         [--junit PATH|-]
 //   admitsim explore FILE --exhaustive [--max-delays K] [--max-orders N] [--out DIR]
 //   admitsim explore FILE --order ORDER [--variant V] [--trace PATH|-]
 //
@@ -77,6 +78,7 @@ class explore_verb final : public verb {
   std::optional<std::string> order_;
   std::string variant_;
   std::optional<std::string> trace_;
+  std::optional<std::string> junit_;
 };
 
 }  // namespace admit::cli

@@ -1,7 +1,9 @@
-// admitsim run FILE... [--seed N] [--out PATH|-] [--out-dir DIR] [--html PATH] [--trace PATH|-] [--quiet]
+// admitsim run FILE... [--seed N] [--out PATH|-] [--out-dir DIR] [--html PATH] [--junit PATH|-]
+//                     [--trace PATH|-] [--quiet]
 //
 // Runs each scenario file with one seed and writes one JSON report each (and
-// an HTML page with --html; with --trace, every trace entry of every run of a
+// an HTML page with --html; with --junit, one JUnit XML file of every run,
+// reports/run_junit.hpp; with --trace, every trace entry of every run of a
 // single scenario as JSON lines, trace_file.hpp). Every file is validated and
 // every output path checked before anything runs, so bad input never leaves a
 // partial set of reports.
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "reports/report.hpp"
+#include "reports/run_junit.hpp"
 #include "sim/cli/errors.hpp"
 #include "sim/cli/scenario_run.hpp"
 #include "sim/cli/verb.hpp"
@@ -101,7 +104,7 @@ std::string html_out(const loaded& l, std::uint64_t seed, const std::string& htm
 struct run_request {
   std::vector<std::string> files;
   std::optional<std::uint64_t> seed;
-  std::optional<std::string> out, out_dir, html, trace;
+  std::optional<std::string> out, out_dir, html, junit, trace;
   bool quiet = false;
 };
 
@@ -132,9 +135,13 @@ int cmd_run(const run_request& req) {
       outputs.emplace_back(html_where[i], "the HTML report of " + all[i].file);
     }
   }
+  if (req.junit) outputs.emplace_back(*req.junit, "--junit");  // last: a clash below is the JUnit file's
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (same_output(outputs[i].first, outputs[j].first)) {
+        if (req.junit && i + 1 == outputs.size())
+          throw input_error{"--junit", "expected a file of its own, got the path of " + outputs[j].second + ": " +
+                                           outputs[i].first};
         if (req.html && req.out)
           throw input_error{"--html and --out", "expected two files, got the same one: " + outputs[i].first};
         throw input_error{outputs[i].first, "expected one file per path, got " + outputs[j].second + " and " +
@@ -150,16 +157,22 @@ int cmd_run(const run_request& req) {
     std::vector<other_path> others{{where.front(), req.out ? "--out" : "the report"},
                                    {req.files.front(), "the scenario file", true}};
     if (req.html) others.push_back({html_where.front(), "--html"});
+    if (req.junit) others.push_back({*req.junit, "--junit"});
     check_trace_path(*req.trace, others);
     open_trace(trace, *req.trace, trace_header{all.front().sc.name, all.front().file,
                                                req.seed.value_or(all.front().sc.seed), std::nullopt});
   }
 
   int rc = exit_as_expected;
+  std::vector<reports::junit_suite> suites;  // one per scenario file, with --junit
   for (std::size_t i = 0; i < all.size(); ++i) {
     const loaded& l = all[i];
     const std::uint64_t s = req.seed.value_or(l.sc.seed);
     run_output o = run_one(l, s, req.html.has_value(), req.trace ? &trace : nullptr);
+    // The report's own replay command (reports/report.cpp writes it the same way).
+    if (req.junit)
+      suites.push_back(reports::run_junit_suite(
+          l.sc, o.runs, "admitsim run " + reports::shell_quote(l.file) + " --seed " + std::to_string(s)));
     if (req.trace) flush_trace(trace, *req.trace);
     write_report(where[i], o.report_bytes, "report");
     if (req.html) write_report(html_where[i], o.html_bytes, "HTML report");
@@ -167,6 +180,8 @@ int cmd_run(const run_request& req) {
     if (!req.quiet) print_summary(l, o, where[i] == "-" ? "stdout" : where[i]);
     if (!o.met) rc = exit_not_expected;
   }
+  // Written once every scenario ran: a run that failed inside (run_error) leaves no JUnit file to pass off as whole.
+  if (req.junit) write_report(*req.junit, reports::render_run_junit(suites), "JUnit file");
   return rc;
 }
 
@@ -184,6 +199,9 @@ class run_verb final : public verb {
     html_ = sub_->add_option("--html", html_text_,
                              "Also write an HTML report: this file for a single scenario; with several, a directory "
                              "that gets <scenario>-seed<N>.html each (docs/html-report.md)");
+    junit_ = sub_->add_option("--junit", junit_text_,
+                              "Also write JUnit XML for CI: one testsuite per scenario file, one testcase per run "
+                              "(a FIFO scenario's, each lease variant's); '-' for stdout (docs/ci.md)");
     trace_ = sub_->add_option("--trace", trace_text_,
                               "Also write every trace entry of every run of a single scenario, passing runs too, as "
                               "JSON lines to this file ('-' for stdout; docs/trace.md)");
@@ -197,6 +215,7 @@ class run_verb final : public verb {
     if (out_->count() != 0) req.out = out_text_;
     if (out_dir_->count() != 0) req.out_dir = out_dir_text_;
     if (html_->count() != 0) req.html = html_text_;
+    if (junit_->count() != 0) req.junit = junit_text_;
     if (trace_->count() != 0) req.trace = trace_text_;
     req.quiet = quiet_;
     return cmd_run(req);
@@ -204,11 +223,12 @@ class run_verb final : public verb {
 
  private:
   std::vector<std::string> files_;
-  std::string seed_text_, out_text_, out_dir_text_, html_text_, trace_text_;
+  std::string seed_text_, out_text_, out_dir_text_, html_text_, junit_text_, trace_text_;
   CLI::Option* seed_ = nullptr;
   CLI::Option* out_ = nullptr;
   CLI::Option* out_dir_ = nullptr;
   CLI::Option* html_ = nullptr;
+  CLI::Option* junit_ = nullptr;
   CLI::Option* trace_ = nullptr;
   bool quiet_ = false;
 };
