@@ -2,7 +2,7 @@
 # admitsim matrix (docs/matrix.md). Goal: a matrix file is refused with the JSON path of what is wrong
 # (exit 2, before anything runs); a small matrix runs, breaks where the design cannot hold, writes a
 # counterexample that admitsim run reproduces, comes out byte-identical for every --jobs, and writes
-# well-formed JUnit whose counts agree with the summary. Method: small files written here, run through
+# JUnit that fits tests/reports/junit.xsd and whose counts agree with the summary. Method: small files written here, run through
 # the command.
 set -euo pipefail
 bin="$1/admitsim"
@@ -86,6 +86,7 @@ grep -q 'class="cell breaks' "$tmp/o1/m.html" || fail "the HTML table shows no b
 # --- JUnit: well-formed, its counts those of its test cases and of the summary ------------------------
 x="$tmp/o1/m.xml"
 xmllint --noout "$x" || fail "the JUnit file is not well-formed XML"
+xmllint --noout --schema tests/reports/junit.xsd "$x" 2>"$tmp/xsd" || { cat "$tmp/xsd" >&2; fail "the JUnit file does not fit tests/reports/junit.xsd"; }
 cases="$(xmllint --xpath 'count(//testcase)' "$x")"
 failures="$(xmllint --xpath 'count(//testcase/failure)' "$x")"
 errors="$(xmllint --xpath 'count(//testcase/error)' "$x")"
@@ -126,4 +127,5 @@ expect_rc 1 "$bin" matrix "$tmp/m3.json" --out "$tmp/o3" --jobs 2 --junit "$tmp/
 grep -q '"status": "inconclusive"' "$tmp/o3/small-matrix.json" || fail "a cut cell is not inconclusive"
 grep -q '"reason": "event_budget"' "$tmp/o3/small-matrix.json" || fail "the cut cell does not say why"
 [ "$(xmllint --xpath 'count(//testcase/error)' "$tmp/o3/m.xml")" = 1 ] || fail "the inconclusive cell is not a JUnit error"
+xmllint --noout --schema tests/reports/junit.xsd "$tmp/o3/m.xml" 2>"$tmp/xsd" || { cat "$tmp/xsd" >&2; fail "the JUnit file of an inconclusive cell does not fit tests/reports/junit.xsd"; }
 echo "$name: ok"
