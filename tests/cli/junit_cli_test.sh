@@ -139,6 +139,15 @@ counts "$tmp/e7.xml" 2 1 0
 count 'string(//testcase[@name="server_time"]/failure/@message)' "$tmp/e7.xml" | grep -q '^expected violation, but no seed of 2 showed it' \
   || fail "an expected violation no seed showed is not a failure"
 
+# SIGINT stops the search: every case an error that says so, none a pass.
+interrupt "$tmp/i.out" "$tmp/i.err" explore "$tmp/skew.json" --seeds 100000000 --jobs 2 --no-shrink --out "$tmp/e9" \
+  --junit "$tmp/e9.xml" --quiet
+[ "$rc" = 1 ] || fail "an interrupted search exited $rc, not 1"
+fits "$tmp/e9.xml"
+counts "$tmp/e9.xml" 2 0 2
+count 'string(//testcase[@name="seed"]/error/@message)' "$tmp/e9.xml" | grep -q '^interrupted by SIGINT after [0-9]* seeds' \
+  || fail "an interrupted search's cases do not say so"
+
 # --- refusals before anything runs: one line, exit 2 --------------------------------------------------
 expect_rc 2 "$bin" run "$tmp/fifo.json" --out "$tmp/same.json" --junit "$tmp/same.json"
 one_line "admitsim: --junit: expected a file of its own, got the path of the report of $tmp/fifo.json"
