@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "gate/admit_assert.hpp"
 #include "reports/matrix_report.hpp"
 #include "reports/report.hpp"
 #include "sim/check/verdict.hpp"
@@ -54,6 +55,8 @@ junit_case run_case(const scenario::scenario& sc, const world::run_record& rec, 
   }
   k.text = facts;
   if (got == "inconclusive") {
+    ADMIT_ASSERT(rec.inconclusive.has_value(), "an inconclusive verdict has its reason");
+    ADMIT_ASSERT(first == nullptr, "an inconclusive verdict broke no invariant");
     // It could not finish and saw no violation: it judged nothing it did not reach, so no verdict at all.
     k.result = junit_case::outcome::error;
     k.message = "inconclusive (" + rec.inconclusive->kind + "): " + rec.inconclusive->detail;
@@ -93,6 +96,7 @@ junit_case explore_case(const explore_junit_input& in, const explore_junit_varia
   for (const auto& e : errors) facts += "could not conclude: " + e + "\n";
 
   if (v.counterexample) {
+    ADMIT_ASSERT(v.counterexample_seeds != 0, "a counterexample was counted");
     const explore_junit_break& b = *v.counterexample;
     k.result = junit_case::outcome::failure;
     k.message = "counterexample: seed " + std::to_string(b.seed) + ", " + b.invariant + " broke at " +
