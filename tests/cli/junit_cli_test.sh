@@ -139,6 +139,16 @@ counts "$tmp/e7.xml" 2 1 0
 count 'string(//testcase[@name="server_time"]/failure/@message)' "$tmp/e7.xml" | grep -q '^expected violation, but no seed of 2 showed it' \
   || fail "an expected violation no seed showed is not a failure"
 
+# Across the catalogue's explore scenarios and the copies above: exit 1 exactly when some case is not a pass.
+for f in scenarios/explore_*.json "$tmp/skew.json" "$tmp/wrong.json" "$tmp/cut.json" "$tmp/unshown.json"; do
+  rc=0
+  timeout 60 "$bin" explore "$f" --seeds 3 --jobs 2 --out "$tmp/agree" --junit "$tmp/agree.xml" --quiet 2>/dev/null || rc=$?
+  fits "$tmp/agree.xml"
+  bad="$(count 'count(//testcase/failure | //testcase/error)' "$tmp/agree.xml")"
+  { [ "$rc" = 0 ] && [ "$bad" = 0 ]; } || { [ "$rc" = 1 ] && [ "$bad" != 0 ]; } \
+    || fail "explore $f exited $rc with $bad cases not a pass"
+done
+
 # SIGINT stops the search: every case an error that says so, none a pass.
 interrupt "$tmp/i.out" "$tmp/i.err" explore "$tmp/skew.json" --seeds 100000000 --jobs 2 --no-shrink --out "$tmp/e9" \
   --junit "$tmp/e9.xml" --quiet
