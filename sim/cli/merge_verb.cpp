@@ -423,8 +423,8 @@ merged merge_shards(std::vector<shard>& shards, const std::string& dir, std::opt
       if (e["seed"] == k.first_seed && e["variant"] == k.variant && e["invariant"] == k.invariant) found = &e;
     if (!found)
       throw input_error{s.file, "/shrunk: no shrink of seed " + std::to_string(k.first_seed) + " (" +
-                                    (k.variant.empty() ? std::string() : k.variant + " ") + k.invariant +
-                                    "), which the search as one would shrink as its kind " + std::to_string(i + 1) +
+                                    (k.variant.empty() ? std::string() : "variant " + k.variant + ", ") +
+                                    "invariant " + k.invariant + "), which the search as one would shrink as its kind " + std::to_string(i + 1) +
                                     " of --shrink-max " + std::to_string(k_max) +
                                     "; run the shards with a larger --shrink-max (up to 1000) and give merge the "
                                     "--shrink-max of the search as one"};
