@@ -150,7 +150,8 @@ shard read_shard(const std::string& file) {
   shard sh;
   sh.file = file;
   const reader r(file);
-  const std::string bytes = read_input(file, "explore summary");
+  // "-" is a file named so: a shard's files are found beside its summary, which standard input has not.
+  const std::string bytes = read_input(file, "explore summary", false);
   try {
     sh.doc = json::parse(bytes);
   } catch (const json::exception& e) {
