@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # admitsim merge: four shards, each a separate `admitsim explore` process run in parallel, merged
-# into byte for byte the summary and files of the search on one machine (a lease scenario with
-# expected violations, a FIFO one, a mutant with counterexamples: exit 1); and what merge refuses.
+# into byte for byte the summary and files of the search on one machine (lease scenarios with
+# expected violations, a FIFO one, a mutant with counterexamples: exit 1, more findings than a
+# summary lists, a kind that is a counterexample in one shard only, inconclusive seeds); and what
+# merge refuses.
 # Method: the search as one writes DIR, which is moved aside; merge then writes the same DIR, and
 # `diff -r` compares every file.
 # Usage: merge_cli_test.sh BIN_DIR (run from the source root).
@@ -72,6 +74,35 @@ shrunk mutant
 grep -q '"code": 1' "$tmp/mutant/one/mutant_admit_off_by_one-explore.json" || fail "the mutant's merge says exit 0"
 # --no-shrink, and a first seed that is not a multiple of the shard count.
 same noshrink scenarios/explore_clock_steps.json 0 --seeds 37 --first-seed 5 --no-shrink
+# More than the 1,000 findings a summary lists (the FIFO crash breaks the cap at every seed).
+same many scenarios/fifo_crash_restart.json 0 --seeds 1010 --no-shrink
+grep -q '"findings_omitted": 10,' "$tmp/many/one/fifo_crash_restart-explore.json" || fail "no findings omitted"
+# A kind that is a counterexample in some shards only: with the seed variant allowed only
+# portal_inflight_le_cap, seed 0 breaks just that (expected) and seed 9 more (a counterexample);
+# over seeds 0..35 shard 0/4 holds no seed of the second sort, shard 1/4 does. The kind, first
+# shown by seed 0 of shard 0, is a counterexample of the search, and so is its shrink's entry.
+python3 - scenarios/explore_clock_steps.json "$tmp/mixed.json" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["name"] = "explore_clock_steps_mixed"
+doc["expect"]["variants"]["seed"] = {"verdict": "violation", "violated": ["portal_inflight_le_cap"]}
+open(sys.argv[2], "w").write(json.dumps(doc, indent=2) + "\n")
+EOF
+same mixed "$tmp/mixed.json" 1 --seeds 36
+grep -q '"counterexample": false' "$tmp/mixed/shard0/explore_clock_steps_mixed-explore.json" ||
+  fail "shard 0/4 of the mixed search has no kind that is not a counterexample: the case tests nothing"
+# Inconclusive seeds (a horizon of 76s cuts 7 of the first 40; the first is seed 1, in shard 1/4): exit 1,
+# the reason naming the least of the shards' first inconclusive seeds.
+python3 - scenarios/explore_clock_steps.json "$tmp/cut.json" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+doc["name"] = "explore_clock_steps_cut"
+doc["checks"] = {"horizon": "76s"}
+open(sys.argv[2], "w").write(json.dumps(doc, indent=2) + "\n")
+EOF
+same cut "$tmp/cut.json" 1 --seeds 40
+grep -q 'could not finish.*the first is seed 1, horizon' "$tmp/cut/one/explore_clock_steps_cut-explore.json" ||
+  fail "the merged reason does not name seed 1"
 
 # Shards that shrank more kinds than the search as one: merge --shrink-max takes the first K.
 expect_rc 0 "$bin" explore scenarios/explore_crashed_renewer.json --seeds 24 --shrink-max 1 --out "$tmp/k/one" --quiet
