@@ -91,6 +91,18 @@ EOF
 same mixed "$tmp/mixed.json" 1 --seeds 36
 grep -q '"counterexample": false' "$tmp/mixed/shard0/explore_clock_steps_mixed-explore.json" ||
   fail "shard 0/4 of the mixed search has no kind that is not a counterexample: the case tests nothing"
+# The same from seed 2 with --shrink-max 1: the search as one shrinks the kind first shown by seed 2,
+# a counterexample of the search; shard 2/4 holds seed 2, where that kind is no counterexample and
+# falls behind another, so it shrank the other. Merge refuses; shards that shrink 2 kinds give it.
+shards mixed1 "$tmp/mixed.json" 4 --seeds 38 --first-seed 2 --shrink-max 1
+expect_refused "$tmp/mixed1/shard2/explore_clock_steps_mixed-explore.json" "/shrunk: no shrink of seed 2" \
+  "$bin" merge "$tmp/mixed1"/shard*/explore_clock_steps_mixed-explore.json --out "$tmp/x"
+expect_rc 1 "$bin" explore "$tmp/mixed.json" --seeds 38 --first-seed 2 --shrink-max 1 --out "$tmp/mixed2/one" --quiet
+mv "$tmp/mixed2/one" "$tmp/mixed2/single"
+shards mixed2 "$tmp/mixed.json" 4 --seeds 38 --first-seed 2 --shrink-max 2
+expect_rc 1 "$bin" merge "$tmp/mixed2"/shard*/explore_clock_steps_mixed-explore.json --shrink-max 1 \
+  --out "$tmp/mixed2/one" --quiet
+diff -r "$tmp/mixed2/single" "$tmp/mixed2/one" >&2 || fail "merge --shrink-max 1 of shards that shrank 2 differs"
 # Inconclusive seeds (a horizon of 76s cuts 7 of the first 40; the first is seed 1, in shard 1/4): exit 1,
 # the reason naming the least of the shards' first inconclusive seeds.
 python3 - scenarios/explore_clock_steps.json "$tmp/cut.json" <<'EOF'
