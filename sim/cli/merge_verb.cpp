@@ -50,8 +50,9 @@ using json = nlohmann::ordered_json;
 
 // As explore.cpp's: the summary lists at most this many seeds with findings in full.
 constexpr std::size_t findings_listed_max = 1'000;
-// The most shards one merge reads: each is a file held in memory.
-constexpr std::uint64_t shards_max = 10'000;
+// The most shards one merge reads: each summary is held in memory (up to 1,000 findings, a few
+// MiB), and every shard's until the merged summary is written (docs/limits.md).
+constexpr std::uint64_t shards_max = 1'000;
 
 std::string shown(const json& j) {
   std::string s = j.dump();
@@ -538,7 +539,7 @@ class merge_verb final : public verb {
     std::optional<std::uint64_t> shrink_max;
     if (shrink_max_given_->count() != 0) shrink_max = parse_number("--shrink-max", shrink_max_, 0, 1'000);
     if (files_.size() > shards_max)
-      throw input_error{"SUMMARY", "expected at most " + std::to_string(shards_max) + " summaries, got " +
+      throw input_error{"merge", "expected at most " + std::to_string(shards_max) + " summaries, got " +
                                        std::to_string(files_.size())};
     std::vector<shard> shards;
     for (const auto& f : files_) shards.push_back(read_shard(f));
