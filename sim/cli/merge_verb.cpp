@@ -38,6 +38,7 @@
 #include "sim/cli/verb.hpp"
 #include "sim/cli/write_file.hpp"
 #include "sim/explore/explorer.hpp"
+#include "sim/scenario/json_parse.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/world/world.hpp"
 
@@ -53,6 +54,7 @@ constexpr std::size_t findings_listed_max = 1'000;
 // The most shards one merge reads: each summary is held in memory (up to 1,000 findings, a few
 // MiB), and every shard's until the merged summary is written (docs/limits.md).
 constexpr std::uint64_t shards_max = 1'000;
+constexpr std::size_t summary_depth_max = 32;
 
 std::string shown(const json& j) {
   std::string s = j.dump();
@@ -154,9 +156,11 @@ shard read_shard(const std::string& file) {
   // "-" is a file named so: a shard's files are found beside its summary, which standard input has not.
   const std::string bytes = read_input(file, "explore summary", false);
   try {
-    sh.doc = json::parse(bytes);
-  } catch (const json::exception& e) {
-    throw input_error{file, "not JSON (" + std::string(e.what()) + "): expected an explore summary (admitsim-explore/1)"};
+    // A summary is shallow (a finding's broken invariant is 7 levels down): the bound keeps every
+    // copy, comparison and dump below off a deep recursion.
+    sh.doc = scenario::parse_json_text(bytes, {summary_depth_max});
+  } catch (const scenario::scenario_error& e) {
+    throw input_error{file, std::string(e.what()) + " (an explore summary, format admitsim-explore/1, is JSON)"};
   }
   const json& d = sh.doc;
   if (!d.is_object()) r.fail("", "expected an explore summary (an object of format admitsim-explore/1)");
@@ -249,10 +253,10 @@ shard read_shard(const std::string& file) {
     r.string(shrunk[i], p, "invariant");
     r.string(shrunk[i], p, "explored_scenario");
     r.string(shrunk[i], p, "explored_report");
-    if (!r.at(shrunk[i], p, "minimal_scenario").is_null()) {
-      r.string(shrunk[i], p, "minimal_scenario");
-      r.string(shrunk[i], p, "minimal_report");
-    }
+    for (const char* key : {"minimal_scenario", "minimal_report"})  // null when the shrink did not start
+      if (!r.at(shrunk[i], p, key).is_null()) r.string(shrunk[i], p, key);
+    if (shrunk[i]["minimal_scenario"].is_null() != shrunk[i]["minimal_report"].is_null())
+      r.fail(p + "/minimal_report", "expected null exactly when minimal_scenario is null");
     r.boolean(shrunk[i], p, "reproduced");
     r.boolean(shrunk[i], p, "needs_perturbed_order");
   }
@@ -542,6 +546,13 @@ class merge_verb final : public verb {
       throw input_error{"merge", "expected at most " + std::to_string(shards_max) + " summaries, got " +
                                        std::to_string(files_.size())};
     std::vector<shard> shards;
+    // Taken apart without allocating however run() ends (json_parse.hpp).
+    struct teardown {
+      std::vector<shard>& shards;
+      ~teardown() {
+        for (shard& s : shards) scenario::dismantle_json(s.doc);
+      }
+    } const shards_teardown{shards};
     for (const auto& f : files_) shards.push_back(read_shard(f));
     if (shrink_max && *shrink_max > shards.front().shrink_max)
       throw input_error{"--shrink-max", "expected at most " + std::to_string(shards.front().shrink_max) +

@@ -138,7 +138,7 @@ expect_refused "$tmp/noshrink/shard1/$n" "/seeds/first: another --first-seed" \
   "$bin" merge "$s/shard0/$n" "$tmp/noshrink/shard1/$n" "$s"/shard{2,3}/$n --out "$tmp/x"
 expect_refused scenarios/lab_fifo.json "/format: expected \"admitsim-explore/1\"" "$bin" merge scenarios/lab_fifo.json
 printf 'not json' >"$tmp/garbage.json"
-expect_refused "$tmp/garbage.json" "not JSON" "$bin" merge "$tmp/garbage.json"
+expect_refused "$tmp/garbage.json" "/: expected valid JSON" "$bin" merge "$tmp/garbage.json"
 expect_refused "$s/single/$n" "/merge: missing" "$bin" merge "$s/single/$n" --out "$tmp/x"
 expect_refused "$tmp/k/shard2/explore_crashed_renewer-explore.json" "/merge/shrink_max: another --shrink-max" \
   "$bin" merge "$tmp/renewer"/shard{0,1}/explore_crashed_renewer-explore.json \
