@@ -642,6 +642,23 @@ json summary_json(const std::string& bytes, const scenario::scenario& base, cons
   ex["code"] = rc;
   ex["why"] = why;
   out["exit"] = std::move(ex);
+  // What `admitsim merge` needs beyond the rest to write the summary of the search as one machine
+  // (docs/explore.md, "Searches across machines"); only a shard's summary has it, so the summary of
+  // a search on one machine keeps its bytes.
+  if (s.shard_count > 1) {
+    json mj;
+    mj["shrink"] = s.shrink;
+    mj["shrink_max"] = s.shrink_max;
+    mj["shrink_runs"] = s.shrink_runs;
+    json first = nullptr;
+    if (tally.first_inconclusive) {
+      first = json::object();
+      first["seed"] = tally.first_inconclusive->first;
+      first["reason"] = tally.first_inconclusive->second;
+    }
+    mj["first_inconclusive"] = std::move(first);
+    out["merge"] = std::move(mj);
+  }
   return out;
 }
 
