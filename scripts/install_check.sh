@@ -64,6 +64,7 @@ version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 check_prefix() {
   local prefix=$1 what=$2
   local cfg
+  : >"$log"
   cfg=$(find "$prefix" -path '*/cmake/admitsim/admitsimConfig.cmake' -print -quit)
   [ -n "$cfg" ] || fail "$what: no lib/cmake/admitsim/admitsimConfig.cmake under $prefix"
   local f
@@ -99,7 +100,7 @@ check_prefix() {
   # The CLI, from a directory outside the source tree: the same report as the tree's, and it replays.
   (cd "$prefix/share/admitsim" && "$prefix/bin/admitsim" run -q "$scenario" --out "$tmp/report.json") >"$log" 2>&1 \
     || fail "$what: $prefix/bin/admitsim run $scenario (in $prefix/share/admitsim) failed"
-  cmp -s "$tmp/report_tree.json" "$tmp/report.json" \
+  cmp "$tmp/report_tree.json" "$tmp/report.json" >"$log" 2>&1 \
     || fail "$what: the installed CLI's report of $scenario differs from the in-tree CLI's"
   (cd "$tmp" && "$prefix/bin/admitsim" replay -q "$tmp/report.json") >"$log" 2>&1 \
     || fail "$what: $prefix/bin/admitsim replay of its own report failed"
