@@ -1688,7 +1688,8 @@ bool zoom_lanes_kept(const world::run_record& rec) {
   return true;
 }
 
-void keep_zoom_lanes(const scenario::scenario& sc, std::uint64_t seed, std::vector<world::run_record>& runs) {
+void keep_zoom_lanes(const scenario::scenario& sc, std::uint64_t seed, std::vector<world::run_record>& runs,
+                     const world::own_gate* own) {
   for (world::run_record& rec : runs) {
     if (zoom_lanes_kept(rec)) continue;
     // The run of this record alone (a lease scenario's one variant or protocol), as the CLI runs it.
@@ -1697,7 +1698,7 @@ void keep_zoom_lanes(const scenario::scenario& sc, std::uint64_t seed, std::vect
       if (g.kind == scenario::gate_kind::lease) (void)scenario::keep_only_run(g.lease, rec.variant);
     world::lease_run_options opts;
     opts.lanes_around = zoom_spans(rec);
-    std::vector<world::run_record> again = world::run_all(one, seed, opts);
+    std::vector<world::run_record> again = world::run_all(one, seed, opts, nullptr, own);
     for (world::run_record& r : again) {
       if (r.variant != rec.variant) continue;
       // The same run: keeping lanes changes no event.
@@ -1733,7 +1734,7 @@ std::string render_html(const report_input& in) {
   const std::uint64_t seed = runs.front()->seed;
   const std::string verdict = any_violation ? "violation" : any_inconclusive ? "inconclusive" : "pass";
   // The same command as the JSON report's `replay`.
-  const std::string replay = "admitsim run " + in.file + " --seed " + std::to_string(seed);
+  const std::string replay = replay_command(in.file, seed);
 
   out o;
   o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -1749,6 +1750,10 @@ std::string render_html(const report_input& in) {
     if (r->inconclusive)
       o << "<p class=\"inconclusive\" id=\"inconclusive\"><b>Inconclusive" << (r->variant.empty() ? "" : " [" + esc(r->variant) + "]")
         << "</b> (" << esc(r->inconclusive->kind) << "): " << esc(r->inconclusive->detail) << "</p>\n";
+  if (!runs.front()->gate_core.empty())
+    o << "<p class=\"inconclusive\" id=\"gate-core\"><b>Own gate core</b>: every gate ran <code>" << esc(runs.front()->gate_core)
+      << "</code>, a core of its user's, in place of admitsim's; this page judges that core (the replay command needs the "
+         "program that ran it)</p>\n";
   o << "<pre class=\"replay\" id=\"replay\">" << esc(replay) << "</pre>\n";
   o << "<p class=\"meta\">file <code>" << esc(in.file) << "</code> · sha256 <code>" << esc(in.sha256)
     << "</code> · expected " << esc(sc.expect.verdict);

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "reports/report.hpp"
+#include "sim/world/own_gate.hpp"
 
 namespace admit::reports {
 
@@ -43,6 +44,8 @@ bool zoom_lanes_kept(const world::run_record& rec);
 // For each run of `runs` (the runs of `sc` with `seed`, as world::run_all
 // gave them) whose zooms need lanes it did not keep: runs it again, the same
 // run, keeping the lanes around its zooms, and takes that run's timeline.
-void keep_zoom_lanes(const scenario::scenario& sc, std::uint64_t seed, std::vector<world::run_record>& runs);
+// `own`: the team's own gate core the runs ran (sim/world/own_gate.hpp), or null.
+void keep_zoom_lanes(const scenario::scenario& sc, std::uint64_t seed, std::vector<world::run_record>& runs,
+                     const world::own_gate* own = nullptr);
 
 }  // namespace admit::reports

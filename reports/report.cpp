@@ -288,6 +288,13 @@ json build_report(const report_input& in) {
   json r;
   r["format"] = report_format;
   r["execution_mode"] = execution_mode;
+  // A team's own core ran (sim/world/own_gate.hpp): the verdict is about that core, not admitsim's.
+  if (!runs.empty() && !runs.front()->gate_core.empty()) {
+    json core;
+    core["name"] = runs.front()->gate_core;
+    core["origin"] = "own";
+    r["gate_core"] = std::move(core);
+  }
   json s;
   s["name"] = sc.name;
   s["file"] = in.file;
@@ -339,7 +346,7 @@ json build_report(const report_input& in) {
     }
     r["variants"] = std::move(variants);
   }
-  r["replay"] = "admitsim run " + shell_quote(in.file) + " --seed " + std::to_string(runs.empty() ? 0 : runs.front()->seed);
+  r["replay"] = replay_command(in.file, runs.empty() ? 0 : runs.front()->seed);
   return r;
 }
 

@@ -47,4 +47,9 @@ nlohmann::ordered_json snapshot_json(const fifo::snapshot& s);
 // The replay commands a report or a search writes are pasted into shells.
 std::string shell_quote(const std::string& word);
 
+// The command that re-runs `file` with `seed`, as a report's "replay" gives it.
+inline std::string replay_command(const std::string& file, std::uint64_t seed) {
+  return "admitsim run " + shell_quote(file) + " --seed " + std::to_string(seed);
+}
+
 }  // namespace admit::reports

@@ -11,11 +11,13 @@
 #     catalogue scenario loads (admitsim list).
 #  3. tests/install/consumer (find_package(admitsim), admitsim::gate alone and
 #     admitsim::sim) configures, builds and runs against the prefix.
-#  4. Hook: examples/own_gate/run.sh PREFIX, when that script exists.
+#  4. examples/own_gate/run.sh PREFIX: the own-gate example (a separate
+#     project) builds against the prefix, its core passes, its broken copy is
+#     caught (docs/own-gate.md).
 #  5. cpack -G DEB gives admitsim_<version>_<arch>.deb; dpkg-deb -c lists the
 #     CLI, the package config and the data; dpkg-deb -I shows its Depends and
 #     Recommends; extracted with dpkg-deb -x, its CLI gives the same report and
-#     the consumer builds and runs against its /usr.
+#     the consumer and the own-gate example build and run against its /usr.
 # Any failure prints one line "install_check: FAIL: ..." and exits 1 (2 for a
 # bad argument); the temporaries are removed either way.
 #
@@ -133,13 +135,13 @@ cmake --install "$build" --prefix "$prefix" >"$log" 2>&1 || fail "cmake --instal
 check_prefix "$prefix" install
 consumer "$prefix" install
 
-# 4: hook for examples/own_gate (a separate project on find_package(admitsim)).
-# >>> own_gate hook: examples/own_gate/run.sh PREFIX configures, builds and runs the example.
-if [ -f "$src/examples/own_gate/run.sh" ]; then
-  bash "$src/examples/own_gate/run.sh" "$prefix" >"$log" 2>&1 || fail "examples/own_gate/run.sh $prefix failed"
-  step "examples/own_gate: builds and runs against the install"
-fi
-# <<< own_gate hook
+# 4: examples/own_gate (a separate project on find_package(admitsim)).
+own_gate() {
+  local prefix=$1 what=$2
+  bash "$src/examples/own_gate/run.sh" "$prefix" >"$log" 2>&1 || fail "$what: examples/own_gate/run.sh $prefix failed"
+  step "$what: $(tail -n 1 "$log")"
+}
+own_gate "$prefix" install
 
 # 5: the .deb.
 arch=$(dpkg --print-architecture 2>/dev/null) || fail "dpkg --print-architecture failed (is dpkg installed?)"
@@ -162,5 +164,6 @@ root="$tmp/root"
 dpkg-deb -x "$deb" "$root" >"$log" 2>&1 || fail "dpkg-deb -x $deb failed"
 check_prefix "$root/usr" deb
 consumer "$root/usr" deb
+own_gate "$root/usr" deb
 
 step "ok"

@@ -26,6 +26,10 @@
 // next operation (or rethrow_failure()) raises it, so a broken release is
 // never swallowed and never turns into std::terminate.
 //
+// Core. `Core` is any fifo::gate_core (gate/fifo/gate_core.hpp): admitsim's
+// fifo_gate by default, or a team's own; the adapter relies on its answers
+// alone (a promoted ticket it never queued is a broken core: an assertion).
+//
 // Environment. `Env` supplies the executor, the timer and the clock:
 //   using executor_type; using timer_type;            // timer_type(executor_type)
 //   static std::int64_t now_ns(const executor_type&);
@@ -59,23 +63,27 @@
 #include "gate/admit_assert.hpp"
 #include "gate/asio/gate_errc.hpp"
 #include "gate/fifo/fifo_gate.hpp"
+#include "gate/fifo/gate_core.hpp"
 
 namespace admit::gate {
 
-// Told after every transition of the core, with the core's new state.
-class fifo_observer {
+// Told after every call into the core, with the core.
+template <class Core>
+class core_observer {
  public:
-  virtual void on_gate_change(const fifo::fifo_gate& core) = 0;
+  virtual void on_gate_change(const Core& core) = 0;
 
  protected:
-  ~fifo_observer() = default;
+  ~core_observer() = default;
 };
+using fifo_observer = core_observer<fifo::fifo_gate>;
 
-template <class Env>
+template <class Env, fifo::gate_core Core = fifo::fifo_gate>
 class async_fifo_gate {
  public:
   using executor_type = typename Env::executor_type;
   using timer_type = typename Env::timer_type;
+  using core_type = Core;
 
   class lease {
    public:
@@ -113,14 +121,18 @@ class async_fifo_gate {
   };
 
   async_fifo_gate(const executor_type& ex, fifo::config cfg) : ex_(ex), core_(cfg) {}
+  // The core built from `args` (a core that takes more than a config).
+  template <class... A>
+  async_fifo_gate(const executor_type& ex, std::in_place_t, A&&... args)
+      : ex_(ex), core_(std::forward<A>(args)...) {}
   async_fifo_gate(const async_fifo_gate&) = delete;
   async_fifo_gate& operator=(const async_fifo_gate&) = delete;
   ~async_fifo_gate() { shutdown(); }
 
   executor_type get_executor() const noexcept { return ex_; }
-  const fifo::fifo_gate& core() const noexcept { return core_; }
+  const Core& core() const noexcept { return core_; }
   std::size_t pending_waiters() const noexcept { return waiter_count_; }
-  void set_observer(fifo_observer* o) noexcept { observer_ = o; }
+  void set_observer(core_observer<Core>* o) noexcept { observer_ = o; }
   // Every event the core logs, as it happens (see fifo::event_sink).
   void set_event_sink(fifo::event_sink* s) noexcept { core_.set_event_sink(s); }
 
@@ -300,9 +312,8 @@ class async_fifo_gate {
 
   void on_claim(fifo::ticket_id t) {
     rethrow_failure();
-    if (!core_.is_handed_over(t)) return;  // the deadline or a cancellation won
-    const bool claimed = core_.claim(t, Env::now_ns(ex_));
-    ADMIT_ASSERT(claimed, "a handed-over ticket must be claimable");
+    // false: the deadline or a cancellation won, and the core released the lease itself.
+    if (!core_.claim(t, Env::now_ns(ex_))) return;
     notify();
     waiter_base* w = take_waiter(t);
     ADMIT_ASSERT(w != nullptr, "a handed-over ticket has a waiter");
@@ -324,7 +335,7 @@ class async_fifo_gate {
   }
 
   executor_type ex_;
-  fifo::fifo_gate core_;
+  Core core_;
   fifo::ticket_id next_ticket_ = 1;
   // Waiters in ticket order (tickets are handed out in increasing order); a
   // taken waiter leaves a null entry until it reaches the front.
@@ -334,7 +345,7 @@ class async_fifo_gate {
   };
   std::deque<queued> waiters_;
   std::size_t waiter_count_ = 0;
-  fifo_observer* observer_ = nullptr;
+  core_observer<Core>* observer_ = nullptr;
   std::exception_ptr failure_;  // kept by a lease's destructor until the next operation
 };
 

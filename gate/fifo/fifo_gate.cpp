@@ -83,10 +83,7 @@ void validate(const config& cfg) {
 fifo_gate::fifo_gate(config cfg)
     : cfg_(cfg), checked_(cfg.mut == mutation::none || cfg.mut == mutation::corrupt_on_release) {
   validate(cfg_);
-  // The lab's 128 entries, or any modest capacity, are allocated up front; a
-  // very large log grows on demand and stops growing at its capacity.
-  constexpr std::int64_t eager_log_entries = 4096;
-  log_.reserve(static_cast<std::size_t>(std::min(cfg_.event_log_capacity, eager_log_entries)));
+  log_ = event_ring(cfg_.event_log_capacity);
 }
 
 void fifo_gate::advance_to(std::int64_t now_ns) {
@@ -107,14 +104,7 @@ void fifo_gate::log(status st, ticket_id ticket) {
   }
   const event e{order_, st, active_, waiters_.size(), now_ns_, ticket};
   if (sink_ != nullptr) sink_->on_event(e);
-  const auto capacity = static_cast<std::size_t>(cfg_.event_log_capacity);
-  if (capacity == 0) return;
-  if (log_.size() < capacity) {
-    log_.push_back(e);
-    return;
-  }
-  log_[log_next_] = e;
-  if (++log_next_ == capacity) log_next_ = 0;
+  log_.push(e);
 }
 
 void fifo_gate::check_invariants() const {
@@ -284,11 +274,7 @@ bool fifo_gate::is_handed_over(ticket_id ticket) const noexcept {
 snapshot fifo_gate::snap() const {
   snapshot s{active_, waiters_.size(), {}, cfg_.max_active, cfg_.max_waiting,
              cfg_.wait_deadline_ns};
-  s.events.reserve(log_.size());
-  // Before the ring fills log_next_ stays 0, so this is oldest-first either way.
-  const auto split = log_.begin() + static_cast<std::ptrdiff_t>(log_next_);
-  s.events.insert(s.events.end(), split, log_.end());
-  s.events.insert(s.events.end(), log_.begin(), split);
+  s.events = log_.oldest_first();
   return s;
 }
 

@@ -42,6 +42,7 @@
 // so the bug surfaces in the tests' properties rather than here.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -127,6 +128,48 @@ struct event {
 
   friend bool operator==(const event&, const event&) = default;
 };
+
+// A gate's bounded event log: the latest `capacity` events, the older ones
+// overwritten in place once it is full (capacity 0 keeps none). fifo_gate
+// keeps its log in one; so does the simulator's recorder of a team's own core
+// (sim/world/fifo/recorded_core.hpp), so that both give the same snapshot.
+class event_ring {
+ public:
+  event_ring() = default;
+  // A modest capacity (the lab's 128) is allocated up front; a very large
+  // one grows on demand and stops growing at its capacity.
+  explicit event_ring(std::int64_t capacity) : capacity_(static_cast<std::size_t>(capacity)) {
+    constexpr std::size_t eager_entries = 4096;
+    log_.reserve(std::min(capacity_, eager_entries));
+  }
+
+  void push(const event& e) {
+    if (capacity_ == 0) return;
+    if (log_.size() < capacity_) {
+      log_.push_back(e);
+      return;
+    }
+    log_[next_] = e;
+    if (++next_ == capacity_) next_ = 0;
+  }
+
+  // The kept events, oldest first.
+  std::vector<event> oldest_first() const {
+    std::vector<event> out;
+    out.reserve(log_.size());
+    // Before the ring fills next_ stays 0, so this is oldest-first either way.
+    const auto split = log_.begin() + static_cast<std::ptrdiff_t>(next_);
+    out.insert(out.end(), split, log_.end());
+    out.insert(out.end(), log_.begin(), split);
+    return out;
+  }
+
+ private:
+  std::size_t capacity_ = 0;
+  std::vector<event> log_;  // a ring once full
+  std::size_t next_ = 0;    // the slot the next event overwrites once the ring is full
+};
+
 
 // Receives every logged event as it happens, including those that later fall
 // out of the bounded log; how monitors see each transition. A sink must not
@@ -271,8 +314,7 @@ class fifo_gate {
   ticket_index index_;  // waiting and handed-over tickets only
   counters totals_;
   std::uint64_t order_ = 0;
-  std::vector<event> log_;     // ring once full
-  std::size_t log_next_ = 0;   // slot the next event overwrites once the ring is full
+  event_ring log_;
   event_sink* sink_ = nullptr;
 };
 

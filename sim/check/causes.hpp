@@ -84,6 +84,7 @@ inline constexpr cause_info cause_table[] = {
     {"mutant_newcomers_jump_queue", "a release left the slot free for a newcomer past older waiters (mutation newcomers_jump_queue)", ""},
     {"mutant_leak_handover_on_cancel", "a lease handed to a waiter that was cancelled was never released (mutation leak_handover_on_cancel)", ""},
     {"mutant_double_release_on_timeout", "a lease handed to a waiter whose deadline passed was released twice (mutation double_release_on_timeout)", ""},
+    {"own_core", "the gate core under test, a core of its user's (sim/world/own_gate.hpp), broke an invariant or its contract", ""},
 };
 
 // The row of `kind`, or nullptr.

@@ -21,6 +21,7 @@
 #include "reports/sha256.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/explore_orders.hpp"
+#include "sim/cli/finding_kinds.hpp"
 #include "sim/cli/interrupt.hpp"
 #include "sim/cli/numbers.hpp"
 #include "sim/cli/read_file.hpp"
@@ -128,15 +129,6 @@ json seed_json(const explore::seed_outcome& o) {
 }
 
 // One kind of finding: a variant and the first invariant it broke.
-struct finding_kind {
-  std::string variant;
-  std::string invariant;
-  bool counterexample = false;
-  std::uint64_t first_seed = 0;
-  std::uint64_t seeds = 0;
-  auto key() const { return std::make_pair(variant, invariant); }
-};
-
 // `budget_s`: the --time budget, when the search has one instead of a seed count.
 void print_progress(const explore::explore_progress& p, std::optional<double> budget_s) {
   const double rate = p.elapsed_s > 0 ? static_cast<double>(p.done) / p.elapsed_s : 0;
@@ -197,7 +189,7 @@ namespace {
 // dropped, so that memory does not grow with the number of seeds: kinds, expected
 // violations shown, and the first findings_listed_max findings in full.
 struct seed_tally {
-  std::map<std::pair<std::string, std::string>, finding_kind> kinds;
+  finding_kind_map kinds;
   std::map<std::pair<std::string, std::string>, std::string> kind_swarm;  // the first seed's draw, for stderr
   std::map<std::string, std::optional<std::uint64_t>> shown;  // variant expected to break -> first seed it did
   json findings = json::array();
@@ -280,15 +272,7 @@ struct seed_tally {
   }
 
   // The kinds of finding, counterexamples first, then by the seed that first showed them.
-  std::vector<finding_kind> kinds_in_order() const {
-    std::vector<finding_kind> order;
-    for (const auto& [key, k] : kinds) order.push_back(k);
-    std::stable_sort(order.begin(), order.end(), [](const finding_kind& a, const finding_kind& b) {
-      if (a.counterexample != b.counterexample) return a.counterexample;
-      return a.first_seed < b.first_seed;
-    });
-    return order;
-  }
+  std::vector<finding_kind> kinds_in_order() const { return kinds_in_summary_order(kinds); }
 
   // The swarm of the seed that first showed kind `k`.
   std::string swarm_of(const finding_kind& k) const {
@@ -589,17 +573,7 @@ json totals_json(const seed_search& s, const explore::explore_totals& sum, const
     // Past the bound the counts are lower bounds (docs/limits.md); below it the key is absent.
     if (sum.distinct_orderings_capped) totals["distinct_orderings_capped"] = true;
   }
-  json by_kind = json::array();
-  for (const auto& k : kinds) {
-    json kj;
-    kj["variant"] = k.variant;
-    kj["invariant"] = k.invariant;
-    kj["counterexample"] = k.counterexample;
-    kj["seeds"] = k.seeds;
-    kj["first_seed"] = k.first_seed;
-    by_kind.push_back(std::move(kj));
-  }
-  totals["by_kind"] = std::move(by_kind);
+  totals["by_kind"] = by_kind_json(kinds);
   return totals;
 }
 

@@ -33,6 +33,7 @@
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/errors.hpp"
+#include "sim/cli/finding_kinds.hpp"
 #include "sim/cli/numbers.hpp"
 #include "sim/cli/read_file.hpp"
 #include "sim/cli/verb.hpp"
@@ -111,13 +112,6 @@ class reader {
 };
 
 // One kind of finding over the shards: as explore.cpp's finding_kind.
-struct kind {
-  std::string variant, invariant;
-  bool counterexample = false;
-  std::uint64_t seeds = 0;
-  std::uint64_t first_seed = 0;
-};
-
 // A shrink the merged summary lists, and where its files are.
 struct shrink_entry {
   json entry;  // as the shard wrote it, its paths then moved to the merge's folder
@@ -358,35 +352,21 @@ merged merge_shards(std::vector<shard>& shards, const std::string& dir, std::opt
     if (!s.doc["seeds"]["last"].is_null()) last = std::max(last, s.doc["seeds"]["last"].get<std::uint64_t>());
   }
 
-  // The kinds in explore's order: by (variant, invariant), then counterexamples first, then by first seed.
-  std::map<std::pair<std::string, std::string>, kind> kinds;
+  // The kinds summed over the shards, in explore's order (finding_kinds.hpp).
+  finding_kind_map kinds;
   for (const shard& s : shards)
     for (const json& k : s.doc["totals"]["by_kind"]) {
-      const kind one{k["variant"].get<std::string>(), k["invariant"].get<std::string>(), k["counterexample"].get<bool>(),
-                     k["seeds"].get<std::uint64_t>(), k["first_seed"].get<std::uint64_t>()};
-      auto [it, inserted] = kinds.emplace(std::make_pair(one.variant, one.invariant), one);
+      const finding_kind one{k["variant"].get<std::string>(), k["invariant"].get<std::string>(),
+                             k["counterexample"].get<bool>(), k["first_seed"].get<std::uint64_t>(),
+                             k["seeds"].get<std::uint64_t>()};
+      auto [it, inserted] = kinds.emplace(one.key(), one);
       if (inserted) continue;
       it->second.seeds = add(it->second.seeds, one.seeds, s.file, "/totals/by_kind");
       it->second.first_seed = std::min(it->second.first_seed, one.first_seed);
       it->second.counterexample = it->second.counterexample || one.counterexample;
     }
-  std::vector<kind> order;
-  for (const auto& [key, k] : kinds) order.push_back(k);
-  std::stable_sort(order.begin(), order.end(), [](const kind& x, const kind& y) {
-    if (x.counterexample != y.counterexample) return x.counterexample;
-    return x.first_seed < y.first_seed;
-  });
-  json by_kind = json::array();
-  for (const kind& k : order) {
-    json kj;
-    kj["variant"] = k.variant;
-    kj["invariant"] = k.invariant;
-    kj["counterexample"] = k.counterexample;
-    kj["seeds"] = k.seeds;
-    kj["first_seed"] = k.first_seed;
-    by_kind.push_back(std::move(kj));
-  }
-  totals["by_kind"] = std::move(by_kind);
+  const std::vector<finding_kind> order = kinds_in_summary_order(kinds);
+  totals["by_kind"] = by_kind_json(order);
 
   // Expected violations by variant, each shown first by the least seed any shard saw break it.
   std::map<std::string, json> expected;
@@ -422,7 +402,7 @@ merged merge_shards(std::vector<shard>& shards, const std::string& dir, std::opt
   bool failed = false;
   json shrunk = json::array();
   for (std::size_t i = 0; a.shrink && i < order.size() && i < k_max; ++i) {
-    const kind& k = order[i];
+    const finding_kind& k = order[i];
     const shard& s = shards[k.first_seed % a.count];
     const json* found = nullptr;
     for (const json& e : s.doc["shrunk"])

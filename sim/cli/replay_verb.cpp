@@ -56,6 +56,15 @@ int cmd_replay(const std::string& report_path, const std::optional<std::string>&
   }
   if (!report.is_object() || report.value("format", "") != reports::report_format)
     throw input_error{report_path, "/format: expected \"" + std::string(reports::report_format) + "\""};
+  if (report.contains("gate_core")) {
+    const json& core = report["gate_core"];
+    const std::string name = core.is_object() && core.contains("name") && core["name"].is_string()
+                                 ? core["name"].get<std::string>()
+                                 : std::string("(unnamed)");
+    throw input_error{report_path, "/gate_core: this report judged the gate core " + name +
+                                       ", a core of its user's; admitsim's CLI runs its own core, so replay it with "
+                                       "the program that ran it (docs/own-gate.md)"};
+  }
   if (!report.contains("scenario") || !report["scenario"].is_object() || !report["scenario"].contains("source") ||
       !report.contains("seed") || !report["seed"].is_number_unsigned())
     throw input_error{report_path, "expected /scenario/source and /seed in the report"};

@@ -169,10 +169,8 @@ int cmd_run(const run_request& req) {
     const loaded& l = all[i];
     const std::uint64_t s = req.seed.value_or(l.sc.seed);
     run_output o = run_one(l, s, req.html.has_value(), req.trace ? &trace : nullptr);
-    // The report's own replay command (reports/report.cpp writes it the same way).
-    if (req.junit)
-      suites.push_back(reports::run_junit_suite(
-          l.sc, o.runs, "admitsim run " + reports::shell_quote(l.file) + " --seed " + std::to_string(s)));
+    // The report's own replay command.
+    if (req.junit) suites.push_back(reports::run_junit_suite(l.sc, o.runs, reports::replay_command(l.file, s)));
     if (req.trace) flush_trace(trace, *req.trace);
     write_report(where[i], o.report_bytes, "report");
     if (req.html) write_report(html_where[i], o.html_bytes, "HTML report");

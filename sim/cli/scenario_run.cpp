@@ -61,7 +61,7 @@ run_output run_one(const loaded& l, std::uint64_t seed, bool html, check::trace_
     if (html) reports::keep_zoom_lanes(l.sc, seed, out.runs);
   } catch (const admit::assertion_failure& e) {
     throw run_error{l.file, "internal assertion failed with seed " + std::to_string(seed) + ": " + e.what() +
-                                " (replay: admitsim run " + l.file + " --seed " + std::to_string(seed) + ")"};
+                                " (replay: " + reports::replay_command(l.file, seed) + ")"};
   } catch (const std::invalid_argument& e) {
     throw input_error{l.file, e.what()};
   }

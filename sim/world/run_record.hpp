@@ -127,6 +127,7 @@ struct run_record {
   run_diagnostics diagnostics;
   std::optional<lease_metrics> lease;  // lease-gate runs only
   std::string variant;                 // lease-gate runs: the protocol variant
+  std::string gate_core;               // the team's own core every gate ran (own_gate.hpp); "": admitsim's
   std::vector<captured_snapshot> snapshots;
   std::map<std::string, request_outcome> outcomes;  // requests the cases refer to
   std::vector<trace_entry> trace;                   // bounded: the entries before the first violation

@@ -30,6 +30,7 @@
 #include "sim/check/trace_sink.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/lease_world.hpp"
+#include "sim/world/own_gate.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world {
@@ -45,7 +46,18 @@ run_record run_scenario(const scenario::scenario& sc, std::uint64_t seed, check:
 // `trace_to`, every trace entry of every run goes there too, each run
 // between its begin_run (named by its variant or protocol, "" for FIFO) and
 // its end_run.
+//
+// With `own`, every FIFO gate runs that team's own core in place of
+// admitsim's (sim/world/own_gate.hpp, docs/own-gate.md), and each record's
+// `gate_core` names it. Refused (std::invalid_argument, naming the JSON path)
+// for a scenario with a lease gate, and for a gate with a core mutation
+// (those break admitsim's core, not the team's).
 std::vector<run_record> run_all(const scenario::scenario& sc, std::uint64_t seed,
-                                const lease_run_options& lease_options = {}, check::trace_sink* trace_to = nullptr);
+                                const lease_run_options& lease_options = {}, check::trace_sink* trace_to = nullptr,
+                                const own_gate* own = nullptr);
+
+// Why `sc` cannot run with a team's own core (a JSON path and what it
+// expected), or "".
+std::string own_gate_refusal(const scenario::scenario& sc);
 
 }  // namespace admit::world

@@ -1,6 +1,7 @@
 // gate_slot: one FIFO gate of the scenario, with what its monitors keep of it.
 //
-// The gate is an async_fifo_gate on the process's executor. Its core reports
+// The gate is an async_fifo_gate on the process's executor, around a sim_core
+// (admitsim's fifo_gate, or a team's own core). Its core reports
 // every transition to the slot (fifo::event_sink) and the adapter every call
 // into it (fifo_observer); the slot hands both to the FIFO monitors
 // (monitors.hpp), which keep per gate: leases granted and released, and the
@@ -22,22 +23,26 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/fifo/queue_order.hpp"
 #include "sim/world/fifo/request.hpp"
+#include "sim/world/fifo/sim_core.hpp"
+#include "sim/world/own_gate.hpp"
 
 namespace admit::world::fifo_world {
 
 class fifo_monitors;
 
-class gate_slot final : public fifo::event_sink, public gate::fifo_observer {
+class gate_slot final : public fifo::event_sink, public gate::core_observer<sim_core>, public breach_sink {
  public:
-  gate_slot(fifo_monitors& m, const scenario::gate_spec& spec, process_executor ex)
-      : name(spec.name), monitors_(m), cfg_(spec.fifo), gate_(std::make_unique<sim_gate>(ex, spec.fifo)) {
+  // `og`: a team's own core runs in this gate (null: admitsim's).
+  gate_slot(fifo_monitors& m, const scenario::gate_spec& spec, process_executor ex, const own_gate* og)
+      : name(spec.name), monitors_(m), cfg_(spec.fifo), own_(og), gate_(make_gate(ex)) {
     attach();
   }
   gate_slot(const gate_slot&) = delete;
   gate_slot& operator=(const gate_slot&) = delete;
 
   void on_event(const fifo::event& e) override;                // monitors.hpp
-  void on_gate_change(const fifo::fifo_gate& core) override;  // monitors.hpp
+  void on_gate_change(const sim_core& core) override;  // monitors.hpp
+  void on_breach(std::string what) override;            // monitors.hpp
 
   sim_gate& gate() noexcept { return *gate_; }
   const sim_gate& gate() const noexcept { return *gate_; }
@@ -51,7 +56,7 @@ class gate_slot final : public fifo::event_sink, public gate::fifo_observer {
   std::unique_ptr<sim_gate> rebuild(process_executor ex) {
     gate_->set_event_sink(nullptr);
     gate_->set_observer(nullptr);
-    std::unique_ptr<sim_gate> dead = std::exchange(gate_, std::make_unique<sim_gate>(ex, cfg_));
+    std::unique_ptr<sim_gate> dead = std::exchange(gate_, make_gate(ex));
     attach();
     granted = 0;
     released = 0;
@@ -64,6 +69,9 @@ class gate_slot final : public fifo::event_sink, public gate::fifo_observer {
   std::uint64_t released = 0;
 
  private:
+  std::unique_ptr<sim_gate> make_gate(process_executor ex) {
+    return std::make_unique<sim_gate>(ex, std::in_place, cfg_, own_, this);
+  }
   void attach() {
     gate_->set_event_sink(this);
     gate_->set_observer(this);
@@ -71,15 +79,16 @@ class gate_slot final : public fifo::event_sink, public gate::fifo_observer {
 
   fifo_monitors& monitors_;
   fifo::config cfg_;
+  const own_gate* own_;
   std::unique_ptr<sim_gate> gate_;
   queue_order order_;
 };
 
 class gate_set {
  public:
-  gate_set(fifo_monitors& m, const scenario::scenario& sc, process_executor ex) {
+  gate_set(fifo_monitors& m, const scenario::scenario& sc, process_executor ex, const own_gate* og) {
     slots_.reserve(sc.gates.size());
-    for (const auto& g : sc.gates) slots_.push_back(std::make_unique<gate_slot>(m, g, ex));
+    for (const auto& g : sc.gates) slots_.push_back(std::make_unique<gate_slot>(m, g, ex, og));
   }
 
   std::size_t size() const noexcept { return slots_.size(); }

@@ -44,18 +44,28 @@ cause mutation_cause(const std::string& gate, fifo::mutation mut, const std::str
   return {cause_kind("unexplained"), what + " (the gate runs no mutation, and its core keeps this invariant)"};
 }
 
+// Why gate `g` broke one of its own invariants: the team's core it runs, or
+// its mutation.
+cause gate_cause(const gate_slot& g, const std::string& what) {
+  if (const recorded_core* user = g.gate().core().user())
+    return {cause_kind("own_core"),
+            what + ": " + g.name + " runs the gate core " + user->name() + " (a core of its user's, not admitsim's)"};
+  return mutation_cause(g.name, g.gate().core().cfg().mut, what);
+}
+
 }  // namespace
 
 check::finding fifo_monitors::mutant(const gate_slot& g, std::string what) const {
   check::finding f;
-  f.causes.push_back(mutation_cause(g.name, g.gate().core().cfg().mut, what));
+  f.causes.push_back(gate_cause(g, what));
   f.detail = std::move(what);
   return f;
 }
 
 check::finding fifo_monitors::any_mutant(std::string what) const {
   for (const auto& g : gates_)
-    if (g->gate().core().cfg().mut != fifo::mutation::none) return mutant(*g, std::move(what));
+    if (g->gate().core().cfg().mut != fifo::mutation::none || g->gate().core().user() != nullptr)
+      return mutant(*g, std::move(what));
   check::finding f;
   f.causes.push_back(cause{cause_kind("unexplained"), what + " (no gate runs a mutation)"});
   f.detail = std::move(what);
@@ -103,19 +113,17 @@ std::vector<cause> fifo_monitors::portal_causes(const request_state* beginning) 
   bool over_own = false;
   for (std::size_t gi = 0; gi < gates_.size(); ++gi) {
     const gate_slot& g = *gates_.begin()[gi];
-    const fifo::fifo_gate& core = g.gate().core();
+    const sim_core& core = g.gate().core();
     caps += core.cfg().max_active;
     if (held[gi] > core.active()) {
       // Its work holds more leases than it counts: it counted some out while their work runs.
-      add(mutation_cause(g.name, core.cfg().mut,
-                         g.name + " counts " + count_text(core.active(), "lease", "leases") + " active while " +
+      add(gate_cause(g, g.name + " counts " + count_text(core.active(), "lease", "leases") + " active while " +
                              std::to_string(held[gi]) + " of its requests hold one at the portal"));
     }
     counted += held[gi];
     if (held[gi] > core.cfg().max_active) {
       over_own = true;
-      add(mutation_cause(g.name, core.cfg().mut,
-                         g.name + "'s requests hold " + count_text(held[gi], "lease", "leases") +
+      add(gate_cause(g, g.name + "'s requests hold " + count_text(held[gi], "lease", "leases") +
                              " at the portal, above its max_active " + std::to_string(core.cfg().max_active)));
     }
   }

@@ -27,7 +27,9 @@
 // count are more than the cap, the gates' caps above the portal's or a gate
 // above its own. The gates' own invariants hold in the real core (it asserts
 // them), so a gate that breaks one runs a mutation (docs/mutants.md), which
-// the cause names.
+// the cause names; in a run of a team's own core (sim/world/own_gate.hpp)
+// the cause names that core, and a breach of its contract counts against
+// lease_released_once.
 #pragma once
 
 #include <array>
@@ -121,11 +123,16 @@ class fifo_monitors {
   void on_gate_event(gate_slot& g, const fifo::event& e);
   // After every call into a gate: a release the core refused as unbalanced
   // means some lease was counted out twice.
-  void on_gate_change(gate_slot& g, const fifo::fifo_gate& core) {
+  void on_gate_change(gate_slot& g, const sim_core& core) {
     mon_.check(inv_released_once, core.totals().unbalanced_release == 0 && core.active() >= 0, [&] {
       return mutant(g, g.name + ": a holder released its lease after the gate had already counted it out (" +
                            std::to_string(core.totals().unbalanced_release) + " unbalanced release)");
     });
+  }
+  // A team's own core in `g` answered against its contract (recorded_core.hpp).
+  void on_core_breach(gate_slot& g, std::string what) {
+    if (mon_.torn_down()) return;
+    mon_.check(inv_released_once, false, [&] { return mutant(g, g.name + ": " + what); });
   }
   // Work of `r` began or ended at the portal (its count already moved).
   void on_portal_begin(const request_state& r);
@@ -182,7 +189,8 @@ class fifo_monitors {
   // Why the portal holds more work than its cap; `beginning`: the request
   // whose work begins now (its lease is still the handler's, not yet its own).
   [[gnu::noinline, gnu::cold]] std::vector<check::cause> portal_causes(const request_state* beginning) const;
-  // A violation of gate `g`'s own invariants: `what` and its cause (the gate's mutation).
+  // A violation of gate `g`'s own invariants: `what` and its cause (the gate's
+  // mutation, or the team's core that runs in it).
   [[gnu::noinline, gnu::cold]] check::finding mutant(const gate_slot& g, std::string what) const;
   // The same for liveness: the first gate that runs a mutation, if one does.
   [[gnu::noinline, gnu::cold]] check::finding any_mutant(std::string what) const;
@@ -196,7 +204,8 @@ class fifo_monitors {
 };
 
 inline void gate_slot::on_event(const fifo::event& e) { monitors_.on_gate_event(*this, e); }
-inline void gate_slot::on_gate_change(const fifo::fifo_gate& core) { monitors_.on_gate_change(*this, core); }
+inline void gate_slot::on_gate_change(const sim_core& core) { monitors_.on_gate_change(*this, core); }
+inline void gate_slot::on_breach(std::string what) { monitors_.on_core_breach(*this, std::move(what)); }
 
 inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
   if (mon_.torn_down()) return;
@@ -211,7 +220,7 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
   const gate_slot* worst_waiting = &g;
   if (gates_.size() > 1) [[unlikely]] {
     auto excess = [](const gate_slot* s, bool active) {
-      const fifo::fifo_gate& c = s->gate().core();
+      const sim_core& c = s->gate().core();
       return active ? c.active() - c.cfg().max_active : c.waiting() - c.cfg().max_waiting;
     };
     for (const auto& other : gates_) {
@@ -222,7 +231,7 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
   const bool own_active = worst_active == &g;
   mon_.level(inv_gate_inflight, own_active ? e.active : worst_active->gate().core().active(),
              worst_active->gate().core().cfg().max_active, [&] {
-               const fifo::fifo_gate& c = worst_active->gate().core();
+               const sim_core& c = worst_active->gate().core();
                if (!own_active)
                  return mutant(*worst_active, worst_active->name + ": " + std::to_string(c.active()) +
                                                   " leases active, above max_active " +
@@ -234,7 +243,7 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
   const bool own_waiting = worst_waiting == &g;
   mon_.level(inv_waiting, own_waiting ? e.waiting : worst_waiting->gate().core().waiting(),
              worst_waiting->gate().core().cfg().max_waiting, [&] {
-               const fifo::fifo_gate& c = worst_waiting->gate().core();
+               const sim_core& c = worst_waiting->gate().core();
                return mutant(*worst_waiting, worst_waiting->name + ": " +
                                                  std::to_string(own_waiting ? e.waiting : c.waiting()) +
                                                  " tickets waiting, above max_waiting " +

@@ -17,12 +17,13 @@
 #include "gate/asio/async_fifo_gate.hpp"
 #include "sim/kernel/handler_memory.hpp"
 #include "sim/world/arrivals.hpp"
+#include "sim/world/fifo/sim_core.hpp"
 #include "sim/world/fifo_process.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world::fifo_world {
 
-using sim_gate = gate::async_fifo_gate<process_env>;
+using sim_gate = gate::async_fifo_gate<process_env, sim_core>;
 
 class gate_slot;
 class request_pool;

@@ -33,7 +33,7 @@ namespace {
 class world final {
  public:
   world(const scenario::scenario& sc, std::uint64_t seed, const std::vector<time_span>& lanes_around,
-        check::trace_sink* trace_to)
+        check::trace_sink* trace_to, const own_gate* og)
       : ctx_(sc, seed),
         guard_(sc.checks.max_events, sc.checks.max_wall_ns),
         src_(sc, seed),
@@ -44,7 +44,8 @@ class world final {
         handler_(ctx_, responses_, monitors_),
         faults_(ctx_, gates_, pool_, responses_, clients_, monitors_),
         pump_(ctx_.sched, src_, *this),
-        gates_(monitors_, sc, process_executor(ctx_.sched.get_executor(), ctx_.proc)) {
+        gates_(monitors_, sc, process_executor(ctx_.sched.get_executor(), ctx_.proc), og) {
+    if (og != nullptr) ctx_.rec.gate_core = og->name;
     ctx_.rec.series.keep_lanes_in(lanes_around);
     if (trace_to != nullptr) monitors_.stream_trace(*trace_to);
   }
@@ -166,8 +167,8 @@ class world final {
 }  // namespace
 
 run_record run(const scenario::scenario& sc, std::uint64_t seed, const std::vector<time_span>& lanes_around,
-               check::trace_sink* trace_to) {
-  world w(sc, seed, lanes_around, trace_to);
+               check::trace_sink* trace_to, const own_gate* og) {
+  world w(sc, seed, lanes_around, trace_to, og);
   return w.run();
 }
 

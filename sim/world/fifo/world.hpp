@@ -22,6 +22,7 @@
 
 #include "sim/check/trace_sink.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/world/own_gate.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world::fifo_world {
@@ -29,8 +30,10 @@ namespace admit::world::fifo_world {
 // A scenario with FIFO gates only: one run with `seed`; its timeline also
 // keeps the lanes of the requests whose life meets `lanes_around`
 // (timeline::keep_lanes_in), and every trace entry also goes to `trace_to`
-// when given (the caller tells it where the run begins and ends).
+// when given (the caller tells it where the run begins and ends). With `og`,
+// every gate runs that team's core (sim/world/own_gate.hpp) in place of
+// admitsim's; the caller has checked that the scenario allows it.
 run_record run(const scenario::scenario& sc, std::uint64_t seed, const std::vector<time_span>& lanes_around = {},
-               check::trace_sink* trace_to = nullptr);
+               check::trace_sink* trace_to = nullptr, const own_gate* og = nullptr);
 
 }  // namespace admit::world::fifo_world

@@ -1,4 +1,4 @@
-#include "sim/cli/write_file.hpp"
+#include "reports/output_file.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -16,7 +16,7 @@
 
 #include "gate/admit_assert.hpp"
 
-namespace admit::cli {
+namespace admit::reports {
 
 namespace {
 
@@ -270,4 +270,4 @@ std::optional<std::string> dir_lock::lock(const std::string& dir) {
   return std::nullopt;
 }
 
-}  // namespace admit::cli
+}  // namespace admit::reports
