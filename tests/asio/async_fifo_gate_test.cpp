@@ -240,6 +240,55 @@ TEST_CASE("the same adapter runs on a real io_context", "[fifo_gate][asio][stead
   CHECK(g.core().active() == 0);
 }
 
+namespace {
+
+// A gate core of a user's own (gate/fifo/gate_core.hpp): one slot, no queue,
+// counting every call, so the test sees that the adapter called it.
+struct counting_core {
+  explicit counting_core(const fifo::config&) {}
+  int calls = 0;
+  bool held = false;
+  fifo::acquire_result acquire(fifo::ticket_id, std::int64_t) {
+    ++calls;
+    if (held) return {fifo::acquire_outcome::queue_full, 0};
+    held = true;
+    return {fifo::acquire_outcome::admitted, 0};
+  }
+  fifo::release_result release(std::int64_t) {
+    ++calls;
+    const bool ok = held;
+    held = false;
+    return {ok, std::nullopt};
+  }
+  bool claim(fifo::ticket_id, std::int64_t) { return false; }
+  fifo::leave_result expire(fifo::ticket_id, std::int64_t) { return {fifo::leave_outcome::not_waiting, std::nullopt}; }
+  fifo::leave_result cancel(fifo::ticket_id, std::int64_t) { return {fifo::leave_outcome::not_waiting, std::nullopt}; }
+};
+static_assert(fifo::gate_core<counting_core>);
+
+}  // namespace
+
+TEST_CASE("the adapter drives a core of one's own on a real io_context", "[fifo_gate][asio][steady][own_core]") {
+  // Goal: async_fifo_gate runs any fifo::gate_core, as a service would. Method: a one-slot core
+  // without a queue: the first acquire gets the lease, the second 429, and the lease returns on reset.
+  asio::io_context io;
+  using own_gate = gate::async_fifo_gate<gate::steady_env<asio::io_context::executor_type>, counting_core>;
+  own_gate g(io.get_executor(), cfg(1, 0, 10 * sec));
+  std::vector<std::string> log;
+  own_gate::lease held;
+  g.async_acquire([&](error_code ec, own_gate::lease l) {
+    log.push_back(ec ? ec.message() : "a");
+    held = std::move(l);
+  });
+  g.async_acquire([&](error_code ec, own_gate::lease) { log.push_back(ec == gate::gate_errc::queue_full ? "b:429" : "b:?"); });
+  io.run();
+  CHECK(log == std::vector<std::string>{"a", "b:429"});
+  CHECK(g.core().held);
+  held.reset();
+  CHECK_FALSE(g.core().held);
+  CHECK(g.core().calls == 3);
+}
+
 TEST_CASE("tearing down with queued waiters leaks nothing", "[fifo_gate][asio][lifetime]") {
   // Goal: shutdown order is safe. Method: end a run with a holder and a waiter still pending.
   auto s = std::make_unique<scheduler>();
