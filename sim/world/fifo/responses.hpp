@@ -37,7 +37,7 @@ class responses {
     ADMIT_ASSERT(outstanding_ > 0, "a request ends only after it arrived");
     r.out.responded = true;
     r.out.http_status = http_status;
-    r.out.status = status;
+    if (r.keep) r.out.status = status;  // read only through the kept outcomes (a string copy per request otherwise)
     r.out.responded_ns = ctx_.sched.now_ns();
     --outstanding_;
     if (http_status == 200)
