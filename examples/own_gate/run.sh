@@ -51,6 +51,13 @@ grep -q 'its lease is never released' "$tmp/broken.json" || fail "the broken cop
 grep -q 'id="gate-core"' "$tmp/broken.html" && grep -q 'example::ring_gate_broken' "$tmp/broken.html" \
   || fail "the broken copy's HTML page does not name the core"
 
+# A seed search through admitsim's explorer: the core holds over 300 seeds; the broken copy's bug is found.
+"$good" "$here/scenario.json" --seeds 300 >"$tmp/search" 2>"$tmp/log" || { cat "$tmp/search" >>"$tmp/log"; fail "ring_gate broke in a seed search"; }
+grep -q '300 seeds, 0 broke' "$tmp/search" || fail "the search did not run 300 clean seeds: $(cat "$tmp/search")"
+rc=0
+"$broken" "$here/scenario.json" --seeds 300 >"$tmp/search" 2>"$tmp/log" || rc=$?
+[ $rc -eq 1 ] && grep -q 'first seed' "$tmp/search" || fail "the search did not find the broken copy's bug (exit $rc)"
+
 # Output paths are handled as admitsim's CLI handles them.
 "$good" "$here/scenario.json" --out /dev/null 2>"$tmp/log" || fail "--out /dev/null"
 [ -c /dev/null ] || fail "--out /dev/null replaced /dev/null"
@@ -68,4 +75,4 @@ rc=0
 rc=0
 "$cli" replay -q "$tmp/good.json" 2>"$tmp/log" || rc=$?
 [ $rc -eq 2 ] && grep -q 'gate_core' "$tmp/log" || fail "admitsim replay of an own-core report: exit $rc, expected 2"
-echo "own_gate: ring_gate passes scenario.json and $ran catalogue scenarios; the broken copy is caught"
+echo "own_gate: ring_gate passes scenario.json, 300 searched seeds and $ran catalogue scenarios; the broken copy is caught"

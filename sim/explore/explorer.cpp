@@ -124,7 +124,8 @@ seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, con
   try {
     std::optional<sim::tie_perturbation> ties;
     if (mode.perturb_ties || mode.ties_only) ties.emplace(tie_seed(seed));
-    recs = world::run_all(mode.run_to_end ? e.sc : for_search(e.sc), mode.ties_only ? base.seed : seed, verdict_only());
+    recs = world::run_all(mode.run_to_end ? e.sc : for_search(e.sc), mode.ties_only ? base.seed : seed, verdict_only(),
+                          nullptr, mode.own);
     if (ties) out.orderings = ties->fingerprints();
   } catch (const std::exception& ex) {
     out.error = ex.what();

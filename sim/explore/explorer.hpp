@@ -39,6 +39,7 @@
 #include "sim/explore/swarm.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/lease_world.hpp"
+#include "sim/world/own_gate.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::explore {
@@ -99,6 +100,10 @@ struct explore_mode {
   // Every run goes on past its first violation to its end (the scenario's own checks.stop_at_first),
   // so that its outcome says how bad it got; otherwise for_search decides.
   bool run_to_end = false;
+  // Every FIFO gate runs this team's own core (sim/world/own_gate.hpp), or admitsim's when null.
+  // With jobs > 1 its factory is called from several threads at once: it must be safe to call
+  // concurrently (own_gate_of's is), and each core it makes serves one run on one thread.
+  const world::own_gate* own = nullptr;
 };
 
 struct seed_outcome {
