@@ -155,6 +155,31 @@ class claims_anything final : public plain_fifo {
   }
 };
 
+// Broken on purpose: a release frees the slot and promotes nobody (waiters wait for their deadline).
+class never_promotes final : public plain_fifo {
+ public:
+  using plain_fifo::plain_fifo;
+  fifo::release_result release(std::int64_t) {
+    if (active_ == 0) return {false, std::nullopt};
+    --active_;
+    return {true, std::nullopt};
+  }
+};
+
+// Broken on purpose: queues a request when one slot is still free.
+class queues_early final : public plain_fifo {
+ public:
+  using plain_fifo::plain_fifo;
+  fifo::acquire_result acquire(ticket_id t, std::int64_t now) {
+    if (active_ + 1 >= cfg_.max_active && queue_.empty() && active_ < cfg_.max_active &&
+        static_cast<std::int64_t>(queue_.size()) < cfg_.max_waiting) {
+      queue_.push_back(t);
+      return {acquire_outcome::queued, now + cfg_.wait_deadline_ns};
+    }
+    return plain_fifo::acquire(t, now);
+  }
+};
+
 static_assert(fifo::gate_core<plain_fifo> && fifo::gate_core<newest_first> && fifo::gate_core<one_over>);
 
 const world::own_gate fifo_through_iface = world::own_gate_of<fifo::fifo_gate>("fifo_gate_erased");
@@ -308,6 +333,21 @@ TEST_CASE("broken own cores are caught, naming the core", "[own_gate]") {
     CHECK_FALSE(invariant(r, "gate_inflight_le_cap").holds);
     CHECK(has_cause(invariant(r, "gate_inflight_le_cap"), "own_core"));
     CHECK_FALSE(invariant(r, "portal_inflight_le_cap").holds);
+  }
+  SECTION("a slot freed while tickets wait, none promoted, breaks fifo_order") {
+    const world::run_record r = only_run(two_on_one, world::own_gate_of<never_promotes>("never_promotes"));
+    const auto& i = invariant(r, "fifo_order");
+    CHECK_FALSE(i.holds);
+    CHECK(has_cause(i, "own_core"));
+    CHECK(first_detail(i).find("never_promotes broke the FIFO rules: release() freed a slot while 2 tickets waited "
+                               "(ticket 2 the oldest), and promoted none") != std::string::npos);
+  }
+  SECTION("a request queued while a slot is free breaks fifo_order") {
+    const world::run_record r = only_run(two_on_one, world::own_gate_of<queues_early>("queues_early"));
+    const auto& i = invariant(r, "fifo_order");
+    CHECK_FALSE(i.holds);
+    CHECK(first_detail(i).find("acquire(ticket 1) queued it while nobody waited and 0 of max_active 1 leases were out") !=
+          std::string::npos);
   }
   SECTION("a handed-over lease kept on a cancel is a breach and a leak") {
     const world::run_record fine = only_run(cancel_race, plain);

@@ -42,7 +42,7 @@ class gate_slot final : public fifo::event_sink, public gate::core_observer<sim_
 
   void on_event(const fifo::event& e) override;                // monitors.hpp
   void on_gate_change(const sim_core& core) override;  // monitors.hpp
-  void on_breach(std::string what) override;            // monitors.hpp
+  void on_breach(breach_kind kind, std::string what) override;  // monitors.hpp
 
   sim_gate& gate() noexcept { return *gate_; }
   const sim_gate& gate() const noexcept { return *gate_; }

@@ -29,7 +29,8 @@
 // them), so a gate that breaks one runs a mutation (docs/mutants.md), which
 // the cause names; in a run of a team's own core (sim/world/own_gate.hpp)
 // the cause names that core, and a breach of its contract counts against
-// lease_released_once.
+// lease_released_once (a break of the FIFO rules the events do not show,
+// against fifo_order).
 #pragma once
 
 #include <array>
@@ -130,9 +131,10 @@ class fifo_monitors {
     });
   }
   // A team's own core in `g` answered against its contract (recorded_core.hpp).
-  void on_core_breach(gate_slot& g, std::string what) {
+  void on_core_breach(gate_slot& g, breach_kind kind, std::string what) {
     if (mon_.torn_down()) return;
-    mon_.check(inv_released_once, false, [&] { return mutant(g, g.name + ": " + what); });
+    mon_.check(kind == breach_kind::order ? inv_fifo_order : inv_released_once, false,
+               [&] { return mutant(g, g.name + ": " + what); });
   }
   // Work of `r` began or ended at the portal (its count already moved).
   void on_portal_begin(const request_state& r);
@@ -205,7 +207,9 @@ class fifo_monitors {
 
 inline void gate_slot::on_event(const fifo::event& e) { monitors_.on_gate_event(*this, e); }
 inline void gate_slot::on_gate_change(const sim_core& core) { monitors_.on_gate_change(*this, core); }
-inline void gate_slot::on_breach(std::string what) { monitors_.on_core_breach(*this, std::move(what)); }
+inline void gate_slot::on_breach(breach_kind kind, std::string what) {
+  monitors_.on_core_breach(*this, kind, std::move(what));
+}
 
 inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
   if (mon_.torn_down()) return;

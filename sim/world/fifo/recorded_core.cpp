@@ -29,9 +29,19 @@ void recorded_core::log(fifo::status st, fifo::ticket_id t) {
   log_.push(e);
 }
 
-void recorded_core::breach(std::string what) {
+void recorded_core::breach(std::string what, breach_kind kind) {
   ++breaches_;
-  if (breach_to_ != nullptr) breach_to_->on_breach(name_ + " broke its contract: " + std::move(what));
+  if (breach_to_ != nullptr)
+    breach_to_->on_breach(kind, name_ + (kind == breach_kind::lease ? " broke its contract: " : " broke the FIFO rules: ") +
+                                    std::move(what));
+}
+
+void recorded_core::check_slot_taken(const std::string& call) {
+  if (waiting_.empty() || active_ >= cfg_.max_active) return;
+  breach(call + " freed a slot while " + std::to_string(waiting()) + " tickets waited (ticket " +
+             std::to_string(waiting_.begin()->first) + " the oldest), and promoted none: " + std::to_string(active_) +
+             " of max_active " + std::to_string(cfg_.max_active) + " leases out",
+         breach_kind::order);
 }
 
 fifo::acquire_result recorded_core::acquire(fifo::ticket_id t, std::int64_t now_ns) {
@@ -43,6 +53,10 @@ fifo::acquire_result recorded_core::acquire(fifo::ticket_id t, std::int64_t now_
       log(fifo::status::admitted, t);
       return r;
     case fifo::acquire_outcome::queued:
+      if (waiting_.empty() && active_ < cfg_.max_active)
+        breach("acquire(" + ticket_text(t) + ") queued it while nobody waited and " + std::to_string(active_) +
+                   " of max_active " + std::to_string(cfg_.max_active) + " leases were out",
+               breach_kind::order);
       waiting_.emplace(t, r.deadline_ns);
       log(fifo::status::queued, t);
       return r;
@@ -84,7 +98,9 @@ fifo::release_result recorded_core::release(std::int64_t now_ns) {
   }
   --active_;
   log(fifo::status::released, fifo::no_ticket);
-  return {true, promote(r.promoted)};
+  const std::optional<fifo::ticket_id> next = promote(r.promoted);
+  check_slot_taken("release()");
+  return {true, next};
 }
 
 bool recorded_core::claim(fifo::ticket_id t, std::int64_t now_ns) {
@@ -138,6 +154,7 @@ fifo::leave_result recorded_core::leave(fifo::ticket_id t, std::int64_t now_ns, 
       log(fifo::status::released, t);
       const std::optional<fifo::ticket_id> next = promote(r.promoted);
       log(st, t);
+      check_slot_taken(call + ticket_text(t) + ")");
       return {fifo::leave_outcome::handover_released, next};
     }
   }

@@ -14,8 +14,11 @@
 // The contract (gate/fifo/gate_core.hpp). An answer that contradicts the
 // ledger is a breach, reported to the breach_sink with what the core answered
 // and what the ledger held (the monitors count it against
-// lease_released_once). Where the adapter could not go on with the answer as
-// it is, it gets the ledger's instead:
+// lease_released_once). So is a break of the FIFO gate's rules that the
+// events alone would not show (counted against fifo_order): a slot freed while
+// tickets wait and none promoted, a request queued while a slot is free and
+// nobody waits. Where the adapter could not go on with the answer as it is,
+// it gets the ledger's instead:
 //   * a promotion of a ticket that was not waiting is logged (fifo_order
 //     judges it) but not passed on: no waiter of the adapter belongs to it;
 //   * claim answers true only for a ticket that was handed over.
@@ -39,9 +42,14 @@
 
 namespace admit::world::fifo_world {
 
+// What a breach breaks: the lease accounting (lease_released_once) or the
+// FIFO rules (fifo_order: a freed slot goes to the oldest waiter, and a
+// request waits only when no slot is free or others wait).
+enum class breach_kind : std::uint8_t { lease, order };
+
 class breach_sink {
  public:
-  virtual void on_breach(std::string what) = 0;
+  virtual void on_breach(breach_kind kind, std::string what) = 0;
 
  protected:
   ~breach_sink() = default;
@@ -75,7 +83,9 @@ class recorded_core {
   // A promotion the core answered: logged; passed on only if `p` was waiting.
   std::optional<fifo::ticket_id> promote(std::optional<fifo::ticket_id> p);
   void log(fifo::status st, fifo::ticket_id t);
-  void breach(std::string what);
+  void breach(std::string what, breach_kind kind = breach_kind::lease);
+  // After a slot was freed (`call`): a waiter must have taken it.
+  void check_slot_taken(const std::string& call);
   void advance(std::int64_t now_ns) { now_ns_ = now_ns > now_ns_ ? now_ns : now_ns_; }
 
   std::string name_;
