@@ -93,15 +93,7 @@ void fifo_gate::advance_to(std::int64_t now_ns) {
 
 void fifo_gate::log(status st, ticket_id ticket) {
   ++order_;
-  switch (st) {
-    case status::admitted: ++totals_.admitted; break;
-    case status::queued: ++totals_.queued; break;
-    case status::promoted: ++totals_.promoted; break;
-    case status::released: ++totals_.released; break;
-    case status::queue_full: ++totals_.queue_full; break;
-    case status::wait_timeout: ++totals_.wait_timeout; break;
-    case status::wait_cancelled: ++totals_.wait_cancelled; break;
-  }
+  totals_.add(st);
   const event e{order_, st, active_, waiters_.size(), now_ns_, ticket};
   if (sink_ != nullptr) sink_->on_event(e);
   log_.push(e);

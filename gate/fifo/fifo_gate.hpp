@@ -204,6 +204,19 @@ struct counters {
   std::uint64_t wait_cancelled = 0;
   std::uint64_t unbalanced_release = 0;
 
+  // One more event of status `st`.
+  void add(status st) noexcept {
+    switch (st) {
+      case status::admitted: ++admitted; break;
+      case status::queued: ++queued; break;
+      case status::promoted: ++promoted; break;
+      case status::released: ++released; break;
+      case status::queue_full: ++queue_full; break;
+      case status::wait_timeout: ++wait_timeout; break;
+      case status::wait_cancelled: ++wait_cancelled; break;
+    }
+  }
+
   friend bool operator==(const counters&, const counters&) = default;
 };
 

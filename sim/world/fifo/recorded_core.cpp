@@ -15,15 +15,7 @@ recorded_core::recorded_core(std::string name, const fifo::config& cfg, std::uni
 
 void recorded_core::log(fifo::status st, fifo::ticket_id t) {
   ++order_;
-  switch (st) {
-    case fifo::status::admitted: ++totals_.admitted; break;
-    case fifo::status::queued: ++totals_.queued; break;
-    case fifo::status::promoted: ++totals_.promoted; break;
-    case fifo::status::released: ++totals_.released; break;
-    case fifo::status::queue_full: ++totals_.queue_full; break;
-    case fifo::status::wait_timeout: ++totals_.wait_timeout; break;
-    case fifo::status::wait_cancelled: ++totals_.wait_cancelled; break;
-  }
+  totals_.add(st);
   const fifo::event e{order_, st, active_, waiting(), now_ns_, t};
   if (sink_ != nullptr) sink_->on_event(e);
   log_.push(e);
