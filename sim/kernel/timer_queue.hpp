@@ -42,6 +42,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "gate/admit_assert.hpp"
@@ -114,7 +115,7 @@ class basic_timer_queue {
         dead_ = 0;
         return false;
       }
-      refill_front();
+      refill_front(live);
     }
   }
 
@@ -186,16 +187,34 @@ class basic_timer_queue {
     return diff == 0 ? 0U : static_cast<unsigned>(64 - std::countl_zero(diff));
   }
 
-  // Bucket 0 is empty: the least non-empty bucket's earliest time becomes the
-  // floor, and its entries move to lower buckets (those at the floor to bucket 0).
-  void refill_front() {
+  // Bucket 0 is empty: the least non-empty bucket's earliest live time
+  // becomes the floor, and its live entries move to lower buckets (those at
+  // the floor to bucket 0). Its dead entries are dropped here rather than
+  // moved down bucket by bucket (a waiter's deadline, cancelled when it was
+  // promoted, would otherwise move a few times before it reached the front).
+  template <class Live>
+  void refill_front(const Live& live) {
     const unsigned b = static_cast<unsigned>(std::countr_zero(occupied_)) + 1;
     std::vector<timer_entry>& v = buckets_[b];
-    vtime_ns least = v.front().when;
-    for (const timer_entry& e : v) least = e.when < least ? e.when : least;
-    floor_ = least;
     occupied_ &= ~(std::uint64_t{1} << (b - 1));
+    std::size_t kept = 0;
+    vtime_ns least = std::numeric_limits<vtime_ns>::max();
     for (const timer_entry& e : v) {
+      if (!live(e)) continue;
+      least = e.when < least ? e.when : least;
+      v[kept++] = e;
+    }
+    const std::size_t dropped = v.size() - kept;
+    ADMIT_ASSERT(dead_ >= dropped, "a dead entry was counted when it was cancelled");
+    dead_ -= dropped;
+    size_ -= dropped;
+    if (kept == 0) {
+      v.clear();
+      return;  // the caller looks at the next bucket
+    }
+    floor_ = least;
+    for (std::size_t i = 0; i < kept; ++i) {
+      const timer_entry& e = v[i];
       const unsigned to = bucket_of(e.when);
       ADMIT_ASSERT(to < b, "a redistributed entry moves to a lower bucket");
       if (to == 0)

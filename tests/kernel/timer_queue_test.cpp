@@ -195,3 +195,26 @@ TEST_CASE("timer_queue refuses a push before the last time taken out", "[kernel]
   q.pop_front();
   CHECK_THROWS_AS(q.push(timer_entry{9, 1, 1, 0}), admit::assertion_failure);
 }
+
+TEST_CASE("timer_queue drops a bucket's dead entries as it empties it", "[kernel][timer_queue]") {
+  // Goal: a cancelled entry is dropped when its bucket is emptied, not moved down. Method: a bucket of
+  // cancelled timers before a live one; the first settle leaves only the live one in the queue.
+  admit::sim::timer_queue q;
+  std::vector<std::uint32_t> generation;
+  const auto live = [&](const timer_entry& e) { return generation[e.slot] == e.generation; };
+  for (std::uint32_t i = 0; i < 10; ++i) {
+    generation.push_back(0);
+    q.push(timer_entry{1'000 + i, i, i, 0});  // one bucket, below the live entry's
+    ++generation[i];
+    q.note_dead();
+  }
+  generation.push_back(0);
+  q.push(timer_entry{1'000'000, 10, 10, 0});
+  REQUIRE(q.size() == 11u);
+  REQUIRE(q.settle(live));
+  CHECK(q.front().slot == 10u);
+  CHECK(q.size() == 1u);
+  q.pop_front();
+  CHECK_FALSE(q.settle(live));
+  CHECK(q.size() == 0u);
+}
