@@ -9,19 +9,6 @@
 
 namespace admit::fifo {
 
-std::string_view to_string(status st) noexcept {
-  switch (st) {
-    case status::admitted: return "admitted";
-    case status::queued: return "queued";
-    case status::promoted: return "promoted";
-    case status::released: return "released";
-    case status::queue_full: return "queue_full";
-    case status::wait_timeout: return "wait_timeout";
-    case status::wait_cancelled: return "wait_cancelled";
-  }
-  return "unknown_status";
-}
-
 std::string_view to_string(mutation m) noexcept {
   switch (m) {
     case mutation::none: return "none";

@@ -70,7 +70,19 @@ enum class status : std::uint8_t {
   wait_timeout,
   wait_cancelled,
 };
-std::string_view to_string(status st) noexcept;
+// Inline: the simulator names the status of every gate event it traces.
+inline std::string_view to_string(status st) noexcept {
+  switch (st) {
+    case status::admitted: return "admitted";
+    case status::queued: return "queued";
+    case status::promoted: return "promoted";
+    case status::released: return "released";
+    case status::queue_full: return "queue_full";
+    case status::wait_timeout: return "wait_timeout";
+    case status::wait_cancelled: return "wait_cancelled";
+  }
+  return "unknown_status";
+}
 
 enum class mutation : std::uint8_t {
   none,                       // the real gate

@@ -153,13 +153,15 @@ class fifo_monitors {
   [[gnu::noinline]] void check_idle(vtime_ns lh_ns, std::int64_t outstanding);
   [[gnu::noinline]] void check_end(bool arrivals_done, std::int64_t outstanding);
 
-  void trace(const gate_slot* source, const char* what, std::int64_t active, std::int64_t waiting,
-             std::uint64_t ref) {
+  // Inline, as is sample_series(): both run several times a request, and out of line their calls cost
+  // more than their bodies.
+  [[gnu::always_inline]] void trace(const gate_slot* source, const char* what, std::int64_t active,
+                                    std::int64_t waiting, std::uint64_t ref) {
     if (live_entry* e = mon_.trace()) *e = live_entry{ctx_.sched.now_ns(), source, what, active, waiting, ref};
   }
   void hit(probe p) { mon_.hit(p); }
   // Totals over every gate, sampled into the run's timeline.
-  void sample_series() {
+  [[gnu::always_inline]] void sample_series() {
     std::int64_t active = 0, waiting = 0;
     for (const auto& g : gates_) {
       active += g->gate().core().active();
