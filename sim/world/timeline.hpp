@@ -149,16 +149,11 @@ class timeline {
 
   // A lane for request `number` (kept for the first max_lanes requests, and
   // around the spans of keep_lanes_in), or nullptr.
-  lane* lane_for(std::uint64_t number) {
-    if (number == 0) return nullptr;
-    if (number > max_lanes) {
-      if (lane_spans_.empty()) [[likely]] return nullptr;
-      return span_lane_for(number);
-    }
-    if (lanes_.size() < number) lanes_.resize(number);
-    lane& l = lanes_[number - 1];
-    l.number = number;
-    return &l;
+  // Inline for its common answer (a later request, no spans: none); the rest out of line.
+  [[gnu::always_inline]] lane* lane_for(std::uint64_t number) {
+    if (number > max_lanes && lane_spans_.empty()) [[likely]]
+      return nullptr;
+    return kept_lane_for(number);
   }
 
   vtime_ns bucket_width_ns() const { return width_ns_; }
@@ -173,6 +168,15 @@ class timeline {
   bool span_lanes_dropped() const { return span_lanes_dropped_; }
 
  private:
+  [[gnu::noinline]] lane* kept_lane_for(std::uint64_t number) {
+    if (number == 0) return nullptr;
+    if (number > max_lanes) return span_lane_for(number);
+    if (lanes_.size() < number) lanes_.resize(number);
+    lane& l = lanes_[number - 1];
+    l.number = number;
+    return &l;
+  }
+
   timeline_bucket level_bucket() const {
     return timeline_bucket{last_gate_, last_gate_, last_portal_, last_portal_, last_waiting_, last_waiting_, false};
   }
