@@ -90,7 +90,30 @@ class timeline {
   static constexpr std::size_t max_span_lanes = 4096;
 
   // Samples the three series at `t` (call after every change).
-  void sample(vtime_ns t, std::int64_t gate, std::int64_t portal, std::int64_t waiting) {
+  // Inline for the common case, a sample in the bucket the last one touched (several a request); a
+  // sample in another bucket goes out of line.
+  [[gnu::always_inline]] void sample(vtime_ns t, std::int64_t gate, std::int64_t portal, std::int64_t waiting) {
+    if (t < touched_end_ns_ && t >= touched_begin_ns_ && t >= 0) [[likely]] {
+      if (gate == last_gate_ && portal == last_portal_ && waiting == last_waiting_) return;
+      timeline_bucket& b = buckets_[touched_index_];
+      if (b.touched) [[likely]] {
+        b.gate_max = std::max(b.gate_max, gate);
+        b.gate_min = std::min(b.gate_min, gate);
+        b.portal_max = std::max(b.portal_max, portal);
+        b.portal_min = std::min(b.portal_min, portal);
+        b.waiting_max = std::max(b.waiting_max, waiting);
+        b.waiting_min = std::min(b.waiting_min, waiting);
+        last_gate_ = gate;
+        last_portal_ = portal;
+        last_waiting_ = waiting;
+        return;
+      }
+    }
+    sample_slow(t, gate, portal, waiting);
+  }
+
+  // Any sample (sample()'s fast path is this with the bucket known and touched).
+  [[gnu::noinline]] void sample_slow(vtime_ns t, std::int64_t gate, std::int64_t portal, std::int64_t waiting) {
     if (t < 0) t = 0;
     // Most samples fall in the bucket the last one touched: no search.
     const bool same_bucket = t < touched_end_ns_ && t >= touched_begin_ns_;
