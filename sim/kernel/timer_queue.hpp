@@ -234,13 +234,15 @@ class basic_timer_queue {
     static bool later(const timer_entry& a, const timer_entry& b) noexcept { return a.key > b.key; }
     std::size_t size() const noexcept { return v.size() - head; }
     const timer_entry& front_entry() const noexcept { return v[head]; }
+    // Usually it holds one entry: that case skips the heap's machinery.
     void push(const timer_entry& e) {
       v.push_back(e);
-      if constexpr (Mutation == timer_queue_mutation::none) std::push_heap(v.begin(), v.end(), later);
+      if constexpr (Mutation == timer_queue_mutation::none)
+        if (v.size() > 1) std::push_heap(v.begin(), v.end(), later);
     }
     void pop() noexcept {
       if constexpr (Mutation == timer_queue_mutation::none) {
-        std::pop_heap(v.begin(), v.end(), later);
+        if (v.size() > 1) std::pop_heap(v.begin(), v.end(), later);
         v.pop_back();
       } else if (++head == v.size()) {
         v.clear();
