@@ -41,6 +41,16 @@ struct timeline_bucket {
   std::int64_t portal_max = 0, portal_min = 0;
   std::int64_t waiting_max = 0, waiting_min = 0;
   bool touched = false;  // a sample fell in it (else it repeats the level before)
+
+  // The levels reached `gate`, `portal` and `waiting` in this bucket.
+  [[gnu::always_inline]] void include(std::int64_t gate, std::int64_t portal, std::int64_t waiting) {
+    gate_max = std::max(gate_max, gate);
+    gate_min = std::min(gate_min, gate);
+    portal_max = std::max(portal_max, portal);
+    portal_min = std::min(portal_min, portal);
+    waiting_max = std::max(waiting_max, waiting);
+    waiting_min = std::min(waiting_min, waiting);
+  }
 };
 
 struct fault_window {
@@ -97,12 +107,7 @@ class timeline {
       if (gate == last_gate_ && portal == last_portal_ && waiting == last_waiting_) return;
       timeline_bucket& b = buckets_[touched_index_];
       if (b.touched) [[likely]] {
-        b.gate_max = std::max(b.gate_max, gate);
-        b.gate_min = std::min(b.gate_min, gate);
-        b.portal_max = std::max(b.portal_max, portal);
-        b.portal_min = std::min(b.portal_min, portal);
-        b.waiting_max = std::max(b.waiting_max, waiting);
-        b.waiting_min = std::min(b.waiting_min, waiting);
+        b.include(gate, portal, waiting);
         last_gate_ = gate;
         last_portal_ = portal;
         last_waiting_ = waiting;
@@ -130,20 +135,9 @@ class timeline {
     timeline_bucket& b = buckets_[i];
     if (!b.touched) {
       b = timeline_bucket{gate, gate, portal, portal, waiting, waiting, true};
-      // The level before the first sample in this bucket counts too.
-      b.gate_max = std::max(b.gate_max, last_gate_);
-      b.gate_min = std::min(b.gate_min, last_gate_);
-      b.portal_max = std::max(b.portal_max, last_portal_);
-      b.portal_min = std::min(b.portal_min, last_portal_);
-      b.waiting_max = std::max(b.waiting_max, last_waiting_);
-      b.waiting_min = std::min(b.waiting_min, last_waiting_);
+      b.include(last_gate_, last_portal_, last_waiting_);  // the level before the first sample here counts too
     } else {
-      b.gate_max = std::max(b.gate_max, gate);
-      b.gate_min = std::min(b.gate_min, gate);
-      b.portal_max = std::max(b.portal_max, portal);
-      b.portal_min = std::min(b.portal_min, portal);
-      b.waiting_max = std::max(b.waiting_max, waiting);
-      b.waiting_min = std::min(b.waiting_min, waiting);
+      b.include(gate, portal, waiting);
     }
     last_gate_ = gate;
     last_portal_ = portal;
