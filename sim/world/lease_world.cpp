@@ -183,7 +183,8 @@ class lease_world {
     pump_.start();
     if (src_.total() == 0) items_.close_arrivals();
     faults_.schedule(sc_.faults.schedule);
-    fleet_.start([this](std::size_t wi, std::uint64_t gen) { return worker_loop(wi, gen); });
+    fleet_.start([this](std::size_t wi, std::uint64_t gen) { return worker_loop(wi, gen); },
+                 [this](std::size_t wi, std::uint64_t gen, bool woken) { return park(wi, gen, woken); });
     // checks.liveness_horizon stops the run there first: once every event due by then has run, the
     // system must be idle (when nothing is left to run, finish() judges the same end state). The
     // check adds no event and does not move the clock.
@@ -257,6 +258,24 @@ class lease_world {
   }
 
   // --- workers --------------------------------------------------------------
+
+  // The loop's first step (below), answered without running the loop where
+  // it would only wait: an idle worker whose loop never began holds no
+  // coroutine. After a wake it is the loop's step after its idle wait: park
+  // again, drain, or end a retired loop; the loop's very first step drains
+  // by running (its event count is the loop's).
+  bool park(std::size_t wi, std::uint64_t gen, bool woken) {
+    worker_state& w = fleet_[wi];
+    if (w.renewal.retired) return woken;
+    if (!items_.empty()) return false;
+    if (items_.arrivals_done()) {
+      if (!woken) return false;
+      w.drained = true;
+      return true;
+    }
+    fleet_.park_unstarted(wi, gen);
+    return true;
+  }
 
   sim::awaitable<void> worker_loop(std::size_t wi, std::uint64_t gen) {
     worker_state& w = fleet_[wi];

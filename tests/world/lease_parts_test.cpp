@@ -2,6 +2,7 @@
 // the assertions each part makes of its state, tripped by a state broken by hand.
 #include <catch2/catch.hpp>
 #include <string>
+#include <vector>
 
 #include "gate/admit_assert.hpp"
 #include "sim/kernel/scheduler.hpp"
@@ -83,6 +84,72 @@ TEST_CASE("the fleet's holders count and idle set must agree with its workers") 
   p.workers[2].idle = false;  // out of the idle set's view
   CHECK_THROWS_AS(p.workers.set_idle(2, true), assertion_failure);
   CHECK_THROWS_AS(p.workers.audit(), assertion_failure);
+}
+
+TEST_CASE("a worker whose loop has not begun waits idle without a coroutine until it is woken to work") {
+  parts p;
+  std::vector<std::size_t> launched;  // the workers whose loop ran, in order
+  bool work = false;                  // whether the world has an item for a worker
+  int drained = 0;
+  p.workers.start(
+      [&](std::size_t wi, std::uint64_t) -> sim::awaitable<void> {
+        p.workers[wi].started = true;
+        launched.push_back(wi);
+        co_return;
+      },
+      [&](std::size_t wi, std::uint64_t gen, bool woken) {
+        if (work) return false;
+        if (woken && drained > 0) {
+          --drained;
+          return true;
+        }
+        p.workers.park_unstarted(wi, gen);
+        return true;
+      });
+  // Each worker's first step is one event, and each parks: no loop runs.
+  CHECK(p.sched.run() == sim::run_status::idle);
+  CHECK(p.sched.events_run() == 3);
+  CHECK(launched.empty());
+  for (std::size_t wi = 0; wi < 3; ++wi) CHECK(p.workers[wi].idle);
+  p.workers.audit();
+
+  // Woken with nothing to do, it parks again: one event, still no loop.
+  p.workers.wake_one();
+  CHECK(!p.workers[0].idle);
+  CHECK(p.sched.run() == sim::run_status::idle);
+  CHECK(p.sched.events_run() == 4);
+  CHECK(launched.empty());
+  CHECK(p.workers[0].idle);
+
+  // Woken to work, the least idle worker's loop is launched in the wake's event.
+  work = true;
+  p.workers.wake_one();
+  CHECK(p.sched.run() == sim::run_status::idle);
+  CHECK(launched == std::vector<std::size_t>{0});
+  CHECK(!p.workers[0].idle);
+  CHECK(p.workers[1].idle);
+
+  // A parked worker that crashes never runs that generation; its restart begins the next.
+  CHECK_FALSE(p.workers.crash(1, [](const work_item&) {}));
+  CHECK(!p.workers[1].idle);
+  CHECK(p.sched.run() == sim::run_status::idle);
+  CHECK(launched == std::vector<std::size_t>{0});
+  p.workers.restart(1);  // outside an event: its first step is queued, as at the start
+  CHECK(p.sched.run() == sim::run_status::idle);
+  CHECK(launched == std::vector<std::size_t>{0, 1});
+  CHECK(p.workers[1].generation == 1);
+
+  // A woken worker the world drains takes its step without a loop.
+  work = false;
+  drained = 1;
+  p.workers.wake_one();  // worker 2
+  CHECK(p.sched.run() == sim::run_status::idle);
+  CHECK(drained == 0);
+  CHECK(!p.workers[2].idle);
+  CHECK(launched == std::vector<std::size_t>{0, 1});
+  p.workers.audit();
+  p.workers.tear_down();
+  p.sched.shutdown();
 }
 
 TEST_CASE("a worker releasing a permit it holds has it in the set, or was told it lost it") {

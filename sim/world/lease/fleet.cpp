@@ -2,6 +2,7 @@
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/system/system_error.hpp>
 #include <bit>
 #include <charconv>
@@ -35,8 +36,9 @@ fleet::fleet(sim::scheduler& sched, network& net, const gate::lease_client_confi
   idle_ = idle_set(workers_.size());
 }
 
-void fleet::start(loop_fn loop) {
+void fleet::start(loop_fn loop, park_fn park) {
   loop_ = std::move(loop);
+  park_ = std::move(park);
   for (auto& w : workers_) spawn(*w);
 }
 
@@ -51,9 +53,27 @@ void fleet::restart(std::size_t wi) {
 }
 
 void fleet::spawn(worker_state& w) {
-  w.kill = std::make_unique<asio::cancellation_signal>();
   w.started = false;
-  const std::uint64_t gen = w.generation;
+  // As co_spawn's first step: inline when an event runs (a restart), queued otherwise (the fleet's start).
+  asio::dispatch(sched_.get_executor(), [this, wi = w.index, gen = w.generation] { begin(wi, gen, false); });
+}
+
+void fleet::begin(std::size_t wi, std::uint64_t gen, bool woken) {
+  worker_state& w = *workers_[wi];
+  if (woken && (w.generation != gen || !w.alive)) return;  // crashed while parked: that generation never ran
+  if (clear_to_run(wi, gen) && park_(wi, gen, woken)) return;
+  launch(w, gen);
+}
+
+void fleet::park_unstarted(std::size_t wi, std::uint64_t gen) {
+  worker_state& w = *workers_[wi];
+  ADMIT_ASSERT(!w.started && !w.resume, "only a worker whose loop has not begun parks without a coroutine");
+  set_idle(wi, true);
+  w.resume = [this, wi, gen] { begin(wi, gen, true); };
+}
+
+void fleet::launch(worker_state& w, std::uint64_t gen) {
+  w.kill = std::make_unique<asio::cancellation_signal>();
   asio::co_spawn(sched_.get_executor(), loop_(w.index, gen),
                  asio::bind_cancellation_slot(w.kill->slot(), [this](std::exception_ptr e) {
                    if (!e || tearing_down_) return;

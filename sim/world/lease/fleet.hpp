@@ -15,7 +15,12 @@
 //
 // An idle worker (no item in the queue) waits to be woken; the fleet keeps
 // the idle ones by index, so that an arrival wakes the least one without
-// scanning the fleet.
+// scanning the fleet. A worker whose loop has not begun yet, and that finds
+// nothing to do at its first step, waits without a coroutine: the world's
+// `park` answers for that step, and the loop is launched only when the
+// worker is woken to work. The events are the same as the loop's (one to
+// begin, one to wake), so a fleet of 100,000 mostly idle workers holds no
+// coroutine frame for the ones never used.
 //
 // What a worker believes: the permit it holds (`holding`), and whether it
 // has been told it lost it (`lost`: its lease was reaped, its renewal found
@@ -154,6 +159,12 @@ struct client_behaviour {
 class fleet {
  public:
   using loop_fn = std::function<sim::awaitable<void>(std::size_t, std::uint64_t)>;
+  // The first step of a worker's loop, where it is answered without running
+  // the loop: whether the world took it (the worker parked idle, or after a
+  // wake, parked again or drained). `woken`: the step follows a wake, as the
+  // loop's own step after its idle wait would; otherwise it is the loop's
+  // very first step. Asked only while the worker is clear to run.
+  using park_fn = std::function<bool(std::size_t, std::uint64_t, bool woken)>;
 
   fleet(sim::scheduler& sched, network& net, const gate::lease_client_config& cfg, const scenario::scenario& sc,
         std::uint64_t seed);
@@ -166,8 +177,8 @@ class fleet {
 
 
   // --- lives ----------------------------------------------------------------
-  // Spawns every worker's loop; a restart spawns the worker's next generation.
-  void start(loop_fn loop);
+  // Begins every worker's loop; a restart begins the worker's next generation.
+  void start(loop_fn loop, park_fn park);
   void restart(std::size_t wi);
   [[gnu::always_inline]] bool clear_to_run(std::size_t wi, std::uint64_t gen) const {
     const worker_state& w = *workers_[wi];
@@ -209,6 +220,9 @@ class fleet {
     }
   }
   void wake_all_idle();
+  // From `park`: the worker, at the first step of generation `gen` of its
+  // loop, waits idle without a coroutine; waking it takes the step again.
+  void park_unstarted(std::size_t wi, std::uint64_t gen);
 
   // --- permits --------------------------------------------------------------
   // "w<worker>-<item>": the token of a worker's permit for an item.
@@ -297,6 +311,9 @@ class fleet {
 
  private:
   void spawn(worker_state& w);
+  // The first step of generation `gen`: answered by `park_`, or the loop is launched.
+  void begin(std::size_t wi, std::uint64_t gen, bool woken);
+  void launch(worker_state& w, std::uint64_t gen);
   [[gnu::always_inline]] void wake(worker_state& w) {
     if (w.resume) sched_.post(std::move(w.resume));
     w.resume = {};
@@ -307,6 +324,7 @@ class fleet {
   idle_set idle_;  // the indices of the idle workers
   std::int64_t holders_ = 0;
   loop_fn loop_;
+  park_fn park_;
   bool tearing_down_ = false;
   client_behaviour behaviour_;
   std::size_t nodes_ = 1;
