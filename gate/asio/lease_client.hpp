@@ -365,16 +365,26 @@ class lease_client {
     return transport_.async_command(req, std::forward<Token>(tok));
   }
 
-  awaitable<std::tuple<boost::system::error_code, redis::script_reply>> call(redis::script_op op,
-                                                                            const std::string& token,
-                                                                            std::size_t node = one_node) {
+  using call_result = std::tuple<boost::system::error_code, redis::script_reply>;
+
+  // Not a coroutine itself: each path is its own, so that a built-in
+  // variant's call (every poll of every waiting worker) keeps a small frame
+  // rather than one with room for a protocol's command and its retry.
+  awaitable<call_result> call(redis::script_op op, const std::string& token, std::size_t node = one_node) {
+    if (!cfg_.proto) return builtin_call(op, token);
+    return protocol_call(op, token, node);
+  }
+
+  awaitable<call_result> builtin_call(redis::script_op op, const std::string& token) {
+    script_request req = request(token);
+    if (op == redis::script_op::acquire) req.now_ms = wall_ms_();
+    co_return co_await transport_.async_script(op, req,
+                                               boost::asio::as_tuple(boost::asio::use_awaitable_t<executor_type>{}));
+  }
+
+  awaitable<call_result> protocol_call(redis::script_op op, const std::string& token, std::size_t node) {
     using boost::asio::as_tuple;
     const boost::asio::use_awaitable_t<executor_type> use;
-    if (!cfg_.proto) {
-      script_request req = request(token);
-      if (op == redis::script_op::acquire) req.now_ms = wall_ms_();
-      co_return co_await transport_.async_script(op, req, as_tuple(use));
-    }
     const redis::protocol_call& c = cfg_.proto->call(op);
     redis::call_values values;
     values.key = cfg_.key;
