@@ -6,15 +6,16 @@
 // of workers changes.
 //   light: an arrival every 10 ms, a portal call of 5 to 50 ms: a few workers
 //          busy at once, the rest idle. The idle ones must cost nothing per
-//          event: events per second within 2x of 10 workers' (exit 1 if not).
+//          event (those never used hold no coroutine): events per second
+//          within 2x of 10 workers' (exit 1 if not).
 //   busy:  an arrival every 10 us, a portal call of 1 to 3 s: every arrival
 //          takes a new worker, which polls for a permit until its acquire
 //          timeout (30 s), so with 100,000 workers about 94,000 are busy at
 //          once. Waking one used to scan the busy ones first (16.7 s for the
 //          run). What is left grows with the number of *busy* workers, as
-//          any simulation's does: their timers are all in the kernel's queue
-//          and their coroutines' frames do not fit in a cache (reported, not
-//          judged).
+//          any simulation's of one coroutine per actor does: each event wakes
+//          a suspended chain whose memory is no longer in a cache (reported,
+//          not judged; bench/actor_floor measures that floor alone).
 //
 // Usage: fleet_bench [light|busy] [WORKERS...]   (default: light 10 1000 100000)
 // Prints, per fleet, the run's events, its CPU time (the process clock, read
