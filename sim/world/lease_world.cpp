@@ -259,22 +259,37 @@ class lease_world {
 
   // --- workers --------------------------------------------------------------
 
+  // What a worker's loop does at its checkpoint: the one rule both the loop
+  // and park() follow.
+  enum class next_step {
+    end,    // its protocol takes no new work after a lost renewal
+    drain,  // the queue is empty and the last arrival has come
+    wait,   // the queue is empty, arrivals are still to come
+    work,   // it takes the next item
+  };
+  next_step next_for(const worker_state& w) const {
+    if (w.renewal.retired) return next_step::end;
+    if (!items_.empty()) return next_step::work;
+    // The seed's run_fleet worker returns on an empty queue; ours waits while arrivals are still to
+    // come (they come over time here, not all queued up front) and returns once the last has come.
+    return items_.arrivals_done() ? next_step::drain : next_step::wait;
+  }
+
   // The loop's first step (below), answered without running the loop where
   // it would only wait: an idle worker whose loop never began holds no
   // coroutine. After a wake it is the loop's step after its idle wait: park
-  // again, drain, or end a retired loop; the loop's very first step drains
-  // by running (its event count is the loop's).
+  // again, drain, or end a retired loop; the loop's very first step ends or
+  // drains by running (its event count is the loop's).
   bool park(std::size_t wi, std::uint64_t gen, bool woken) {
-    worker_state& w = fleet_[wi];
-    if (w.renewal.retired) return woken;
-    if (!items_.empty()) return false;
-    if (items_.arrivals_done()) {
-      if (!woken) return false;
-      w.drained = true;
-      return true;
+    switch (next_for(fleet_[wi])) {
+      case next_step::work: return false;
+      case next_step::end: return woken;
+      case next_step::drain:
+        if (woken) fleet_[wi].drained = true;
+        return woken;
+      case next_step::wait: fleet_.park_unstarted(wi, gen); return true;
     }
-    fleet_.park_unstarted(wi, gen);
-    return true;
+    return false;
   }
 
   sim::awaitable<void> worker_loop(std::size_t wi, std::uint64_t gen) {
@@ -282,14 +297,13 @@ class lease_world {
     w.started = true;
     for (;;) {
       ADMIT_CHECKPOINT(fleet_, wi, gen);
-      if (w.renewal.retired) co_return;  // its protocol takes no new work after a lost renewal
-      if (items_.empty()) {
-        // The seed's run_fleet worker returns on an empty queue; ours waits while arrivals are still to
-        // come (they come over time here, not all queued up front) and returns once the last has come.
-        if (items_.arrivals_done()) {
-          w.drained = true;
-          co_return;
-        }
+      const next_step next = next_for(w);
+      if (next == next_step::end) co_return;
+      if (next == next_step::drain) {
+        w.drained = true;
+        co_return;
+      }
+      if (next == next_step::wait) {
         fleet_.set_idle(wi, true);
         (void)co_await fleet_.async_idle_wait(wi, asio::as_tuple(sim::use_awaitable));
         fleet_.set_idle(wi, false);
