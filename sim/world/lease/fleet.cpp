@@ -73,6 +73,7 @@ void fleet::park_unstarted(std::size_t wi, std::uint64_t gen) {
 }
 
 void fleet::launch(worker_state& w, std::uint64_t gen) {
+  if (w.kill) w.retired_kills.push_back(std::move(w.kill));
   w.kill = std::make_unique<asio::cancellation_signal>();
   asio::co_spawn(sched_.get_executor(), loop_(w.index, gen),
                  asio::bind_cancellation_slot(w.kill->slot(), [this](std::exception_ptr e) {

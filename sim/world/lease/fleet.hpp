@@ -113,6 +113,13 @@ struct worker_state {
   // Cancels the generation's loop at a crash; each generation gets its own
   // (a crashed loop may still hold a slot of the one before).
   std::unique_ptr<boost::asio::cancellation_signal> kill;
+  // The signals of crashed generations, kept for the fleet's life: a crashed
+  // generation's coroutine may stay suspended in a call no cancellation
+  // reaches (a call lost on the network ends only at its socket timeout), and
+  // when it resumes it clears its slot, which must still belong to a live
+  // signal after a restart has given the worker a new one. One per restart,
+  // and restarts are bounded by the faults a run draws.
+  std::vector<std::unique_ptr<boost::asio::cancellation_signal>> retired_kills;
   // The idle worker loop's wait for work: its completion handler, run with
   // operation_aborted by wake().
   sim::unique_task resume;
