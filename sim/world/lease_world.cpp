@@ -251,6 +251,14 @@ class lease_world {
     fleet_.set_nodes(nets_.data(), n, run.proto->proto->client.quorum == redis::quorum_rule::all);
   }
 
+  // The first node's inconsistent reply (a quorum run asks every node; the run stopped at the first).
+  const std::optional<std::string>& first_inconsistency() const {
+    if (server_.inconsistency()) return server_.inconsistency();
+    for (const auto& e : extra_)
+      if (e->server.inconsistency()) return e->server.inconsistency();
+    return server_.inconsistency();
+  }
+
   void tear_down() {
     monitors_.tear_down();
     fleet_.tear_down();
@@ -432,6 +440,10 @@ class lease_world {
     if (const std::optional<script_failure>& f = server_.failure()) {
       // The user's script failed: the run stopped there, and nothing after it is judged.
       rec_.inconclusive = inconclusive_reason{"script_error", describe(*f), *f};
+      return;
+    }
+    if (const std::optional<std::string>& why = first_inconsistency()) {
+      rec_.inconclusive = inconclusive_reason{"protocol_inconsistent", *why};
       return;
     }
     if (!monitors_.stopped())

@@ -94,7 +94,9 @@ struct captured_snapshot {
 // kind is "event_budget" (checks.max_events), "horizon" (checks.horizon came
 // before every request ended), "fault_draw_limit" (faults.rates asked for
 // more faults of a kind than a run draws), "wall_limit" (checks.max_wall) or
-// "script_error" (a protocol's script failed: its error, line and call).
+// "script_error" (a protocol's script failed: its error, line and call) or
+// "protocol_inconsistent" (a protocol's client read a grant, or a kept
+// renewal, for a token its holders do not show: server_side::inconsistency).
 // A protocol's script (or command) that failed: the run stops there.
 struct script_failure {
   std::string operation;  // "acquire", "release" or "renew"

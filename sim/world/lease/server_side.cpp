@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "gate/admit_assert.hpp"
+#include "sim/world/cause_text.hpp"
 
 namespace admit::world::lease {
 
@@ -214,6 +215,25 @@ void server_side::script_failed(std::size_t wi, const gate::command_request& req
   sched_.stop();
 }
 
+void server_side::protocol_inconsistent(std::size_t wi, const gate::command_request& req, const redis::reply& answer,
+                                        redis::reply_rule rule) {
+  ADMIT_ASSERT(proto_ != nullptr, "only a protocol's reply is read by a rule of the user's");
+  if (inconsistency_ || failure_) return;
+  const bool acquire = req.op == redis::script_op::acquire;
+  std::string shown = redis::to_string(answer);
+  constexpr std::size_t shown_max = 80;  // a long array reply is cut: the sentence names its start
+  if (shown.size() > shown_max) shown = shown.substr(0, shown_max) + "...";
+  inconsistency_ = "the protocol's " + std::string(acquire ? "acquire" : "renew") + " replied " + shown +
+                   " for token " + req.token + " (worker " + std::to_string(wi) + ") at " +
+                   span_text(sched_.now_ns()) + ", which its rule " +
+                   redis::reply_rule_names[static_cast<std::size_t>(rule)] + " reads as " +
+                   (acquire ? "a grant" : "a kept permit") + ", but the token is not among the holders at \"" +
+                   holders_key_ + "\" (the protocol's holders): either the rule reads a refusal as " +
+                   (acquire ? "a grant" : "kept") + ", or holders does not describe where the script keeps its permits";
+  monitors_.trace("redis", trace_text("inconsistent reply for ").word(req.token), 0, wi);
+  sched_.stop();
+}
+
 redis::reply server_side::execute_command(std::size_t wi, const gate::command_request& req) {
   ADMIT_ASSERT(proto_ != nullptr, "a protocol's command reaches a server that runs that protocol");
   const vtime_ns now = sched_.now_ns();
@@ -263,6 +283,12 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
     for (const std::int64_t m : *node_members_) members = std::max(members, m);
   }
   const redis::script_reply read = redis::read_reply(answer, c.rule);
+  if (read.granted() && (req.op == redis::script_op::acquire || req.op == redis::script_op::renew) &&
+      !(after != nullptr && after->score(req.token).has_value())) [[unlikely]] {
+    // A grant the holders do not show: nothing after it can be judged (the user's rule or holders, not ours).
+    protocol_inconsistent(wi, req, answer, c.rule);
+    return answer;
+  }
   if (read.granted()) {
     if (req.op == redis::script_op::acquire && quorum) {
       if (fleet_.granted_on(wi, req.token, node_index_)) fleet_.granted(wi, req.token, now, node_.server_offset_ns());

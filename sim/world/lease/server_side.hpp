@@ -47,6 +47,13 @@ class server_side final : public script_server {
   void use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms);
   // The first script error of a protocol run (the run stops there and is inconclusive).
   const std::optional<script_failure>& failure() const noexcept { return failure_; }
+  // The first reply a protocol's client reads as a grant (or a kept renewal)
+  // for a token the server's holders do not show after the call: the world
+  // can no longer tell which permits are held, so the run stops there and is
+  // inconclusive with this sentence (a reply rule that reads a refusal as a
+  // grant, or a `holders` that does not describe where the script keeps its
+  // permits).
+  const std::optional<std::string>& inconsistency() const noexcept { return inconsistency_; }
   // Where the server keeps the permits: the gate key, or a protocol's holders key.
   const std::string& holders_key() const noexcept { return holders_key_; }
   void set_holders_key(std::string key) { holders_key_ = std::move(key); }
@@ -75,6 +82,8 @@ class server_side final : public script_server {
   // argument, else the server's.
   std::int64_t command_now_ms(const gate::command_request& req, std::int64_t now_us) const;
   void script_failed(std::size_t wi, const gate::command_request& req);
+  void protocol_inconsistent(std::size_t wi, const gate::command_request& req, const redis::reply& answer,
+                             redis::reply_rule rule);
 
   // The holders whose permits the key's expiry takes at this command (the
   // test inline: a key past its deadline is rare).
@@ -114,6 +123,7 @@ class server_side final : public script_server {
   };
   now_arg now_args_[3];
   std::optional<script_failure> failure_;
+  std::optional<std::string> inconsistency_;
   std::size_t node_index_ = 0;
   std::vector<std::int64_t>* node_members_ = nullptr;  // set: a quorum run (several nodes)
 };
