@@ -665,7 +665,8 @@ void print_search(const seed_search& s, const explore::explore_totals& sum, cons
                  k.invariant.c_str(), static_cast<unsigned long long>(k.seeds),
                  static_cast<unsigned long long>(k.first_seed), tally.swarm_of(k).c_str());
     // Its causes, in the summary's order (by_kind_json), each with the sentence of its first seed.
-    for (const auto& c : by_kind_json({k}).front()["causes"])
+    const json listed = by_kind_json({k});  // kept: the loop reads into it
+    for (const auto& c : listed.front().at("causes"))
       std::fprintf(stderr, "    cause %s: %llu seeds, first seed %llu: %s\n", c["kind"].get<std::string>().c_str(),
                    static_cast<unsigned long long>(c["seeds"].get<std::uint64_t>()),
                    static_cast<unsigned long long>(c["first_seed"].get<std::uint64_t>()),
