@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "reports/html_text.hpp"
+#include "sim/scenario/duration.hpp"
 
 namespace admit::reports {
 
@@ -17,7 +18,34 @@ using json = nlohmann::ordered_json;
 
 
 
-std::string text_of(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// How finely the page writes a duration value: as the sweep's own lines do
+// (explore::text_resolution_ns), from the JSON: the grid's smallest step, and
+// with a bisection half the tolerance. 0 for integers and numbers.
+std::int64_t label_resolution_ns(const json& sweep) {
+  if (sweep.at("param").at("kind") != "duration") return 0;
+  std::int64_t res = INT64_MAX;
+  const json& grid = sweep.at("grid");
+  for (std::size_t i = 1; i < grid.size(); ++i) {
+    const auto a = scenario::parse_signed_duration_ns(grid[i - 1].at("value").get<std::string>());
+    const auto b = scenario::parse_signed_duration_ns(grid[i].at("value").get<std::string>());
+    if (a && b) res = std::min(res, *b - *a);
+  }
+  const json& tol = sweep.at("bisect").at("tolerance");
+  if (tol.is_string())
+    if (const auto t = scenario::parse_duration_ns(tol.get<std::string>())) res = std::min(res, std::max<std::int64_t>(1, *t / 2));
+  return res == INT64_MAX ? 0 : res;
+}
+
+// A value as people read it: a duration in its unit with a few decimals ("+1.996s"), anything
+// else as the JSON writes it (explore::value_text).
+std::string label_of(const json& v, std::int64_t resolution_ns) {
+  if (!v.is_string()) return v.dump();
+  const std::string& s = v.get_ref<const std::string&>();
+  const auto ns = scenario::parse_signed_duration_ns(s);
+  if (!ns) return s;
+  return (!s.empty() && s.front() == '+' ? "+" : "") + scenario::format_duration_for_people(*ns, resolution_ns);
+}
 
 // The rate as a percentage with one decimal, from the counts (no floating point in the text).
 std::string percent(std::uint64_t k, std::uint64_t n) {
@@ -65,6 +93,7 @@ struct point {
 };
 
 void plot(std::ostringstream& o, const json& sweep) {
+  const std::int64_t res = label_resolution_ns(sweep);
   std::vector<point> pts;
   for (const char* list : {"grid", "bisect"}) {
     const json& arr = std::string_view(list) == "grid" ? sweep.at("grid") : sweep.at("bisect").at("steps");
@@ -73,7 +102,7 @@ void plot(std::ostringstream& o, const json& sweep) {
       p.x = v.at("x").get<double>();
       p.rate = v.at("violation_rate").get<double>();
       p.cls = v.at("class").get<std::string>();
-      p.label = text_of(v.at("value"));
+      p.label = label_of(v.at("value"), res);
       p.bisect = std::string_view(list) == "bisect";
       pts.push_back(p);
     }
@@ -105,12 +134,17 @@ void plot(std::ostringstream& o, const json& sweep) {
   if (!b.at("safe_x").is_null() && !b.at("unsafe_x").is_null()) {
     const std::int64_t a = X(b.at("safe_x").get<double>()), c = X(b.at("unsafe_x").get<double>());
     const std::int64_t left = std::min(a, c), right = std::max(a, c), mid = (left + right) / 2;
+    // The two ends read apart however narrow the bracket (as the words write them).
+    std::int64_t res_ends = res;
+    if (b.at("width").is_string())
+      if (const auto w = scenario::parse_duration_ns(b.at("width").get<std::string>()))
+        res_ends = res == 0 ? *w : std::min(res, *w);
     o << "<g class=\"boundary\"><rect class=\"boundary-band\" x=\"" << px{left} << "\" y=\"" << px{y0} << "\" width=\""
       << px{std::max<std::int64_t>(right - left, 10)} << "\" height=\"" << px{y1 - y0} << "\"/><line class=\"boundary-line\" x1=\""
       << px{mid} << "\" y1=\"" << px{y0} << "\" x2=\"" << px{mid} << "\" y2=\"" << px{y1} << "\"/><text class=\"boundary-label\" x=\""
       << px{mid > (x0 + x1) / 2 ? mid - 40 : mid + 40} << "\" y=\"" << px{y0 + 140} << "\""
-      << (mid > (x0 + x1) / 2 ? " text-anchor=\"end\"" : "") << ">boundary: safe " << html_escape(text_of(b.at("safe"))) << ", unsafe "
-      << html_escape(text_of(b.at("unsafe"))) << "</text></g>\n";
+      << (mid > (x0 + x1) / 2 ? " text-anchor=\"end\"" : "") << ">boundary: safe " << html_escape(label_of(b.at("safe"), res_ends)) << ", unsafe "
+      << html_escape(label_of(b.at("unsafe"), res_ends)) << "</text></g>\n";
   }
   o << "<polyline class=\"rate-line\" points=\"";
   for (std::size_t i = 0; i < pts.size(); ++i) o << (i ? " " : "") << px{X(pts[i].x)} << ',' << px{Y(pts[i].rate)};
@@ -133,7 +167,7 @@ void plot(std::ostringstream& o, const json& sweep) {
   if (!grid.empty()) {
     for (const json* v : {&grid.front(), &grid.back()}) {
       o << "<text x=\"" << px{X(v->at("x").get<double>())} << "\" y=\"" << px{y1 + 170} << "\" text-anchor=\"middle\">"
-        << html_escape(text_of(v->at("value"))) << "</text>\n";
+        << html_escape(label_of(v->at("value"), res)) << "</text>\n";
     }
   }
   o << "<text class=\"axis-title\" x=\"" << px{(x0 + x1) / 2} << "\" y=\"" << px{y1 + 420} << "\" text-anchor=\"middle\">"
@@ -143,6 +177,7 @@ void plot(std::ostringstream& o, const json& sweep) {
 }
 
 void table(std::ostringstream& o, const json& sweep) {
+  const std::int64_t res = label_resolution_ns(sweep);
   o << "<table class=\"values\">\n<tr><th>value</th><th>class</th><th class=\"num\">seeds</th><th class=\"num\">violating</th>"
        "<th class=\"num\">rate</th><th class=\"num\">inconclusive</th><th class=\"num\">errors</th><th class=\"num\">worst "
        "overshoot</th><th>first violating seed</th><th>broken</th></tr>\n";
@@ -151,7 +186,7 @@ void table(std::ostringstream& o, const json& sweep) {
     const json& arr = bis ? sweep.at("bisect").at("steps") : sweep.at("grid");
     for (const auto& v : arr) {
       const std::string cls = v.at("class").get<std::string>();
-      o << "<tr class=\"" << cls << (bis ? " bisect" : "") << "\"><td class=\"mono\">" << html_escape(text_of(v.at("value")))
+      o << "<tr class=\"" << cls << (bis ? " bisect" : "") << "\"><td class=\"mono\">" << html_escape(label_of(v.at("value"), res))
         << "</td><td>" << cls << "</td><td class=\"num\">" << v.at("seeds").get<std::uint64_t>() << "</td><td class=\"num\">"
         << v.at("violating_seeds").get<std::uint64_t>() << "</td><td class=\"num\">"
         << percent(v.at("violating_seeds").get<std::uint64_t>(), v.at("seeds").get<std::uint64_t>())

@@ -211,12 +211,13 @@ struct seed_tally {
         if (r.met && !first) first = o.seed;
       }
       if (r.broken.empty()) continue;
-      finding_kind k{r.variant, r.broken.front().name, r.counterexample, o.seed, 0};
+      finding_kind k{r.variant, r.broken.front().name, r.counterexample, o.seed, 0, {}};
       auto [it, inserted] = kinds.emplace(k.key(), k);
       if (inserted)
         kind_swarm[k.key()] = explore::swarm_summary(o.swarm) + ", " + std::to_string(o.faults_drawn) + " faults drawn";
       ++it->second.seeds;
       it->second.counterexample = it->second.counterexample || r.counterexample;
+      for (const check::cause_count& c : r.broken.front().causes) it->second.add_cause(c.kind, kind_cause{1, o.seed, c.example});
     }
     if (o.error) {
       if (error_lines.size() < findings_listed_max)
@@ -658,11 +659,19 @@ void print_search(const seed_search& s, const explore::explore_totals& sum, cons
                  static_cast<unsigned long long>(n), static_cast<unsigned long long>(sum.ran));
   if (sum.first_violation_wall_s)
     std::fprintf(stderr, "  first violation found after %.3fs of wall time\n", *sum.first_violation_wall_s);
-  for (const auto& k : kinds)
+  for (const auto& k : kinds) {
     std::fprintf(stderr, "  %s%s %s: %llu seeds, first seed %llu (%s)\n",
                  k.counterexample ? "COUNTEREXAMPLE " : "expected ", variant_label(k.variant).c_str(),
                  k.invariant.c_str(), static_cast<unsigned long long>(k.seeds),
                  static_cast<unsigned long long>(k.first_seed), tally.swarm_of(k).c_str());
+    // Its causes, in the summary's order (by_kind_json), each with the sentence of its first seed.
+    const json listed = by_kind_json({k});  // kept: the loop reads into it
+    for (const auto& c : listed.front().at("causes"))
+      std::fprintf(stderr, "    cause %s: %llu seeds, first seed %llu: %s\n", c["kind"].get<std::string>().c_str(),
+                   static_cast<unsigned long long>(c["seeds"].get<std::uint64_t>()),
+                   static_cast<unsigned long long>(c["first_seed"].get<std::uint64_t>()),
+                   c["example"].get<std::string>().c_str());
+  }
   for (const auto& l : tally.error_lines) std::fprintf(stderr, "%s\n", l.c_str());
   if (tally.errors_unlisted != 0)
     std::fprintf(stderr, "  ... and %llu more seeds ended in an error\n",

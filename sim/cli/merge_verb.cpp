@@ -208,8 +208,20 @@ shard read_shard(const std::string& file) {
     r.string(by_kind[i], p, "variant");
     r.string(by_kind[i], p, "invariant");
     r.boolean(by_kind[i], p, "counterexample");
-    r.number(by_kind[i], p, "seeds");
-    r.number(by_kind[i], p, "first_seed");
+    const std::uint64_t kind_seeds = r.number(by_kind[i], p, "seeds");
+    const std::uint64_t kind_first = r.number(by_kind[i], p, "first_seed");
+    const json& causes = r.array(by_kind[i], p, "causes");
+    for (std::size_t c = 0; c < causes.size(); ++c) {
+      const std::string cp = p + "/causes/" + std::to_string(c);
+      if (!causes[c].is_object()) r.fail(cp, "expected an object");
+      r.string(causes[c], cp, "kind");
+      const std::uint64_t cause_seeds = r.number(causes[c], cp, "seeds");
+      if (cause_seeds < 1 || cause_seeds > kind_seeds)
+        r.fail(cp + "/seeds", "expected 1 to the kind's " + std::to_string(kind_seeds) + " seeds, got " + std::to_string(cause_seeds));
+      if (r.number(causes[c], cp, "first_seed") < kind_first)
+        r.fail(cp + "/first_seed", "expected a seed at or after the kind's first, " + std::to_string(kind_first));
+      r.string(causes[c], cp, "example");
+    }
   }
   const json& expected = r.array(d, "", "expected_violations");
   for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -358,8 +370,17 @@ merged merge_shards(std::vector<shard>& shards, const std::string& dir, std::opt
     for (const json& k : s.doc["totals"]["by_kind"]) {
       const finding_kind one{k["variant"].get<std::string>(), k["invariant"].get<std::string>(),
                              k["counterexample"].get<bool>(), k["first_seed"].get<std::uint64_t>(),
-                             k["seeds"].get<std::uint64_t>()};
+                             k["seeds"].get<std::uint64_t>(), {}};
       auto [it, inserted] = kinds.emplace(one.key(), one);
+      // Each cause's seeds summed, its example from the least first seed (finding_kind::add_cause).
+      for (const json& c : k["causes"]) {
+        const std::string ck = c["kind"].get<std::string>();
+        const auto had = it->second.causes.find(ck);
+        if (had != it->second.causes.end())
+          (void)add(had->second.seeds, c["seeds"].get<std::uint64_t>(), s.file, "/totals/by_kind");
+        it->second.add_cause(ck, kind_cause{c["seeds"].get<std::uint64_t>(), c["first_seed"].get<std::uint64_t>(),
+                                            c["example"].get<std::string>()});
+      }
       if (inserted) continue;
       it->second.seeds = add(it->second.seeds, one.seeds, s.file, "/totals/by_kind");
       it->second.first_seed = std::min(it->second.first_seed, one.first_seed);

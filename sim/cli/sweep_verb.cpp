@@ -145,13 +145,13 @@ int sweep_verb::run() const {
       req.grid.push_back(read_value("--values", t, s));
       if (req.grid.size() > 1 && !less(t, req.grid[req.grid.size() - 2], req.grid.back()))
         throw input_error{"--values", "expected values in increasing order, each once, got \"" + s + "\" after \"" +
-                                          explore::value_text(t, req.grid[req.grid.size() - 2]) + "\""};
+                                          explore::value_exact(t, req.grid[req.grid.size() - 2]) + "\""};
     }
   } else if (!from_.empty() || !to_.empty()) {
     const explore::param_value a = read_value("--from", t, from_);
     const explore::param_value b = read_value("--to", t, to_);
     if (!less(t, a, b))
-      throw input_error{"--to", "expected a value above --from (" + explore::value_text(t, a) + "), got \"" + to_ + "\""};
+      throw input_error{"--to", "expected a value above --from (" + explore::value_exact(t, a) + "), got \"" + to_ + "\""};
     const std::uint64_t steps =
         steps_.empty() ? default_steps : parse_number("--steps", steps_, 2, explore::sweep_values_max);
     req.grid = explore::even_grid(t, a, b, steps);
@@ -175,7 +175,7 @@ int sweep_verb::run() const {
     try {
       (void)explore::load_patched(doc, t, v);
     } catch (const scenario::scenario_error& e) {
-      throw input_error{file_, std::string(e.what()) + " (the value " + explore::value_text(t, v) + " of --param " +
+      throw input_error{file_, std::string(e.what()) + " (the value " + explore::value_text(t, v, explore::text_resolution_ns(req)) + " of --param " +
                                    t.pointer + ")"};
     }
   }
@@ -198,7 +198,7 @@ int sweep_verb::run() const {
   if (!quiet_)
     req.on_value = [&](const explore::value_result& r, bool bisecting) {
       std::fprintf(stderr, "sweep %s%s = %s: %llu of %llu seeds violating (%s)\n", bisecting ? "bisect " : "",
-                   t.pointer.c_str(), explore::value_text(t, r.value).c_str(),
+                   t.pointer.c_str(), explore::value_text(t, r.value, explore::text_resolution_ns(req)).c_str(),
                    static_cast<unsigned long long>(r.violating), static_cast<unsigned long long>(r.seeds_run),
                    explore::to_string(r.cls()));
     };
@@ -223,7 +223,7 @@ int sweep_verb::run() const {
     command += " --from " + reports::shell_quote(from_) + " --to " + reports::shell_quote(to_) + " --steps " +
                std::to_string(steps_.empty() ? default_steps : parse_number("--steps", steps_));
   command += " --seeds " + std::to_string(req.seeds);
-  if (req.bisect) command += " --bisect --tolerance " + reports::shell_quote(explore::value_text(
+  if (req.bisect) command += " --bisect --tolerance " + reports::shell_quote(explore::value_exact(
                                                             [&] { auto u = t; u.signed_text = false; return u; }(), req.tolerance));
 
   if (res.stopped) print_error("sweep", "interrupted (SIGINT): the report covers the values that ran, marked incomplete");

@@ -128,9 +128,14 @@ json value_json(const param_target& t, const param_value& v) {
   return nullptr;
 }
 
-std::string value_text(const param_target& t, const param_value& v) {
+std::string value_exact(const param_target& t, const param_value& v) {
   const json j = value_json(t, v);
   return j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+std::string value_text(const param_target& t, const param_value& v, std::int64_t resolution_ns) {
+  if (t.kind != param_kind::duration) return value_exact(t, v);
+  return (t.signed_text && v.n >= 0 ? "+" : "") + scenario::format_duration_for_people(v.n, resolution_ns);
 }
 
 double value_axis(const param_target& t, const param_value& v) {

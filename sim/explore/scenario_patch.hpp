@@ -59,8 +59,13 @@ std::optional<param_value> parse_value(const param_target& t, std::string_view t
 
 // The value as the document holds it ("2.5s", "+3s", 4, 0.8).
 nlohmann::ordered_json value_json(const param_target& t, const param_value& v);
-// The value for people: the JSON's text without quotes ("2.5s", "4", "0.8").
-std::string value_text(const param_target& t, const param_value& v);
+// The value exactly, as the field writes it, without quotes ("+2500ms", "4", "0.8"): for text a
+// program or a person types back (a command line).
+std::string value_exact(const param_target& t, const param_value& v);
+// The value for people: a duration in the unit it reaches with at most three decimals, more when
+// values `resolution_ns` apart must read apart ("+2.5s", "1.996s": scenario::format_duration_for_people);
+// an integer or a number as value_exact writes it (a number in its shortest exact form).
+std::string value_text(const param_target& t, const param_value& v, std::int64_t resolution_ns = 0);
 // The value on a number line (ns for a duration): the plot's x.
 double value_axis(const param_target& t, const param_value& v);
 

@@ -1,7 +1,9 @@
 #include "sim/explore/sweep.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <string_view>
 
 #include "gate/admit_assert.hpp"
 #include "sim/explore/explorer.hpp"
@@ -15,6 +17,71 @@ namespace {
 using json = nlohmann::ordered_json;
 __extension__ using i128 = __int128;  // differences of two int64 values
 
+// Numbers are typed as decimals ("0.1", "2.25") and a person expects the grid, the midpoints and the
+// widths at the inputs' decimal precision: 0.1 to 1.0 in 10 values gives 0.7, not 0.1 + 0.6 =
+// 0.7000000000000001. So each is computed as one quotient of two integers in the finest decimal unit
+// of its inputs, which a double division rounds once, to the double nearest the exact value (whose
+// shortest spelling is then that decimal when it has one). Integers beyond 2^53 are not exact in a
+// double: such values fall back to the plain arithmetic.
+constexpr i128 exact_in_double = i128{1} << 53;
+
+// The decimals of x's shortest spelling (0.25 -> 2, 3 -> 0, 1e-07 -> 7), at most 30.
+int decimals_of(double x) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, x);
+  ADMIT_ASSERT(ec == std::errc{}, "a double's shortest spelling fits 64 characters");
+  std::string_view text(buf, static_cast<std::size_t>(end - buf));
+  int exponent = 0;
+  if (const auto e = text.find('e'); e != std::string_view::npos) {
+    const std::string_view digits = text.substr(e + 1);
+    const bool minus = !digits.empty() && digits.front() == '-';
+    const std::string_view magnitude = digits.substr(!digits.empty() && (digits.front() == '-' || digits.front() == '+'));
+    int m = 0;
+    (void)std::from_chars(magnitude.data(), magnitude.data() + magnitude.size(), m);
+    exponent = minus ? -m : m;
+    text = text.substr(0, e);
+  }
+  const auto dot = text.find('.');
+  const int fraction = dot == std::string_view::npos ? 0 : static_cast<int>(text.size() - dot - 1);
+  return std::clamp(fraction - exponent, 0, 30);
+}
+
+// x in units of 10^-k, if that is an integer a double holds exactly.
+std::optional<i128> scaled(double x, int k) {
+  const long double v = static_cast<long double>(x) * std::pow(10.0L, k);
+  if (!(std::fabs(v) < static_cast<long double>(exact_in_double))) return std::nullopt;
+  return static_cast<i128>(std::llround(v));
+}
+
+// num / den as the nearest double, if both are exact in a double.
+std::optional<double> quotient(i128 num, i128 den) {
+  ADMIT_ASSERT(den > 0, "a positive denominator");
+  if (num <= -exact_in_double || num >= exact_in_double || den >= exact_in_double) return std::nullopt;
+  return static_cast<double>(num) / static_cast<double>(den);
+}
+
+// The common decimal unit of a set of numbers: the finest of their decimals, and 10^that, if exact.
+struct decimal_unit {
+  int k = 0;
+  i128 scale = 1;
+};
+std::optional<decimal_unit> unit_of(std::initializer_list<double> xs) {
+  decimal_unit u;
+  for (const double x : xs) u.k = std::max(u.k, decimals_of(x));
+  if (u.k > 15) return std::nullopt;
+  for (int i = 0; i < u.k; ++i) u.scale *= 10;
+  return u;
+}
+
+// (b - a) / div at the decimal precision of a and b, or nullopt when that is not exact.
+std::optional<double> exact_difference(double a, double b, i128 div = 1) {
+  const auto u = unit_of({a, b});
+  if (!u) return std::nullopt;
+  const auto sa = scaled(a, u->k), sb = scaled(b, u->k);
+  if (!sa || !sb) return std::nullopt;
+  return quotient(*sb - *sa, u->scale * div);
+}
+
 bool less(const param_target& t, const param_value& a, const param_value& b) {
   return t.kind == param_kind::number ? a.x < b.x : a.n < b.n;
 }
@@ -27,7 +94,7 @@ bool same(const param_target& t, const param_value& a, const param_value& b) {
 param_value distance(const param_target& t, const param_value& a, const param_value& b) {
   param_value d;
   if (t.kind == param_kind::number) {
-    d.x = std::fabs(a.x - b.x);
+    d.x = std::fabs(exact_difference(a.x, b.x).value_or(a.x - b.x));
     return d;
   }
   const i128 w = static_cast<i128>(a.n) - static_cast<i128>(b.n);
@@ -41,6 +108,11 @@ param_value midpoint(const param_target& t, const param_value& a, const param_va
   param_value m;
   if (t.kind == param_kind::number) {
     m.x = a.x + (b.x - a.x) / 2;
+    if (const auto u = unit_of({a.x, b.x})) {
+      const auto sa = scaled(a.x, u->k), sb = scaled(b.x, u->k);
+      if (sa && sb)
+        if (const auto q = quotient(*sa + *sb, u->scale * 2)) m.x = *q;
+    }
     return m;
   }
   const i128 w = static_cast<i128>(b.n) - static_cast<i128>(a.n);
@@ -59,9 +131,11 @@ json width_json(const param_target& t, const param_value& w) {
   return value_json(unsigned_t, w);
 }
 
+// A width for people (a duration as format_duration_for_people spells it).
 std::string width_text(const param_target& t, const param_value& w) {
-  const json j = width_json(t, w);
-  return j.is_string() ? j.get<std::string>() : j.dump();
+  param_target unsigned_t = t;
+  unsigned_t.signed_text = false;
+  return value_text(unsigned_t, w, w.n);
 }
 
 value_result run_value(const sweep_request& req, const param_value& v) {
@@ -171,11 +245,11 @@ param_value default_tolerance(const param_target& t, const std::vector<param_val
   if (t.kind == param_kind::number) {
     double gap = 0;
     for (std::size_t i = 1; i < grid.size(); ++i) {
-      const double g = grid[i].x - grid[i - 1].x;
+      const double g = exact_difference(grid[i - 1].x, grid[i].x, 16).value_or((grid[i].x - grid[i - 1].x) / 16);
       if (i == 1 || g < gap) gap = g;
     }
     const double range = grid.empty() ? 0 : grid.back().x - grid.front().x;
-    tol.x = std::max(gap / 16, range * 1e-9);
+    tol.x = std::max(gap, range * 1e-9);
     return tol;
   }
   std::int64_t gap = 0;
@@ -197,6 +271,13 @@ std::vector<param_value> even_grid(const param_target& t, const param_value& fro
       v = from;
     } else if (t.kind == param_kind::number) {
       v.x = i + 1 == steps ? to.x : from.x + (to.x - from.x) * static_cast<double>(i) / static_cast<double>(steps - 1);
+      // from + (to - from) * i / (steps - 1), as one quotient in the inputs' finest decimal unit.
+      if (const auto u = unit_of({from.x, to.x})) {
+        const auto a = scaled(from.x, u->k), b = scaled(to.x, u->k);
+        const auto n = static_cast<i128>(steps - 1);
+        if (a && b)
+          if (const auto q = quotient(*a * n + (*b - *a) * static_cast<i128>(i), u->scale * n)) v.x = *q;
+      }
     } else {
       const i128 w = static_cast<i128>(to.n) - static_cast<i128>(from.n);
       v.n = static_cast<std::int64_t>(static_cast<i128>(from.n) + w * static_cast<i128>(i) /
@@ -207,7 +288,21 @@ std::vector<param_value> even_grid(const param_target& t, const param_value& fro
   return grid;
 }
 
-void judge_grid(const param_target& t, sweep_result& r) {
+std::int64_t text_resolution_ns(const param_target& t, const std::vector<param_value>& grid,
+                                 const std::optional<param_value>& tolerance) {
+  if (t.kind != param_kind::duration) return 0;
+  std::int64_t res = INT64_MAX;
+  for (std::size_t i = 1; i < grid.size(); ++i) res = std::min(res, distance(t, grid[i], grid[i - 1]).n);
+  // A bisection's midpoints lie at least half the tolerance from the ends of their bracket.
+  if (tolerance) res = std::min(res, std::max<std::int64_t>(1, tolerance->n / 2));
+  return res == INT64_MAX ? 0 : res;
+}
+
+std::int64_t text_resolution_ns(const sweep_request& req) {
+  return text_resolution_ns(req.target, req.grid, req.bisect ? std::optional(req.tolerance) : std::nullopt);
+}
+
+void judge_grid(const param_target& t, sweep_result& r, std::int64_t resolution_ns) {
   // The classes of the grid, in increasing order of the value.
   std::vector<std::size_t> known;
   for (std::size_t i = 0; i < r.grid.size(); ++i)
@@ -242,7 +337,7 @@ void judge_grid(const param_target& t, sweep_result& r) {
   if (above - below > 1) {
     // An inconclusive value between the two: the boundary may lie on either side of it.
     r.kind = boundary_kind::bracketed;
-    r.note = "the value " + value_text(t, r.grid[below + 1].value) +
+    r.note = "the value " + value_text(t, r.grid[below + 1].value, resolution_ns) +
              " between the last safe and the first unsafe value is inconclusive";
     return;
   }
@@ -270,7 +365,7 @@ sweep_result run_sweep(const sweep_request& req) {
     return r;
   }
 
-  judge_grid(t, r);
+  judge_grid(t, r, text_resolution_ns(req));
   if (r.kind != boundary_kind::found || !req.bisect) return r;
   for (std::size_t step = 0; step < sweep_bisect_steps_max; ++step) {
     if (within(t, distance(t, *r.safe, *r.unsafe), req.tolerance)) break;
@@ -285,7 +380,7 @@ sweep_result run_sweep(const sweep_request& req) {
     if (req.on_value) req.on_value(r.bisect.back(), true);
     const value_class c = r.bisect.back().cls();
     if (c == value_class::unknown) {
-      r.note = "the bisection stopped at " + value_text(t, mid) + ", whose seeds were inconclusive or failed";
+      r.note = "the bisection stopped at " + value_text(t, mid, text_resolution_ns(req)) + ", whose seeds were inconclusive or failed";
       break;
     }
     (c == value_class::safe ? r.safe : r.unsafe) = mid;
@@ -312,9 +407,10 @@ std::string lease_context(const scenario::scenario& sc) {
 std::string boundary_words(const sweep_request& req, const sweep_result& r) {
   const param_target& t = req.target;
   const std::string p = t.pointer;
+  const std::int64_t res = text_resolution_ns(req);
   const std::string range = r.grid.empty() ? std::string()
-                                           : " from " + value_text(t, r.grid.front().value) + " to " +
-                                                 value_text(t, r.grid.back().value);
+                                           : " from " + value_text(t, r.grid.front().value, res) + " to " +
+                                                 value_text(t, r.grid.back().value, res);
   const std::string seeds = std::to_string(req.seeds) + (req.seeds == 1 ? " seed" : " seeds");
   const std::string per = seeds + " each";
   auto find = [&](const param_value& v) -> const value_result* {
@@ -329,7 +425,10 @@ std::string boundary_words(const sweep_request& req, const sweep_result& r) {
       const std::string bad_count = bad == nullptr ? std::string()
                                                    : " (" + std::to_string(bad->violating) + " of " +
                                                          std::to_string(bad->seeds_run) + (bad->seeds_run == 1 ? " seed)" : " seeds)");
-      const std::string safe_text = value_text(t, *r.safe), bad_text = value_text(t, *r.unsafe);
+      // The two ends read apart however narrow the bracket.
+      const param_value width = distance(t, *r.safe, *r.unsafe);
+      const std::int64_t res_ends = std::min(res == 0 ? width.n : res, width.n);
+      const std::string safe_text = value_text(t, *r.safe, res_ends), bad_text = value_text(t, *r.unsafe, res_ends);
       std::string w = r.increasing ? "safe at and below " : "safe at and above ";
       w += safe_text;
       w += " of " + p + " (no violation in " + seeds + "), violations ";
@@ -337,7 +436,7 @@ std::string boundary_words(const sweep_request& req, const sweep_result& r) {
       w += bad_text;
       w += bad_count;
       w += ": the boundary lies within ";
-      w += width_text(t, distance(t, *r.safe, *r.unsafe));
+      w += width_text(t, width);
       if (!req.context.empty()) w += ", for " + req.context;
       return w;
     }
@@ -353,7 +452,7 @@ std::string boundary_words(const sweep_request& req, const sweep_result& r) {
         if (v.cls() == value_class::unknown) continue;
         if (!seq.empty()) seq += ", ";
         seq += v.cls() == value_class::safe ? "safe at " : "violations at ";
-        seq += value_text(t, v.value);
+        seq += value_text(t, v.value, res);
       }
       return "not monotone over the grid of " + p + " (" + seq + "): no boundary claimed";
     }

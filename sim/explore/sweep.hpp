@@ -97,9 +97,16 @@ param_value default_tolerance(const param_target& t, const std::vector<param_val
 std::vector<param_value> even_grid(const param_target& t, const param_value& from, const param_value& to,
                                    std::uint64_t steps);
 
+// How finely a sweep's durations are written for people (value_text's resolution): the grid's
+// smallest step, and with a bisection half the tolerance (a midpoint lies at least that far from
+// the ends of its bracket), so that the values a sweep runs read apart. 0 for integers and numbers.
+std::int64_t text_resolution_ns(const param_target& t, const std::vector<param_value>& grid,
+                                 const std::optional<param_value>& tolerance);
+std::int64_t text_resolution_ns(const sweep_request& req);
+
 // The boundary the grid `r.grid` shows (kind, direction, bracket, note), as run_sweep judges it
-// before it bisects.
-void judge_grid(const param_target& t, sweep_result& r);
+// before it bisects; the note writes durations at `resolution_ns` (text_resolution_ns).
+void judge_grid(const param_target& t, sweep_result& r, std::int64_t resolution_ns = 0);
 
 // Runs it. Throws scenario::scenario_error when a bisection midpoint does not load (a grid
 // value that does not load is the caller's to refuse before: load_patched).

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "gate/admit_assert.hpp"
+
 namespace admit::scenario {
 
 namespace {
@@ -83,6 +85,37 @@ std::string format_duration(std::int64_t ns) {
     if (v % scale == 0) return sign + std::to_string(v / scale) + std::string(it->first);
   }
   return sign + std::to_string(v) + "ns";
+}
+
+std::string format_duration_for_people(std::int64_t ns, std::int64_t resolution_ns) {
+  if (ns == 0) return "0ms";
+  const std::string sign = ns < 0 ? "-" : "";
+  const std::uint64_t v = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  // Units up to seconds: "90s" reads at once, "1.5m" does not.
+  std::size_t u = 0;
+  while (u + 1 < units.size() && units[u + 1].first != "m" && v >= static_cast<std::uint64_t>(units[u + 1].second)) ++u;
+  const auto scale = static_cast<std::uint64_t>(units[u].second);
+  // Decimals: three, or as many as the resolution needs, never finer than a nanosecond.
+  std::uint64_t step = scale >= 1000 ? scale / 1000 : 1;  // nanoseconds per last decimal
+  if (resolution_ns > 0)
+    while (step > 1 && step > static_cast<std::uint64_t>(resolution_ns)) step /= 10;
+  ADMIT_ASSERT(step >= 1, "a decimal of at least a nanosecond");
+  ADMIT_ASSERT(scale % step == 0, "whole decimals of the unit");
+  // Rounded to whole steps; a value that rounds up to the next unit ("999.9996ms") is spelled in it.
+  const std::uint64_t steps = v / step + (v % step >= step - step / 2 && step > 1 ? 1 : 0);
+  const std::uint64_t rounded = steps * step;
+  if (u + 1 < units.size() && units[u + 1].first != "m" && rounded >= static_cast<std::uint64_t>(units[u + 1].second) &&
+      rounded != v)
+    return sign + format_duration_for_people(static_cast<std::int64_t>(rounded), resolution_ns);
+  std::string out = std::to_string(rounded / scale);
+  std::string frac;
+  for (std::uint64_t place = scale / 10, rest = rounded % scale; place >= step && place > 0; place /= 10) {
+    frac += static_cast<char>('0' + rest / place);
+    rest %= place;
+  }
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  if (!frac.empty()) out += "." + frac;
+  return sign + out + std::string(units[u].first);
 }
 
 }  // namespace admit::scenario

@@ -24,4 +24,14 @@ std::optional<std::int64_t> parse_signed_duration_ns(std::string_view text);
 // The shortest exact spelling of a duration: 150000000 -> "150ms".
 std::string format_duration(std::int64_t ns);
 
+// A duration as a person reads it, in the largest unit of ns, us, ms and s
+// that it reaches, with at most three decimals: 1996093750 -> "1.996s",
+// 2500000000 -> "2.5s", 350000000 -> "350ms", 12500000 -> "12.5ms". It is
+// rounded (half away from zero), so it is for text, never for a value a
+// program reads back (format_duration is). Values closer together than
+// `resolution_ns` need not read apart; with a resolution finer than a
+// thousandth of the unit, more decimals are kept so that they do (at most
+// nine, the unit's nanoseconds). Trailing zeros are dropped; 0 is "0ms".
+std::string format_duration_for_people(std::int64_t ns, std::int64_t resolution_ns = 0);
+
 }  // namespace admit::scenario

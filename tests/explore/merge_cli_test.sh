@@ -62,6 +62,38 @@ shrunk() { [ -n "$(ls "$tmp/$1/one/"*-min.json 2>/dev/null)" ] || fail "$1: no s
 # A lease scenario whose seed variant breaks as expected (exit 0), two kinds shrunk.
 same steps scenarios/explore_clock_steps.json 0 --seeds 40
 shrunk steps
+# Causes: every broken invariant of a finding, and every kind, names its causes; a kind's causes are
+# summed over the shards (no one shard holds them all), each with the first seed's sentence.
+python3 - "$tmp/steps/one/explore_clock_steps-explore.json" "$tmp/steps"/shard*/explore_clock_steps-explore.json <<'EOF2' ||
+import json, sys
+merged = json.load(open(sys.argv[1]))
+shards = [json.load(open(f)) for f in sys.argv[2:]]
+breaks = {}
+for f in merged["findings"]:
+    for r in f["runs"]:
+        for b in r["broken"]:
+            assert b["causes"], ("a broken invariant without causes", f["seed"], b)
+            for c in b["causes"]:
+                assert set(c) == {"kind", "count", "example"} and c["count"] >= 1 and c["example"], c
+        if r["broken"]:
+            breaks.setdefault((r["variant"], r["broken"][0]["invariant"]), []).append((f["seed"], r["broken"][0]))
+summed = False
+for k in merged["totals"]["by_kind"]:
+    assert k["causes"], ("a kind without causes", k)
+    for c in k["causes"]:
+        assert 1 <= c["seeds"] <= k["seeds"] and c["first_seed"] >= k["first_seed"], c
+        seed, b = min(x for x in breaks[(k["variant"], k["invariant"])] if any(d["kind"] == c["kind"] for d in x[1]["causes"]))
+        assert seed == c["first_seed"], (c, seed)
+        assert c["example"] == next(d["example"] for d in b["causes"] if d["kind"] == c["kind"]), c
+        per_shard = [next((d["seeds"] for sk in s["totals"]["by_kind"] if (sk["variant"], sk["invariant"]) == (k["variant"], k["invariant"])
+                           for d in sk["causes"] if d["kind"] == c["kind"]), 0) for s in shards]
+        assert sum(per_shard) == c["seeds"], (c, per_shard)
+        summed = summed or max(per_shard) < c["seeds"]
+assert summed, "no cause spread over several shards: the case tests no merging"
+EOF2
+  fail "steps: the causes of the findings are missing or not merged"
+grep -q '^    cause ' <("$bin" explore scenarios/explore_clock_steps.json --seeds 8 --no-shrink --out "$tmp/steps_err" 2>&1) ||
+  fail "explore's stderr lists no cause under a kind of finding"
 # Crashed renewers: two variants break, each kind's first seed in another shard.
 same renewer scenarios/explore_crashed_renewer.json 0 --seeds 24 --shrink-max 2
 shrunk renewer

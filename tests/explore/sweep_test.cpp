@@ -51,7 +51,8 @@ TEST_CASE("a sweep reads a field by its type and writes it back the same way", "
   CHECK(patched(doc, offset, *parse_value(offset, "-1s"))["fleet"]["clocks"][0]["offset"] == "-1s");
   const param_target lease = target("/gate/lease");
   CHECK_FALSE(lease.signed_text);
-  CHECK(value_text(lease, *parse_value(lease, "1500ms")) == "1500ms");
+  CHECK(value_exact(lease, *parse_value(lease, "1500ms")) == "1500ms");
+  CHECK(value_text(lease, *parse_value(lease, "1500ms")) == "1.5s");
   const param_target limit = target("/gate/limit");
   CHECK(limit.kind == param_kind::integer);
   CHECK_FALSE(parse_value(limit, "2.5").has_value());
@@ -78,7 +79,8 @@ TEST_CASE("an even grid is exact, increasing and without duplicates", "[explore]
   const param_target offset = target("/fleet/clocks/0/offset");
   const auto g = even_grid(offset, *parse_value(offset, "2s"), *parse_value(offset, "4s"), 5);
   REQUIRE(g.size() == 5);
-  CHECK(value_text(offset, g[1]) == "+2500ms");
+  CHECK(value_exact(offset, g[1]) == "+2500ms");
+  CHECK(value_text(offset, g[1]) == "+2.5s");
   CHECK(value_text(offset, g[4]) == "+4s");
   const param_target limit = target("/gate/limit");
   const auto ints = even_grid(limit, *parse_value(limit, "1"), *parse_value(limit, "3"), 11);
@@ -133,4 +135,65 @@ TEST_CASE("a grid is judged: one change of class is a boundary, more is none", "
   SECTION("a violating seed makes a value unsafe even when others were inconclusive") {
     CHECK(with(t, "1s", 10, 1, 3).cls() == value_class::unsafe);
   }
+}
+
+TEST_CASE("a grid of decimal numbers holds the decimals a person typed", "[explore][sweep]") {
+  // Goal: 0.1 to 1.0 gives 0.7, not 0.7000000000000001. Method: grids, midpoints and the tolerance
+  // of decimal inputs, compared with the doubles of their decimal spellings and as the JSON prints them.
+  const param_target f = target("/gate/f");
+  const auto g = even_grid(f, *parse_value(f, "0.1"), *parse_value(f, "1.0"), 10);
+  REQUIRE(g.size() == 10);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    INFO(i);
+    CHECK(g[i].x == static_cast<double>(i + 1) / 10);
+    CHECK(value_text(f, g[i]) == std::string(i + 1 == 10 ? "1.0" : "0." + std::to_string(i + 1)));
+  }
+  const auto thirds = even_grid(f, *parse_value(f, "0.05"), *parse_value(f, "0.35"), 4);
+  REQUIRE(thirds.size() == 4);
+  CHECK(value_text(f, thirds[1]) == "0.15");
+  CHECK(value_text(f, thirds[2]) == "0.25");
+  // A sixteenth of the step 0.1: 0.00625, not 0.006249999999999999.
+  CHECK(value_text(f, default_tolerance(f, g)) == "0.00625");
+  // A bisection between 0.2 and 0.3 runs 0.25, and its width reads 0.05.
+  sweep_request req;
+  req.target = f;
+  req.seeds = 10;
+  sweep_result r;
+  r.kind = boundary_kind::found;
+  r.safe = *parse_value(f, "0.7");
+  r.unsafe = *parse_value(f, "0.8");
+  r.grid = {with(f, "0.7", 10, 0), with(f, "0.8", 10, 3)};
+  CHECK(boundary_words(req, r).find("lies within 0.1") != std::string::npos);
+}
+
+TEST_CASE("a sweep writes durations for people, and exactly where a program reads them", "[explore][sweep]") {
+  // Goal: "+1.996s", not "+1996093750ns", in the words; the JSON keeps the exact value. Method: a
+  // bisected bracket of the clock-skew sweep, its words and its JSON.
+  const param_target t = target("/fleet/clocks/0/offset");
+  sweep_request req;
+  req.target = t;
+  req.seeds = 20;
+  req.bisect = true;
+  req.grid = even_grid(t, *parse_value(t, "1s"), *parse_value(t, "3s"), 9);  // 250ms apart
+  req.tolerance = default_tolerance(t, req.grid);                             // 15.625ms
+  CHECK(text_resolution_ns(req) == 15'625'000 / 2);
+  sweep_result r;
+  r.grid = {with(t, "1s", 20, 0), with(t, "1.75s", 20, 0), with(t, "2s", 20, 5)};
+  r.kind = boundary_kind::found;
+  r.safe = *parse_value(t, "1996093750ns");
+  r.unsafe = *parse_value(t, "2s");
+  const std::string words = boundary_words(req, r);
+  INFO(words);
+  CHECK(words.find("safe at and below +1.996s of /fleet/clocks/0/offset") != std::string::npos);
+  CHECK(words.find("violations from +2s (5 of 20 seeds)") != std::string::npos);
+  CHECK(words.find("lies within 3.906ms") != std::string::npos);
+  CHECK(words.find("1996093750") == std::string::npos);
+  const auto j = sweep_json(req, r);
+  CHECK(j["boundary"]["safe"] == "+1996093750ns");
+  CHECK(j["boundary"]["safe_x"] == 1996093750.0);
+  CHECK(j["bisect"]["tolerance"] == "15625us");
+  // A bracket narrower than a thousandth of its unit keeps the decimals that tell its ends apart.
+  r.safe = *parse_value(t, "2.9999s");
+  r.unsafe = *parse_value(t, "3s");
+  CHECK(boundary_words(req, r).find("safe at and below +2.9999s") != std::string::npos);
 }

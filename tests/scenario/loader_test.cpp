@@ -41,6 +41,25 @@ TEST_CASE("signed durations take one optional sign before the unsigned grammar")
   CHECK_FALSE(parse_duration_ns("+5ms").has_value());
 }
 
+TEST_CASE("a duration for people is in the unit it reaches, with a few decimals") {
+  // Goal: "1.996s", not "1996093750ns"; a resolution finer than the three decimals keeps more.
+  // Method: a table of values and their spellings.
+  CHECK(format_duration_for_people(1'996'093'750) == "1.996s");
+  CHECK(format_duration_for_people(2'500 * ms) == "2.5s");
+  CHECK(format_duration_for_people(350 * ms) == "350ms");
+  CHECK(format_duration_for_people(12'500'000) == "12.5ms");
+  CHECK(format_duration_for_people(-250 * ms) == "-250ms");
+  CHECK(format_duration_for_people(0) == "0ms");
+  CHECK(format_duration_for_people(7) == "7ns");
+  CHECK(format_duration_for_people(1'500) == "1.5us");
+  CHECK(format_duration_for_people(90 * sec) == "90s");
+  CHECK(format_duration_for_people(2'987'500'000) == "2.988s");           // half away from zero
+  CHECK(format_duration_for_people(999'999'600) == "1s");                 // rounds up into the next unit
+  CHECK(format_duration_for_people(2'987'500'000, 100'000) == "2.9875s");  // values 100us apart read apart
+  CHECK(format_duration_for_people(1'996'093'750, 1) == "1.99609375s");
+  CHECK(format_duration(1'996'093'750) == "1996093750ns");  // the exact spelling stays exact
+}
+
 TEST_CASE("the lab scenario loads as before") {
   // Goal: the catalogue's first file keeps its meaning. Method: load it and check its gates, requests and cases.
   const scenario sc = load_scenario_text(admit::test::read_bytes(admit::test::source_path("scenarios/lab_fifo.json")));

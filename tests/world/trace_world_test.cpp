@@ -133,6 +133,34 @@ TEST_CASE("a lease scenario's runs are traced one after another, each named", "[
   CHECK(t.sink.lost_why.empty());
 }
 
+TEST_CASE("an error reply is traced as the error, and the EVALSHA-to-EVAL fallback as what it is", "[world][trace]") {
+  // Goal: a NOSCRIPT reply does not read "-> 0". Method: redis_restart's protocol run (the restart empties the
+  // script cache), its trace searched for the NOSCRIPT reply and the same token's acquire answered next.
+  const scenario::scenario sc = load_file("scenarios/redis_restart.json");
+  traced t = run_traced(sc, 15);
+  std::size_t noscript = 0, answered_after = 0;
+  for (std::size_t i = 0; i < t.sink.lines.size(); ++i) {
+    const std::string& l = t.sink.lines[i];
+    if (l.find(" -> error NOSCRIPT No matching script.") == std::string::npos) continue;
+    ++noscript;
+    CHECK(l.find("the client resends it by EVAL") != std::string::npos);
+    // The acquire traced before the error (the token) is answered again, by EVAL, as a number.
+    const std::string head = l.substr(0, l.find(" -> "));
+    const std::string op_token = head.substr(head.find(" redis ") + 7);
+    bool answered = false;
+    for (std::size_t j = i + 1; j < t.sink.lines.size() && !answered; ++j)
+      answered = t.sink.lines[j].find(" redis " + op_token + " -> ") != std::string::npos &&
+                 t.sink.lines[j].find(" -> error") == std::string::npos;
+    answered_after += answered ? 1 : 0;
+  }
+  CHECK(noscript > 0);
+  CHECK(answered_after > 0);
+  for (const auto& l : t.sink.lines) {
+    const bool plain = l.find("NOSCRIPT") == std::string::npos || l.find(" -> error NOSCRIPT") != std::string::npos;
+    CHECK(plain);
+  }
+}
+
 TEST_CASE("the same seed gives the same trace, another seed another", "[world][trace][determinism]") {
   // Goal: traces diff by what the runs did. Method: lab_fifo and crashed_holder twice with one seed, once with another.
   for (const char* file : {"scenarios/lab_fifo.json", "scenarios/crashed_holder.json", "scenarios/fifo_poisson.json"}) {

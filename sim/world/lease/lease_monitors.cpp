@@ -114,7 +114,17 @@ void lease_monitors::script_ran(std::size_t wi, redis::script_op op, const std::
   const char* what = op == redis::script_op::acquire   ? "acquire "
                      : op == redis::script_op::release ? "release "
                                                        : "renew ";
-  trace("redis", trace_text(what).word(token).number(reply.value, " -> "), members, wi);
+  if (reply.ok()) [[likely]] {
+    trace("redis", trace_text(what).word(token).number(reply.value, " -> "), members, wi);
+  } else {
+    // An error reply is no number: it reads as the error. NOSCRIPT is the one a script's call
+    // survives (any other ends the run as the script's failure): the client sends the script's
+    // body by EVAL next, which the following entry of the token shows.
+    const bool noscript = reply.error.starts_with("NOSCRIPT");
+    const std::string text = token + " -> error " + reply.error +
+                             (noscript ? " (EVALSHA of a script the server's cache lost: the client resends it by EVAL)" : "");
+    trace("redis", trace_text(what).word(text), members, wi);
+  }
   check_gate(wi, op, token, members, false);
   if (op == redis::script_op::acquire && reply.ok() && !reply.granted()) hit(lp_refused_at_limit);
   if (op == redis::script_op::acquire && reply.granted())
