@@ -1418,6 +1418,7 @@ void metrics_grid(out& o, const run_view& v) {
     metric(o, "redis errors", n(l.redis_errors));
     metric(o, "failed releases", n(l.failed_releases));
     metric(o, "renewals lost", n(l.renewals_lost));
+    metric(o, "held tokens granted again", n(l.regrants));
     if (l.requeue_and_exit) {
       metric(o, "items requeued", n(l.items_requeued));
       metric(o, "workers exited", n(l.workers_exited));

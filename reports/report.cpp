@@ -218,6 +218,8 @@ json metrics_json(const world::run_record& rec) {
     mj["redis_errors"] = l.redis_errors;
     mj["failed_releases"] = l.failed_releases;
     mj["renewals_lost"] = l.renewals_lost;
+    mj["regrants"] = l.regrants;
+    if (l.regrants != 0) mj["regrant_example"] = l.regrant_example;
     if (l.requeue_and_exit) {
       mj["items_requeued"] = l.items_requeued;
       mj["workers_exited"] = l.workers_exited;

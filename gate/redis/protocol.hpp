@@ -174,9 +174,20 @@ struct client_policy {
 enum class score_meaning : std::uint8_t { acquired_at, expires_at };
 inline constexpr const char* score_meaning_names[] = {"acquired_at", "expires_at"};
 
+// What kind of key holds the permits: a sorted set (member: a token, score:
+// ms), or a hash (field: a token, value: ms as a number).
+enum class holders_shape : std::uint8_t { sorted_set, hash };
+inline constexpr const char* holders_shape_names[] = {"sorted_set", "hash"};
+
 struct holders_rule {
-  arg_template key;  // a sorted set; usually {key}
+  arg_template key;  // a sorted set or a hash (`shape`); usually {key}
   score_meaning scores = score_meaning::acquired_at;
+  holders_shape shape = holders_shape::sorted_set;
+  // A string key counting the permits a fresh caller could take (a permit
+  // counter beside the holders), when the protocol keeps one: then the free
+  // permits plus the holders (live, or expired and not yet reaped) must equal
+  // the limit after every command (capacity_conserved).
+  std::optional<arg_template> free;
 
   friend bool operator==(const holders_rule&, const holders_rule&) = default;
 };

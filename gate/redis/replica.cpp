@@ -174,6 +174,27 @@ const sorted_set* replica::peek_zset(std::string_view key, std::int64_t server_n
   return std::get_if<sorted_set>(&it->second.data);
 }
 
+template <class T>
+const T* replica::peek(std::string_view key, std::int64_t server_now_us, std::int64_t* deadline_ms) const {
+  const auto it = keys_.find(key);
+  if (it == keys_.end() || expired(it->second.expire_at_ms, to_ms(server_now_us))) return nullptr;
+  if (deadline_ms != nullptr) *deadline_ms = it->second.expire_at_ms.value_or(-1);
+  return std::get_if<T>(&it->second.data);
+}
+
+template <class T>
+const T* replica::peek_expired(std::string_view key, std::int64_t server_now_us) const {
+  const auto it = keys_.find(key);
+  if (it == keys_.end() || !expired(it->second.expire_at_ms, to_ms(server_now_us))) return nullptr;
+  return std::get_if<T>(&it->second.data);
+}
+
+template const sorted_set* replica::peek<sorted_set>(std::string_view, std::int64_t, std::int64_t*) const;
+template const hash_value* replica::peek<hash_value>(std::string_view, std::int64_t, std::int64_t*) const;
+template const std::string* replica::peek<std::string>(std::string_view, std::int64_t, std::int64_t*) const;
+template const sorted_set* replica::peek_expired<sorted_set>(std::string_view, std::int64_t) const;
+template const hash_value* replica::peek_expired<hash_value>(std::string_view, std::int64_t) const;
+
 template <detail::collection_value T>
 T* replica::find_value(std::string_view key, std::int64_t server_now_us) {
   stored_value* v = find_live(key, server_now_us);

@@ -186,6 +186,13 @@ class replica {
   // deadline (-1: none).
   [[nodiscard]] const sorted_set* peek_zset(std::string_view key, std::int64_t server_now_us,
                                             std::int64_t* deadline_ms = nullptr) const;
+  // The same for a value of type T (sorted_set, hash_value or std::string):
+  // live, stored and of that type, else nullptr; `peek_expired`, stored and
+  // past its deadline. Neither changes anything nor throws for another type.
+  template <class T>
+  [[nodiscard]] const T* peek(std::string_view key, std::int64_t server_now_us, std::int64_t* deadline_ms = nullptr) const;
+  template <class T>
+  [[nodiscard]] const T* peek_expired(std::string_view key, std::int64_t server_now_us) const;
 
   // --- keys ----------------------------------------------------------------
   // PEXPIRE key ttl_ms: 1 when the key exists (a ttl_ms <= 0 deletes it), else 0.

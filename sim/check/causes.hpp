@@ -64,7 +64,6 @@ inline constexpr cause_info cause_table[] = {
     {"check_then_add", "the acquire counted, then added in a second round trip, and others added in between (mutation check_then_add)", ""},
     {"protocol_over_limit", "the protocol's script left more live permits in the set than the limit",
      "seed, server_time, renewal, fencing, fair"},
-    {"reply_lost_retry", "an acquire ran but its reply never reached the client, which retried under the same token", ""},
     {"acquire_does_not_reap", "the acquire left a permit past its lease in the set",
      "seed, server_time, renewal, fencing, fair"},
     {"no_worker_left", "items were still queued, but every worker had crashed for good or stopped taking work", ""},
@@ -74,6 +73,11 @@ inline constexpr cause_info cause_table[] = {
     {"permits_never_expire", "permits left in the set by holders that never released them, under a key that never expires",
      "seed, server_time, renewal, fencing, fair"},
     {"work_outstanding", "work still queued or in progress at checks.liveness_horizon", ""},
+    {"permit_lost", "a command left fewer permits free and held than the limit: capacity lost for good", ""},
+    {"permit_surplus", "a command left more permits free and held than the limit: room to grant above it", ""},
+    {"never_granted", "work arrived, and no acquire was ever granted (every reply read as a refusal, or none came)", ""},
+    {"refused_with_free_capacity",
+     "acquires were refused for longer than the progress bound while fewer permits than the limit were live", ""},
 
     // --- the FIFO world ---
     {"crashed_process_work", "work a crashed process started still ran at the portal while the restarted process's gate admitted anew",

@@ -42,8 +42,11 @@ inline constexpr invariant_info invariant_table[] = {
     {"lease_released_once", world_fifo, "every granted lease is released exactly once"},
     {"liveness", world_fifo | world_lease,
      "at the end (and at checks.liveness_horizon) every request has ended and the gates are idle"},
-    {"token_granted_once", world_lease, "no token is granted while it already holds a permit"},
     {"expired_leases_reaped", world_lease, "no permit older than the lease survives an acquire"},
+    {"capacity_conserved", world_lease,
+     "the permits a fresh caller could take plus the permits held (live, or expired and not yet reaped) equal the "
+     "limit after every command (a protocol whose holders count free permits: holders.free)",
+     true},
 };
 inline constexpr std::size_t invariant_count = std::size(invariant_table);
 

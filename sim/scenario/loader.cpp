@@ -820,6 +820,14 @@ std::vector<std::string> read_invariant_list(const json& v, const std::string& p
   std::vector<std::string> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     const json& x = v[i];
+    if (x.is_string() && x.get_ref<const std::string&>() == "token_granted_once")
+      // Retired: a member granted again takes no second permit (the report's lease.regrants counts it), and a
+      // grant that does take one shows as gate_inflight_le_cap.
+      fail(child(path, i),
+           invariant_expectation(world) +
+               "; token_granted_once is no longer an invariant (a held token granted again takes no second permit: "
+               "the report counts it as lease.regrants)",
+           x);
     if (!x.is_string() || check::find_invariant(x.get_ref<const std::string&>()) == nullptr)
       fail(child(path, i), invariant_expectation(world), x);
     if (!check::applies(x.get_ref<const std::string&>(), world))

@@ -222,13 +222,24 @@ redis::protocol read_protocol(const json& v, const std::string& path) {
   p.holders.key.pieces.push_back(arg_template::piece{{}, placeholder::key});
   if (const json* x = r.get("holders")) {
     const std::string at = child(path, "holders");
-    object_reader h(*x, at, "a holders object: {\"key\": \"{key}\", \"scores\": \"acquired_at\" or \"expires_at\"}");
-    if (const json* k = h.get("key")) {
-      p.holders.key = read_template(*k, child(at, "key"));
-      if (p.holders.key.uses(placeholder::token) || p.holders.key.uses(placeholder::now_ms) ||
-          p.holders.key.uses(placeholder::expiry_ms))
-        fail(child(at, "key"), "a key template over {key}, {limit}, {lease_ms}, {queue_timeout_ms} or literal text (the same key "
-                                  "for every caller)", *k);
+    object_reader h(*x, at,
+                    "a holders object: {\"key\": \"{key}\", \"kind\": \"sorted_set\" or \"hash\", \"scores\": "
+                    "\"acquired_at\" or \"expires_at\", \"free\": \"{key}:free\"}");
+    // The holders' keys are the same for every caller: they are where the checkers look, not a caller's own.
+    const auto read_shared_key = [&](const json& k, const std::string& kp) {
+      arg_template t = read_template(k, kp);
+      if (t.uses(placeholder::token) || t.uses(placeholder::now_ms) || t.uses(placeholder::expiry_ms))
+        fail(kp, "a key template over {key}, {limit}, {lease_ms}, {queue_timeout_ms} or literal text (the same key "
+                 "for every caller)", k);
+      return t;
+    };
+    if (const json* k = h.get("key")) p.holders.key = read_shared_key(*k, child(at, "key"));
+    if (const json* k = h.get("kind"))
+      p.holders.shape = read_named<redis::holders_shape>(*k, child(at, "kind"), redis::holders_shape_names);
+    if (const json* k = h.get("free")) {
+      p.holders.free = read_shared_key(*k, child(at, "free"));
+      if (*p.holders.free == p.holders.key)
+        fail(child(at, "free"), "a key other than holders.key (the counter of free permits is a string of its own)", *k);
     }
     if (const json* s = h.get("scores"))
       p.holders.scores = read_named<redis::score_meaning>(*s, child(at, "scores"), redis::score_meaning_names);

@@ -117,13 +117,23 @@ run_record empty_record(std::uint64_t seed, const lease_run& run) {
   return rec;
 }
 
-std::string holders_key(const scenario::gate_spec& gate, const lease_run& run) {
-  if (!run.proto) return gate.lease.key;
+redis::call_values holders_values(const scenario::gate_spec& gate) {
   redis::call_values v;
   v.key = gate.lease.key;
   v.limit = gate.lease.limit;
   v.lease_ms = gate.lease.lease_ns / sim::ms;
-  return redis::expand(run.proto->proto->holders.key, v);
+  return v;
+}
+
+std::string holders_key(const scenario::gate_spec& gate, const lease_run& run) {
+  if (!run.proto) return gate.lease.key;
+  return redis::expand(run.proto->proto->holders.key, holders_values(gate));
+}
+
+// The protocol's counter of free permits (holders.free), expanded, if it names one.
+std::optional<std::string> free_key(const scenario::gate_spec& gate, const lease_run& run) {
+  if (!run.proto || !run.proto->proto->holders.free) return std::nullopt;
+  return redis::expand(*run.proto->proto->holders.free, holders_values(gate));
 }
 
 // The orchestrator: arrivals (from the pump) fill the item queue, each worker's loop takes
@@ -162,9 +172,10 @@ class lease_world {
       node_.set_script_limits(limits, opts.script_cache_survives_restart);
       node_.set_pubsub(&net_.pubsub());
       net_.set_wait_acks_at_once(opts.wait_acks_at_once);
-      server_.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms);
+      server_.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms,
+                           free_key(gate(), run));
     } else {
-      server_.set_holders_key(gate().lease.key);
+      server_.set_holders_key(gate().lease.key, gate().lease.lease_ns / sim::ms);
     }
     fleet_.set_behaviour(b);
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
@@ -242,7 +253,8 @@ class lease_world {
       e.node.set_script_limits(limits, opts.script_cache_survives_restart);
       e.node.set_pubsub(&e.net.pubsub());
       e.node.set_index(i);
-      e.server.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms);
+      e.server.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms,
+                            free_key(gate(), run));
       e.server.set_portal(&portal_);
       e.server.set_quorum(i, &node_members_);
       nets_.push_back(&e.net);
@@ -456,18 +468,20 @@ class lease_world {
         state = end_state::items_unended;
       }
       if (why.empty()) {
-        // One lease after the end, every permit must be released or expired (on every node).
+        // One lease after the end, every permit must be released or expired (on every node), judged on its
+        // expiry by the server's clock: a permit past its lease that no acquire has reaped yet is free
+        // capacity (the next acquire reaps it; expired_leases_reaped checks that it does).
         const std::int64_t later_us = node_.server_now_us(sched_.now_ns()) + (gate().lease.lease_ns + sim::ms) / 1000;
         std::int64_t left = 0;
         if (const redis::sorted_set* set = node_.peek_set(server_.holders_key(), later_us))
-          left = static_cast<std::int64_t>(set->size());
+          left = live_at(*set, later_us);
         std::string where;
         for (std::size_t i = 0; i < extra_.size(); ++i) {
           const redis_node& n = extra_[i]->node;
           const std::int64_t later = n.server_now_us(sched_.now_ns()) + (gate().lease.lease_ns + sim::ms) / 1000;
           if (const redis::sorted_set* set = n.peek_set(server_.holders_key(), later))
-            if (!set->empty()) {
-              left += static_cast<std::int64_t>(set->size());
+            if (const std::int64_t live = live_at(*set, later); live != 0) {
+              left += live;
               where += (where.empty() ? " (on node " : ", node ") + std::to_string(i + 1);
             }
         }
@@ -478,7 +492,16 @@ class lease_world {
         }
       }
       monitors_.at_end(why, state);
+      monitors_.progress_at_end(src_.total());
     }
+  }
+
+  // The members of a holders set still live at server time `at_us`, by what their scores mean.
+  std::int64_t live_at(const redis::sorted_set& set, std::int64_t at_us) const {
+    std::int64_t live = 0;
+    for (const redis::sorted_set::entry& e : set.entries()) live += server_.live_score(e.score, at_us / 1000);
+    ADMIT_ASSERT(live <= static_cast<std::int64_t>(set.size()), "live members are members");
+    return live;
   }
 
   const scenario::scenario& sc_;

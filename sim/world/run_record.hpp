@@ -77,6 +77,8 @@ struct lease_metrics {
   std::uint64_t failed_releases = 0;       // releases that got no confirmation (expiry is the backstop)
   std::uint64_t renewals_lost = 0;         // renewal variant: renewals answered "no longer held"
   std::int64_t set_members_max = 0;        // largest ZCARD the gate key reached
+  std::uint64_t regrants = 0;              // acquires that granted a token already a member (no second permit)
+  std::string regrant_example;             // the first of them: what became of its first reply
   // fleet.on_acquire_timeout requeue_and_exit (the run_fleet worker model): the report writes these two only then.
   bool requeue_and_exit = false;
   std::uint64_t items_requeued = 0;        // items an acquire gave up on, put back at the queue's tail

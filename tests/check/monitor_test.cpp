@@ -272,7 +272,7 @@ TEST_CASE("an index outside the world's invariants is an assertion, not a stray 
   CHECK_THROWS_AS(mon.check(2, false, [] { return std::string(); }), admit::assertion_failure);
   CHECK_THROWS_AS(mon.check(64, false, [] { return std::string(); }), admit::assertion_failure);
   // Skipped checks still refuse it: with every invariant disabled, and after teardown.
-  check::monitor<int> none_enabled(sched, two_invariants, {"token_granted_once"}, two_probes, 8);
+  check::monitor<int> none_enabled(sched, two_invariants, {"expired_leases_reaped"}, two_probes, 8);
   none_enabled.check(1, false, [] { return std::string("not checked"); });
   CHECK_THROWS_AS(none_enabled.check(2, false, [] { return std::string(); }), admit::assertion_failure);
   mon.tear_down();

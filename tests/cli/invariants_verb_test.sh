@@ -15,12 +15,12 @@ listed="$(awk '{print $1}' "$tmp/out" | sort)"
 grep -qE '^gate_inflight_le_cap +fifo,lease +the gate never counts' "$tmp/out" || fail "gate_inflight_le_cap row: $(cat "$tmp/out")"
 
 expect_rc 0 "$bin" invariants --world lease
-grep -q '^token_granted_once ' "$tmp/out" || fail "--world lease lacks token_granted_once"
+grep -q '^expired_leases_reaped ' "$tmp/out" || fail "--world lease lacks expired_leases_reaped"
 if grep -q '^fifo_order ' "$tmp/out"; then fail "--world lease lists fifo_order"; fi
 
 expect_rc 0 "$bin" invariants --world fifo
 grep -q '^fifo_order ' "$tmp/out" || fail "--world fifo lacks fifo_order"
-if grep -q '^token_granted_once ' "$tmp/out"; then fail "--world fifo lists token_granted_once"; fi
+if grep -q '^expired_leases_reaped ' "$tmp/out"; then fail "--world fifo lists expired_leases_reaped"; fi
 
 expect_rc 2 "$bin" invariants --world mars
 one_line 'admitsim: --world: expected fifo or lease, got "mars"'

@@ -28,8 +28,8 @@ const admit::world::invariant_result* find_inv(const run_record& rec, const std:
 
 // A protocol that polls its acquire every 20ms and renews on a timer (caller-clock scores).
 json polling_renewer_gate() {
-  return json::parse(R"({"kind": "lease", "protocol": "scenarios/protocols/caller_clock_renew/protocol.json",
-                         "limit": 2, "lease": "5s"})");
+  return json::parse(R"js({"kind": "lease", "protocol": "scenarios/protocols/caller_clock_renew/protocol.json",
+                         "limit": 2, "lease": "5s"})js");
 }
 
 }  // namespace
@@ -43,8 +43,8 @@ TEST_CASE("a worker that crashes while its call is lost sends nothing more, and 
   // of the crashed token after the crash.
   json doc = {{"name", "crash_in_lost_call"}, {"gate", polling_renewer_gate()}};
   doc["fleet"] = {{"workers", 1}};
-  doc["service"] = json::parse(R"({"portal_cap": 2, "service_time": "1s", "client_timeout": "20s"})");
-  doc["workload"] = json::parse(R"({"requests": [{"at": "1s"}, {"at": "1500ms"}]})");
+  doc["service"] = json::parse(R"js({"portal_cap": 2, "service_time": "1s", "client_timeout": "20s"})js");
+  doc["workload"] = json::parse(R"js({"requests": [{"at": "1s"}, {"at": "1500ms"}]})js");
   doc["faults"]["schedule"] = json::parse(R"([
     {"at": "900ms", "kind": "partition", "between": ["worker:0", "redis"], "duration": "3s"},
     {"at": "1200ms", "kind": "crash", "target": "worker:0", "duration": "100ms"}])");
@@ -71,11 +71,11 @@ TEST_CASE("crashes with restarts overlapping every Redis fault end every run wit
   // partitions, restarts and failovers, all within the first 8s; every seed must give a run record with a verdict.
   json doc = {{"name", "crashes_over_redis_faults"}, {"gate", polling_renewer_gate()}};
   doc["fleet"] = {{"workers", 3}};
-  doc["service"] = json::parse(R"({"portal_cap": 2, "service_time": {"kind": "uniform", "min": "1s", "max": "3s"},
-                                    "client_timeout": "20s"})");
-  doc["workload"] = json::parse(R"({"arrivals": [{"kind": "constant", "count": 40, "every": "200ms"}]})");
-  doc["faults"]["rates"] = json::parse(R"({"crash_per_hour": 600, "pause_per_hour": 600, "partition_per_hour": 600,
-    "redis_restart_per_hour": 300, "redis_failover_per_hour": 300, "mean_duration": "700ms", "until": "8s"})");
+  doc["service"] = json::parse(R"js({"portal_cap": 2, "service_time": {"kind": "uniform", "min": "1s", "max": "3s"},
+                                    "client_timeout": "20s"})js");
+  doc["workload"] = json::parse(R"js({"arrivals": [{"kind": "constant", "count": 40, "every": "200ms"}]})js");
+  doc["faults"]["rates"] = json::parse(R"js({"crash_per_hour": 600, "pause_per_hour": 600, "partition_per_hour": 600,
+    "redis_restart_per_hour": 300, "redis_failover_per_hour": 300, "mean_duration": "700ms", "until": "8s"})js");
   for (const std::uint64_t seed : {7, 23, 120, 139, 142}) {
     INFO("seed " << seed);
     const std::vector<run_record> runs = run_doc(doc, seed);
@@ -91,7 +91,7 @@ TEST_CASE("a reply rule that reads a refusal as a grant makes the run inconclusi
   // assertion (an abort with no report) but an inconclusive run that names the operation, the reply, the rule and
   // the holders key. Method: an acquire that answers 0 when full, read by the rule not_nil; the fourth request
   // finds the gate full, its 0 is read as a grant.
-  json doc = json::parse(R"({"name": "not_nil_refusal",
+  json doc = json::parse(R"js({"name": "not_nil_refusal",
     "gate": {"kind": "lease", "limit": 2, "lease": "5s", "acquire_timeout": "30s",
       "protocol": {"format": "admitsim-protocol/1", "name": "notnil",
         "scripts": {"acquire": {"source": "if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end redis.call('ZADD', KEYS[1], 1, ARGV[1]) return 1"}},
@@ -99,7 +99,7 @@ TEST_CASE("a reply rule that reads a refusal as a grant makes the run inconclusi
         "release": {"command": ["ZREM", "{key}", "{token}"]}}},
     "fleet": {"workers": 4},
     "service": {"portal_cap": 2, "service_time": "1s", "client_timeout": "20s"},
-    "workload": {"arrivals": [{"kind": "constant", "count": 40, "every": "200ms"}]}})");
+    "workload": {"arrivals": [{"kind": "constant", "count": 40, "every": "200ms"}]}})js");
   const std::vector<run_record> runs = run_doc(doc, 1);
   REQUIRE(runs.size() == 1);
   const run_record& rec = runs.front();
@@ -113,4 +113,100 @@ TEST_CASE("a reply rule that reads a refusal as a grant makes the run inconclusi
   const admit::world::invariant_result* reaped = find_inv(rec, "expired_leases_reaped");
   REQUIRE(reaped != nullptr);
   CHECK_FALSE(reaped->holds);
+}
+
+TEST_CASE("a protocol whose acquire never grants is not a pass", "[world][trust]") {
+  // Goal: the false pass a user met (0 of 40 requests completed, exit 0) is a liveness violation naming what the
+  // acquire replied. Method: an acquire answering a status reply that the rule equals_1 reads as a refusal.
+  json doc = json::parse(R"js({"name": "never_grant",
+    "gate": {"kind": "lease", "limit": 2, "lease": "5s", "acquire_timeout": "3s",
+      "protocol": {"format": "admitsim-protocol/1", "name": "status_grant",
+        "scripts": {"acquire": {"source": "return redis.status_reply('GRANTED')"}},
+        "acquire": {"script": "acquire", "keys": ["{key}"], "args": ["{token}"], "granted_when": "equals_1"},
+        "release": {"command": ["ZREM", "{key}", "{token}"]}}},
+    "fleet": {"workers": 2},
+    "service": {"portal_cap": 2, "service_time": "1s", "client_timeout": "20s"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 40, "every": "200ms"}]}})js");
+  const run_record rec = run_doc(doc, 1).front();
+  CHECK(std::string(rec.verdict()) == "violation");
+  const admit::world::invariant_result* live = find_inv(rec, "liveness");
+  REQUIRE(live != nullptr);
+  REQUIRE_FALSE(live->holds);
+  bool named = false;
+  for (const auto& c : live->causes)
+    if (c.kind == "never_granted") {
+      named = true;
+      CHECK(c.example.find("40 work items arrived and no acquire was granted") == 0);
+      CHECK(c.example.find("the first (status) GRANTED (read by the rule equals_1)") != std::string::npos);
+    }
+  CHECK(named);
+}
+
+TEST_CASE("acquires refused for longer than four leases while permits are free break liveness", "[world][trust]") {
+  // Goal: progress is a property of every run, not only of one that never grants. Method: an acquire that grants
+  // its first three calls ever (a counter beside the set), then refuses with the set empty; a 1s lease gives a
+  // progress bound of 4s, and arrivals go on for 12s.
+  json doc = json::parse(R"js({"name": "stops_granting",
+    "gate": {"kind": "lease", "limit": 2, "lease": "1s", "acquire_timeout": "2s",
+      "protocol": {"format": "admitsim-protocol/1", "name": "three_then_none",
+        "scripts": {"acquire": {"source": "if redis.call('INCR', KEYS[1] .. ':calls') > 3 then return 0 end if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end local t = redis.call('TIME') redis.call('ZADD', KEYS[1], tonumber(t[1]) * 1000, ARGV[1]) return 1"}},
+        "acquire": {"script": "acquire", "keys": ["{key}"], "args": ["{token}", "{limit}"], "granted_when": "equals_1"},
+        "release": {"command": ["ZREM", "{key}", "{token}"]}}},
+    "fleet": {"workers": 2},
+    "service": {"portal_cap": 2, "service_time": "100ms", "client_timeout": "20s"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 40, "every": "300ms"}]}})js");
+  const run_record rec = run_doc(doc, 1).front();
+  const admit::world::invariant_result* live = find_inv(rec, "liveness");
+  REQUIRE(live != nullptr);
+  REQUIRE_FALSE(live->holds);
+  REQUIRE(live->causes.size() == 1);
+  CHECK(live->causes[0].kind == "refused_with_free_capacity");
+  CHECK(live->causes[0].example.find("while at most 0 of the limit 2 permits were live by the server's clock: longer "
+                                     "than the progress bound (4s, four leases)") != std::string::npos);
+}
+
+TEST_CASE("a permit past its expiry that no acquire reaped is free capacity at the end", "[world][trust]") {
+  // Goal: liveness is judged on expiry, by the server's clock, not on reaping: a crashed holder's permit, scored by
+  // its expiry in a set whose key never expires, and reaped by no later acquire, is not "still held". Method:
+  // leases scored by when they end (no PEXPIRE); worker 1 crashes holding the last permit for good; worker 0 ends
+  // the rest.
+  json doc = json::parse(R"js({"name": "expired_unreaped",
+    "gate": {"kind": "lease", "limit": 2, "lease": "2s", "acquire_timeout": "10s",
+      "protocol": {"format": "admitsim-protocol/1", "name": "expiry_scored_no_ttl",
+        "scripts": {"acquire": {"source": "local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1]) return 1"}},
+        "acquire": {"script": "acquire", "keys": ["{key}"], "args": ["{token}", "{limit}", "{lease_ms}"], "granted_when": "equals_1"},
+        "release": {"command": ["ZREM", "{key}", "{token}"]},
+        "holders": {"key": "{key}", "scores": "expires_at"}}},
+    "fleet": {"workers": 2},
+    "service": {"portal_cap": 2, "service_time": "1s", "client_timeout": "20s"},
+    "workload": {"requests": [{"at": "0ms"}, {"at": "0ms"}, {"at": "3s"}]},
+    "faults": {"schedule": [{"at": "500ms", "kind": "crash", "target": "worker:1"}]}})js");
+  const run_record rec = run_doc(doc, 1).front();
+  INFO(rec.verdict());
+  for (const auto& i : rec.invariants) {
+    INFO(i.name);
+    CHECK(i.holds);
+  }
+  CHECK(std::string(rec.verdict()) == "pass");
+}
+
+TEST_CASE("a counter-based protocol that loses a permit is reported as lost capacity, with the moment and the operation",
+          "[world][trust]") {
+  // Goal: the other side of "no lease leaks": a permit that never comes back. Method: the catalogue's
+  // protocol_counter_lost_permit (a counter of free permits beside a hash of ids, a retried acquire under the same
+  // id); capacity_conserved must break at the retry, and the re-grant is counted as an observation.
+  const admit::test::rendered r = admit::test::run_file("scenarios/protocol_counter_lost_permit.json", 1);
+  const admit::world::invariant_result* cap = find_inv(r.rec, "capacity_conserved");
+  REQUIRE(cap != nullptr);
+  REQUIRE_FALSE(cap->holds);
+  REQUIRE(cap->causes.size() == 1);
+  CHECK(cap->causes[0].kind == "permit_lost");
+  CHECK(cap->causes[0].example ==
+        "after worker 0's acquire for w0-1 at 2.918s, 0 free + 3 held = 3, below the limit 4: 1 permit lost for good "
+        "(no caller can take it, no holder holds it)");
+  REQUIRE(r.rec.lease.has_value());
+  CHECK(r.rec.lease->regrants == 1);
+  // Nothing else broke: the caps held (a lost permit runs the fleet below its limit, not above it).
+  for (const auto& i : r.rec.invariants)
+    if (i.name != "capacity_conserved") CHECK(i.holds);
 }

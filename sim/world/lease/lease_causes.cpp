@@ -291,7 +291,7 @@ void lease_causes::gate(std::vector<cause>& out, std::size_t wi, redis::script_o
   }
 }
 
-void lease_causes::granted_twice(std::vector<cause>& out, std::size_t wi, std::string_view token) {
+std::string lease_causes::regrant(std::size_t wi, std::string_view token) {
   const worker_state& w = fleet_[wi];
   const vtime_ns first =
       w.current && fleet::token_of(wi, w.current->number) == token ? w.permit.granted_ns : vtime_ns{-1};
@@ -307,7 +307,7 @@ void lease_causes::granted_twice(std::vector<cause>& out, std::size_t wi, std::s
   std::string s = "token " + std::string(token);
   s += first >= 0 ? " was granted at " + at(first) + ", but " + why : " was granted, but " + why;
   s += "; the client retried under the same token and was granted again at " + at(sched_.now_ns());
-  add(out, {cause_kind("reply_lost_retry"), std::move(s)});
+  return s;
 }
 
 void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string_view member) {
@@ -425,6 +425,7 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
                                           : "the holders key expires only at " + clock_ms(deadline_ms);
   std::size_t listed = 0;
   for (const redis::sorted_set::entry& e : set->entries()) {
+    if (!server_.live_score(e.score, later_us / 1000)) continue;  // expired: free capacity, as finish() counts it
     if (listed++ == check::max_causes_kept) break;
     std::string whose;
     if (const auto named = fleet_.parse_token(e.member)) {

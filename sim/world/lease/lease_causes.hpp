@@ -66,7 +66,7 @@ class lease_causes final : public cause_finder {
   void refusal(refusal_snapshot& out) override;
   void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
             std::int64_t members, bool split_add) override;
-  void granted_twice(std::vector<check::cause>& out, std::size_t wi, std::string_view token) override;
+  std::string regrant(std::size_t wi, std::string_view token) override;
   void survivor(std::vector<check::cause>& out, std::size_t wi, std::string_view member) override;
   void not_live(std::vector<check::cause>& out, bool items_unended) override;
   void not_idle(std::vector<check::cause>& out, vtime_ns lh_ns) override;

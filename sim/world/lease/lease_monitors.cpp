@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "gate/admit_assert.hpp"
 #include "sim/check/causes.hpp"
 #include "sim/scenario/duration.hpp"
+#include "sim/world/cause_text.hpp"
 
 namespace admit::world::lease {
 
@@ -12,7 +14,11 @@ lease_monitors::lease_monitors(sim::scheduler& sched, const scenario::scenario& 
     : mon_(sched, lease_invariant_names, sc.checks.invariants, lease_probe_names, trace_capacity,
            sc.checks.stop_at_first),
       sched_(sched),
-      metrics_(metrics), lease_(lease), limit_(sc.gates.front().lease.limit) {}
+      metrics_(metrics), lease_(lease), limit_(sc.gates.front().lease.limit),
+      progress_bound_ns_(4 * sc.gates.front().lease.lease_ns) {
+  ADMIT_ASSERT(limit_ >= 1, "a lease gate's limit is at least 1 (the loader refuses 0)");
+  ADMIT_ASSERT(progress_bound_ns_ > 0, "a lease gate's lease is positive (the loader refuses 0)");
+}
 
 template <class Ask>
 std::vector<check::cause> lease_monitors::causes_of(Ask&& ask) {
@@ -127,12 +133,78 @@ void lease_monitors::script_ran(std::size_t wi, redis::script_op op, const std::
   }
   check_gate(wi, op, token, members, false);
   if (op == redis::script_op::acquire && reply.ok() && !reply.granted()) hit(lp_refused_at_limit);
-  if (op == redis::script_op::acquire && reply.granted())
-    mon_.check(l_token_once, !was_member, [&] {
-      return check::finding{"token " + token + " was granted while it already held a permit (a retried acquire "
-                            "whose first reply was lost)",
-                            causes_of([&](cause_finder& f, auto& out) { f.granted_twice(out, wi, token); })};
-    });
+  if (op == redis::script_op::acquire && reply.granted() && was_member) [[unlikely]] {
+    // A retried acquire granted again: the member takes no second permit, so nothing is harmed (an
+    // overshoot would be gate_inflight_le_cap's); the report counts it and says what became of the first.
+    hit(lp_regranted);
+    ++lease_.regrants;
+    if (lease_.regrant_example.empty() && causes_ != nullptr) lease_.regrant_example = causes_->regrant(wi, token);
+  }
+}
+
+void lease_monitors::acquire_answered(std::size_t wi, bool granted, std::int64_t live,
+                                      const std::function<std::string()>& reply) {
+  ADMIT_ASSERT(live >= 0, "a count of live permits");
+  const vtime_ns now = sched_.now_ns();
+  if (granted) {
+    ++grants_;
+    starved_since_ns_ = -1;
+    return;
+  }
+  if (grants_ == 0 && refusals_++ == 0) first_refusal_ = reply();
+  if (live >= limit_) {
+    starved_since_ns_ = -1;  // refused at the limit: the gate is doing its job
+    return;
+  }
+  if (starved_since_ns_ < 0) {
+    starved_since_ns_ = now;
+    starved_refusals_ = 0;
+    starved_live_max_ = 0;
+    starved_reported_ = false;
+  }
+  ++starved_refusals_;
+  starved_live_max_ = std::max(starved_live_max_, live);
+  ADMIT_ASSERT(now >= starved_since_ns_, "time moves forward");
+  if (starved_reported_ || now - starved_since_ns_ <= progress_bound_ns_) return;
+  starved_reported_ = true;
+  mon_.check(l_liveness, false, [&] {
+    const std::string detail =
+        "acquires were refused from " + span_text(starved_since_ns_) + " to " + span_text(now) + " (" +
+        std::to_string(starved_refusals_) + " refusals, the last worker " + std::to_string(wi) + "'s) while at most " +
+        std::to_string(starved_live_max_) + " of the limit " + std::to_string(limit_) +
+        " permits were live by the server's clock: longer than the progress bound (" + span_text(progress_bound_ns_) +
+        ", four leases)";
+    return check::finding{"capacity stayed free while work waited: " + detail,
+                          {check::cause{check::cause_kind("refused_with_free_capacity"), detail}}};
+  });
+}
+
+void lease_monitors::capacity_after(std::size_t wi, const char* op, const std::string& token, std::int64_t free,
+                                    std::int64_t held) {
+  ADMIT_ASSERT(held >= 0, "a count of holders");
+  const std::int64_t off = free + held - limit_;  // < 0: permits lost; > 0: permits beyond the limit
+  mon_.level(l_capacity, off < 0 ? -off : off, 0, [&] {
+    const std::string sum = std::to_string(free) + " free + " + std::to_string(held) + " held = " +
+                            std::to_string(free + held);
+    const std::string detail =
+        "after worker " + std::to_string(wi) + "'s " + op + " for " + token + " at " + span_text(sched_.now_ns()) +
+        ", " + sum + (off < 0 ? ", below" : ", above") + " the limit " + std::to_string(limit_) + ": " +
+        (off < 0 ? count_text(-off, "permit", "permits") + " lost for good (no caller can take it, no holder holds it)"
+                 : count_text(off, "permit", "permits") + " beyond the limit a caller can take");
+    return check::finding{detail, {check::cause{off < 0 ? check::cause_kind("permit_lost") : check::cause_kind("permit_surplus"), detail}}};
+  });
+}
+
+void lease_monitors::progress_at_end(std::uint64_t arrived) {
+  if (arrived == 0 || grants_ != 0) return;
+  mon_.check(l_liveness, false, [&] {
+    std::string detail = count_text(static_cast<std::int64_t>(arrived), "work item", "work items") +
+                         " arrived and no acquire was granted: ";
+    detail += refusals_ == 0 ? std::string("no acquire got an answer its rule could read (Redis unreachable, or every reply lost)")
+                             : count_text(static_cast<std::int64_t>(refusals_), "reply was", "replies were") +
+                                   " read as refusals, the first " + first_refusal_;
+    return check::finding{"nothing was granted while work arrived", {check::cause{check::cause_kind("never_granted"), detail}}};
+  });
 }
 
 void lease_monitors::members_after_split_add(std::int64_t members) {

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <functional>
 #include <vector>
 
 #include "gate/redis/lease_scripts.hpp"
@@ -41,9 +42,9 @@ namespace admit::world::lease {
 
 using sim::vtime_ns;
 
-enum lease_inv : std::size_t { l_gate_inflight, l_portal_inflight, l_token_once, l_expiry, l_liveness, l_count };
+enum lease_inv : std::size_t { l_gate_inflight, l_portal_inflight, l_expiry, l_liveness, l_capacity, l_count };
 inline constexpr std::array<const char*, l_count> lease_invariant_names = {
-    "gate_inflight_le_cap", "portal_inflight_le_cap", "token_granted_once", "expired_leases_reaped", "liveness"};
+    "gate_inflight_le_cap", "portal_inflight_le_cap", "expired_leases_reaped", "liveness", "capacity_conserved"};
 static_assert(check::are_world_rows(lease_invariant_names, check::world_lease),
               "the lease world reports exactly the invariant table's lease rows");
 
@@ -59,6 +60,7 @@ enum lease_probe : std::size_t {
   lp_crash_while_holding,
   lp_portal_429,
   lp_client_read_timeout,
+  lp_regranted,
   lp_count,
 };
 inline constexpr std::array<const char*, lp_count> lease_probe_names = {
@@ -73,6 +75,7 @@ inline constexpr std::array<const char*, lp_count> lease_probe_names = {
     "crash while holding a permit",
     "portal answered 429",
     "client read timeout at the portal",
+    "a held token granted again (no second permit)",
 };
 
 // The text of one trace entry, `head word mid number tail`, named part by
@@ -118,8 +121,10 @@ class cause_finder {
   // gate_inflight_le_cap: the live members after worker `wi`'s `op` for `token`.
   virtual void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
                     std::int64_t members, bool split_add) = 0;
-  // token_granted_once: `token`, already a member, granted again to worker `wi`.
-  virtual void granted_twice(std::vector<check::cause>& out, std::size_t wi, std::string_view token) = 0;
+  // Not a violation: `token`, already a member, granted again to worker `wi`
+  // (a retried acquire whose first reply was lost; a set's member takes no
+  // second permit). What became of the first reply, in one sentence.
+  virtual std::string regrant(std::size_t wi, std::string_view token) = 0;
   // expired_leases_reaped: `member` survived worker `wi`'s acquire.
   virtual void survivor(std::vector<check::cause>& out, std::size_t wi, std::string_view member) = 0;
   // liveness at the end: items never ended, or permits left one lease later.
@@ -167,6 +172,18 @@ class lease_monitors {
     lease_.set_members_max = std::max(lease_.set_members_max, members);
     metrics_.gate_inflight_max = std::max(metrics_.gate_inflight_max, members);
   }
+  // Worker `wi`'s acquire was answered (a reply its rule read, not an error):
+  // `granted`, and the permits live after it by the server's clock. The
+  // progress rule of liveness: a run in which work arrived and nothing was
+  // ever granted is not live, and neither is one whose acquires were refused
+  // for longer than progress_bound_ns while fewer than the limit were live.
+  // `reply` (read only while nothing was granted yet) is the refusal's text.
+  void acquire_answered(std::size_t wi, bool granted, std::int64_t live, const std::function<std::string()>& reply);
+  // After worker `wi`'s `op` for `token` (a protocol whose holders count free
+  // permits): `free` permits a fresh caller could take and `held` in the
+  // holders (live or expired, not yet reaped), against the limit. Judged as a
+  // level: how far the sum is from the limit, either way, bound 0.
+  void capacity_after(std::size_t wi, const char* op, const std::string& token, std::int64_t free, std::int64_t held);
   // The script's trace entry and its checks.
   void script_ran(std::size_t wi, redis::script_op op, const std::string& token, const redis::script_reply& reply,
                   std::int64_t members, bool was_member);
@@ -217,6 +234,12 @@ class lease_monitors {
   void idle_at(vtime_ns lh_ns, std::uint64_t unended, std::int64_t holders);
   // At the end; `why` empty (and `state` live): live.
   void at_end(const std::string& why, end_state state);
+  // At the end, after at_end: `arrived` work items arrived; none granted is a liveness violation.
+  void progress_at_end(std::uint64_t arrived);
+  // How long acquires may be refused while permits are free before liveness fails: four leases, room for
+  // the designs that refuse on purpose for a lease or two (a grace after a restart, a fair queue's
+  // timed-out head at twice the lease).
+  vtime_ns progress_bound_ns() const noexcept { return progress_bound_ns_; }
 
   bool stopped() const noexcept { return mon_.stopped(); }
   bool torn_down() const noexcept { return mon_.torn_down(); }
@@ -266,6 +289,15 @@ class lease_monitors {
   check::trace_sink* sink_ = nullptr;
   std::string line_text_;  // the text of the entry being streamed
   cause_finder* causes_ = nullptr;
+  // The progress rule (acquire_answered).
+  vtime_ns progress_bound_ns_;
+  std::uint64_t grants_ = 0;
+  vtime_ns starved_since_ns_ = -1;      // the first refusal with permits free since the last grant (-1: none)
+  std::uint64_t starved_refusals_ = 0;  // refusals since then
+  std::int64_t starved_live_max_ = 0;   // the most permits live at those refusals
+  bool starved_reported_ = false;       // one violation per window
+  std::uint64_t refusals_ = 0;          // refusals read before any grant
+  std::string first_refusal_;           // the first of them, as the reply read
 };
 
 }  // namespace admit::world::lease

@@ -1,10 +1,38 @@
 #include "sim/world/lease/redis_node.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
 
 #include "gate/admit_assert.hpp"
 
 namespace admit::world::lease {
+
+const redis::sorted_set* redis_node::as_set(const redis::hash_value* h, redis::sorted_set& into) {
+  if (h == nullptr) return nullptr;
+  into = redis::sorted_set{};
+  for (const redis::hash_value::field& f : h->fields()) {
+    double score = std::numeric_limits<double>::infinity();
+    const char* first = f.value.data();
+    const char* last = first + f.value.size();
+    double parsed = 0;
+    if (const auto [end, ec] = std::from_chars(first, last, parsed); ec == std::errc{} && end == last && std::isfinite(parsed))
+      score = parsed;
+    into.insert_or_assign(score, f.name);
+  }
+  ADMIT_ASSERT(into.size() == h->size(), "a hash's fields are distinct members");
+  return &into;
+}
+
+std::optional<std::int64_t> redis_node::peek_integer(std::string_view key, std::int64_t now_us) const {
+  const std::string* v = primary_.peek<std::string>(key, now_us);
+  if (v == nullptr) return std::nullopt;
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+  if (ec != std::errc{} || end != v->data() + v->size()) return std::nullopt;
+  return n;
+}
 
 redis_node::redis_node(std::span<const scenario::fault_spec> faults) {
   set_index(0);

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,6 +57,15 @@ inline std::int64_t script_now_ms(const call_req& req, std::int64_t server_now_u
 }
 
 class redis_node {
+ private:
+  // A hash's fields as a sorted set in `into` (a value that is no number
+  // scores +inf: a permit the checkers cannot see expire). nullptr for none.
+  static const redis::sorted_set* as_set(const redis::hash_value* h, redis::sorted_set& into);
+  redis::holders_shape shape_ = redis::holders_shape::sorted_set;
+  // A hash's holders as sets, one per view; mutable: an observer's view of a hash is built when asked.
+  mutable redis::sorted_set view_, expiring_, peeked_;
+
+
  public:
   // What the fault schedule will ask of the node decides what it keeps: an
   // AOF copy only if a restart recovers one, a replication log only if a
@@ -80,21 +90,42 @@ class redis_node {
   // check_then_add's second round trip: the add. Returns the live members after it.
   std::int64_t add_after_check(const call_req& req, std::int64_t now_us);
 
+  // Where the permits live: a sorted set (the default, and every built-in
+  // variant's), or a hash whose fields are the tokens and whose values are
+  // the scores (a protocol's holders.kind "hash"). The views below read
+  // either as a sorted set; a key of another type (a protocol's holders that
+  // name the wrong key) reads as no permits, never as an error of the
+  // world's.
+  void set_holders_shape(redis::holders_shape shape) noexcept { shape_ = shape; }
+
   // The gate key as a read command sees it at `now_us` (an expired key is
-  // dropped first, as the next command would): valid until the next command.
+  // dropped first, as the next command would): valid until the next command
+  // (and, for a hash, until the next call of set_view).
   const redis::sorted_set* set_view(std::string_view key, std::int64_t now_us) {
-    return primary_.zset_view(key, now_us);
+    if (shape_ == redis::holders_shape::hash) [[unlikely]]
+      return as_set(primary_.peek<redis::hash_value>(key, now_us), view_);
+    try {
+      return primary_.zset_view(key, now_us);
+    } catch (const redis::command_error&) {
+      return nullptr;  // WRONGTYPE: the holders key holds something else
+    }
   }
   // The gate key's set if it is past its deadline and not yet dropped (the
   // next command drops it): the permits its expiry takes.
   const redis::sorted_set* expiring_set(std::string_view key, std::int64_t now_us) const {
-    return primary_.expired_zset(key, now_us);
+    if (shape_ == redis::holders_shape::hash) [[unlikely]]
+      return as_set(primary_.peek_expired<redis::hash_value>(key, now_us), expiring_);
+    return primary_.peek_expired<redis::sorted_set>(key, now_us);
   }
   // The gate key's live set at `now_us`, changing nothing (for the causes of a violation).
-  const redis::sorted_set* peek_set(std::string_view key, std::int64_t now_us,
-                                    std::int64_t* deadline_ms = nullptr) const {
-    return primary_.peek_zset(key, now_us, deadline_ms);
+  const redis::sorted_set* peek_set(std::string_view key, std::int64_t now_us, std::int64_t* deadline_ms = nullptr) const {
+    if (shape_ == redis::holders_shape::hash) [[unlikely]]
+      return as_set(primary_.peek<redis::hash_value>(key, now_us, deadline_ms), peeked_);
+    return primary_.peek<redis::sorted_set>(key, now_us, deadline_ms);
   }
+  // The integer a string key holds at `now_us` (a protocol's counter of free
+  // permits), or nullopt when it is missing, of another type, or no integer.
+  std::optional<std::int64_t> peek_integer(std::string_view key, std::int64_t now_us) const;
   // The server's clock against true time.
   vtime_ns server_offset_ns() const noexcept { return offset_ns_; }
 

@@ -9,6 +9,21 @@
 
 namespace admit::world::lease {
 
+namespace {
+const char* op_name(redis::script_op op) {
+  return op == redis::script_op::acquire ? "acquire" : op == redis::script_op::release ? "release" : "renew";
+}
+
+// A reply as a sentence shows it: redis-cli's rendering, a status reply named
+// as one ("status OK"), cut after 80 characters (a long array names its start).
+std::string shown(const redis::reply& r) {
+  std::string s = r.type == redis::reply::kind::status ? "(status) " + r.text : redis::to_string(r);
+  constexpr std::size_t shown_max = 80;
+  if (s.size() > shown_max) s = s.substr(0, shown_max) + "...";
+  return s;
+}
+}  // namespace
+
 void server_side::permit_left(std::string_view member, const permit_loss& how, bool live) {
   if (node_members_ != nullptr) [[unlikely]] {
     // A quorum permit is lost only when this node's loss leaves too few nodes holding it (fleet::lost_on).
@@ -116,6 +131,9 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
         after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
               : std::pair<std::size_t, std::size_t>{0, 0};
     monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member);
+    if (reply.ok() && mut_ != scenario::world_mutation::check_then_add)
+      monitors_.acquire_answered(wi, reply.granted(), members - static_cast<std::int64_t>(last - first),
+                                 [&] { return std::to_string(reply.value); });
   }
   monitors_.members_after_script(members);
   tl_.set_members(members);
@@ -133,10 +151,14 @@ void server_side::add_after_check(std::size_t wi, const call_req& req) {
   monitors_.check_split_add(wi, req.token, members);
 }
 
-void server_side::use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms) {
+void server_side::use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms,
+                               std::optional<std::string> free_key) {
+  ADMIT_ASSERT(free_key.has_value() == proto.holders.free.has_value(), "a counter key exactly when holders name one");
   proto_ = &proto;
   node_.deploy(proto);
+  node_.set_holders_shape(proto.holders.shape);
   holders_key_ = std::move(holders_key);
+  free_key_ = std::move(free_key);
   lease_ms_ = lease_ms;
   const redis::protocol_call& acquire = proto.call(redis::script_op::acquire);
   caller_clock_ = acquire.uses(redis::placeholder::now_ms) || acquire.uses(redis::placeholder::expiry_ms);
@@ -220,10 +242,7 @@ void server_side::protocol_inconsistent(std::size_t wi, const gate::command_requ
   ADMIT_ASSERT(proto_ != nullptr, "only a protocol's reply is read by a rule of the user's");
   if (inconsistency_ || failure_) return;
   const bool acquire = req.op == redis::script_op::acquire;
-  std::string shown = redis::to_string(answer);
-  constexpr std::size_t shown_max = 80;  // a long array reply is cut: the sentence names its start
-  if (shown.size() > shown_max) shown = shown.substr(0, shown_max) + "...";
-  inconsistency_ = "the protocol's " + std::string(acquire ? "acquire" : "renew") + " replied " + shown +
+  inconsistency_ = "the protocol's " + std::string(acquire ? "acquire" : "renew") + " replied " + shown(answer) +
                    " for token " + req.token + " (worker " + std::to_string(wi) + ") at " +
                    span_text(sched_.now_ns()) + ", which its rule " +
                    redis::reply_rule_names[static_cast<std::size_t>(rule)] + " reads as " +
@@ -309,6 +328,20 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
         after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
               : std::pair<std::size_t, std::size_t>{0, 0};
     monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member);
+    // A quorum's node refuses what a majority may still grant: its progress is the fleet's, not a node's.
+    if (!quorum) {
+      const std::int64_t stale_members = static_cast<std::int64_t>(last - first);
+      monitors_.acquire_answered(wi, read.granted(), members - stale_members, [&] {
+        return shown(answer) + " (read by the rule " +
+               redis::reply_rule_names[static_cast<std::size_t>(c.rule)] + ")";
+      });
+    }
+  }
+  if (free_key_ && !quorum) {
+    // A counter that is missing (not set up yet, or wiped with the node's state) is not judged: the next
+    // set-up sets it, and what it sets it to is the gate's count (gate_inflight_le_cap) to judge.
+    if (const std::optional<std::int64_t> free = node_.peek_integer(*free_key_, now_us))
+      monitors_.capacity_after(wi, op_name(req.op), req.token, *free, after ? static_cast<std::int64_t>(after->size()) : 0);
   }
   monitors_.members_after_script(members);
   tl_.set_members(members);

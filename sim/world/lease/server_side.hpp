@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/world/lease/fleet.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
@@ -44,7 +45,9 @@ class server_side final : public script_server {
 
   // A protocol run: where its permits live (the holders key, expanded) and
   // what their scores mean.
-  void use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms);
+  // `free_key`: the counter of free permits, when the protocol's holders name one.
+  void use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms,
+                    std::optional<std::string> free_key = std::nullopt);
   // The first script error of a protocol run (the run stops there and is inconclusive).
   const std::optional<script_failure>& failure() const noexcept { return failure_; }
   // The first reply a protocol's client reads as a grant (or a kept renewal)
@@ -56,7 +59,19 @@ class server_side final : public script_server {
   const std::optional<std::string>& inconsistency() const noexcept { return inconsistency_; }
   // Where the server keeps the permits: the gate key, or a protocol's holders key.
   const std::string& holders_key() const noexcept { return holders_key_; }
-  void set_holders_key(std::string key) { holders_key_ = std::move(key); }
+  // A built-in variant's holders: the gate key, its members scored by their grant (ms).
+  void set_holders_key(std::string key, std::int64_t lease_ms) {
+    ADMIT_ASSERT(lease_ms > 0, "a lease of at least 1ms");
+    holders_key_ = std::move(key);
+    lease_ms_ = lease_ms;
+  }
+  // Whether a holders member scored `score` is live at server time `at_ms`:
+  // scored by its grant (or last renewal), live for a lease after it; scored
+  // by its expiry (a protocol's holders.scores "expires_at"), live until it.
+  bool live_score(double score, std::int64_t at_ms) const noexcept {
+    const bool expires_at = proto_ != nullptr && proto_->holders.scores == redis::score_meaning::expires_at;
+    return score > static_cast<double>(expires_at ? at_ms : at_ms - lease_ms_);
+  }
 
   // The permit `member` left the set (`how`): its worker's record, or the
   // portal's copy, keeps why; `live` counts it among the leases reaped live
@@ -106,6 +121,7 @@ class server_side final : public script_server {
   scenario::world_mutation mut_;
   const redis::protocol* proto_ = nullptr;
   std::string holders_key_;
+  std::optional<std::string> free_key_;  // the protocol's counter of free permits (holders.free), expanded
   std::int64_t lease_ms_ = 0;
   bool caller_clock_ = false;
   // execute_command's copy of the holders before the command, kept between
