@@ -10,9 +10,11 @@
 // that usually match their rule), then mixes in what users get wrong: replies no rule maps to a grant, script
 // errors, holders that are not a sorted set, and now and then a document broken on purpose.
 //
-// Budgets: a fixed 20 cases in the unit run (it runs under ASan/UBSan), ADMITSIM_PROPERTY_CASES under the
-// property-long label; RC_PARAMS="seed=N" replays a seed. ADMITSIM_PROTOCOL_FAULT_DUMP=DIR writes each case's
-// document to DIR/last.json before it runs, so that a crash that kills the process leaves its input behind.
+// Budgets: 20 cases with a pinned seed in the unit run (which the sanitizer build runs too), 5000 under the
+// property-long label (ADMITSIM_PROPERTY_CASES); RC_PARAMS="seed=N" replays another seed, and a failure prints
+// the seed and the document. ADMITSIM_PROTOCOL_FAULT_DUMP=DIR writes each case's document to DIR/last.json
+// before it runs, so that a crash that kills the process leaves its input behind, and the (shrunk) failing one
+// to DIR/failing.json.
 #include <catch2/catch.hpp>
 #include <rapidcheck.h>
 
