@@ -8,6 +8,11 @@
 # fuzz_short_run: the same scenarios, each behind two 8-byte seeds (the
 #   target reads the first 8 bytes as a little-endian seed), and its saved
 #   regressions.
+# fuzz_protocol_run: the built-in protocol files (gate/redis/protocols/*.json,
+#   not schema.json) and those of scenarios/protocols/*/ and
+#   scenarios/designs/, each with its scripts put inline by
+#   fuzz_inline_protocol (ADMITSIM_INLINE_PROTOCOL, else the first of
+#   build-fuzz/fuzz/ and build/fuzz/ that has it), and its saved regressions.
 # Files already in DIR (inputs a previous run found) are kept.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -37,8 +42,26 @@ case "$target" in
       n=$((n + 2))
     done
     ;;
+  fuzz_protocol_run)
+    tool="${ADMITSIM_INLINE_PROTOCOL:-}"
+    for t in "$root/build-fuzz/fuzz/fuzz_inline_protocol" "$root/build/fuzz/fuzz_inline_protocol"; do
+      [ -n "$tool" ] || { [ -x "$t" ] && tool="$t"; }
+    done
+    if [ -z "$tool" ]; then
+      echo "seed_corpus.sh: fuzz_inline_protocol is not built (cmake --build --preset fuzz)" >&2
+      exit 2
+    fi
+    for f in "$root"/gate/redis/protocols/*.json "$root"/scenarios/protocols/*/protocol.json \
+             "$root"/scenarios/designs/*/*.json "$root"/scenarios/designs/*.json; do
+      [ "$f" = "$root/gate/redis/protocols/schema.json" ] && continue
+      # scenarios/designs/ holds scenarios beside protocols: only what has a "format" of a protocol file.
+      grep -q '"admitsim-protocol/1"' "$f" || continue
+      "$tool" "$f" >"$dir/seed-$(basename "$(dirname "$f")")-$(basename "$f")"
+      n=$((n + 1))
+    done
+    ;;
   *)
-    echo "seed_corpus.sh: unknown target $target (fuzz_scenario_loader or fuzz_short_run)" >&2
+    echo "seed_corpus.sh: unknown target $target (fuzz_scenario_loader, fuzz_short_run or fuzz_protocol_run)" >&2
     exit 2
     ;;
 esac
