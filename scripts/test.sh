@@ -79,7 +79,7 @@ fi
 stage "5/5 fuzzing: build (build-fuzz/), then each target for ${fuzz_seconds}s"
 scripts/build.sh --preset fuzz
 pids=()
-targets=(fuzz_scenario_loader fuzz_short_run)
+targets=(fuzz_scenario_loader fuzz_short_run fuzz_protocol_run)
 for t in "${targets[@]}"; do
   corpus="build-fuzz/corpus/$t"
   artifacts="build-fuzz/artifacts/$t"

@@ -11,6 +11,7 @@ template <class Lose>
 void fault_injector::lose_state(const node_parts& on, const permit_loss& how, Lose&& lose) {
   const vtime_ns now = sched_.now_ns();
   const std::string& key = on.server->holders_key();
+  on.server->settle_expiry();
   std::vector<std::string> before;
   if (const redis::sorted_set* set = on.node->peek_set(key, on.node->server_now_us(now)))
     for (const redis::sorted_set::entry& e : set->entries()) before.push_back(e.member);

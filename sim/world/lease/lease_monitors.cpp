@@ -151,7 +151,7 @@ void lease_monitors::acquire_answered(std::size_t wi, bool granted, std::int64_t
     starved_since_ns_ = -1;
     return;
   }
-  if (grants_ == 0 && refusals_++ == 0) first_refusal_ = reply();
+  if (holds_ == 0 && grants_ == 0 && refusals_++ == 0) first_refusal_ = reply();
   if (live >= limit_) {
     starved_since_ns_ = -1;  // refused at the limit: the gate is doing its job
     return;
@@ -196,7 +196,7 @@ void lease_monitors::capacity_after(std::size_t wi, const char* op, const std::s
 }
 
 void lease_monitors::progress_at_end(std::uint64_t arrived) {
-  if (arrived == 0 || grants_ != 0) return;
+  if (arrived == 0 || holds_ != 0) return;
   mon_.check(l_liveness, false, [&] {
     std::string detail = count_text(static_cast<std::int64_t>(arrived), "work item", "work items") +
                          " arrived and no acquire was granted: ";

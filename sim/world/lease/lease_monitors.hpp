@@ -202,6 +202,7 @@ class lease_monitors {
   [[gnu::always_inline]] void granted(std::size_t wi, const std::string& token, vtime_ns waited_ns,
                                       std::int64_t attempts, std::int64_t holders) {
     metrics_.wait_ns.add(waited_ns);
+    ++holds_;
     if (attempts > 1) hit(lp_granted_after_backoff);
     lease_.holders_max = std::max(lease_.holders_max, holders);
     trace("worker", trace_text("holds ").word(token), holders, wi);
@@ -291,7 +292,8 @@ class lease_monitors {
   cause_finder* causes_ = nullptr;
   // The progress rule (acquire_answered).
   vtime_ns progress_bound_ns_;
-  std::uint64_t grants_ = 0;
+  std::uint64_t grants_ = 0;            // acquires the server answered with a grant (single-node runs)
+  std::uint64_t holds_ = 0;             // permits workers came to hold (every run: a quorum's too)
   vtime_ns starved_since_ns_ = -1;      // the first refusal with permits free since the last grant (-1: none)
   std::uint64_t starved_refusals_ = 0;  // refusals since then
   std::int64_t starved_live_max_ = 0;   // the most permits live at those refusals

@@ -120,10 +120,7 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
 void portal::work_ended(std::uint64_t number, std::size_t wi) {
   if (free_slot_on_close_) {
     // Its client may have closed it first (a timeout, a crash, a call given up): then it is over already.
-    const connection& c = on_[wi];
-    const bool on_it = c.open && c.number == number;
-    if (!on_it && std::none_of(left_.begin(), left_.end(), [&](const connection& l) { return l.number == number; }))
-      return;
+    if (!still_open(number, wi)) return;
   }
   close(number, wi);
 }

@@ -128,7 +128,15 @@ class portal {
   void work_ended(std::uint64_t number, std::size_t wi);
   // The client of item `number` (worker `wi`) closed its connection: under free_slot the work stops now.
   void client_closed(std::uint64_t number, std::size_t wi) {
-    if (free_slot_on_close_) close(number, wi);
+    // A crash of its worker may have closed it already (every socket of the process closes, and the crash's
+    // cancellation then ends the client's wait): a connection closes once.
+    if (free_slot_on_close_ && still_open(number, wi)) close(number, wi);
+  }
+  // Whether item `number`'s connection, made by worker `wi`, is still open.
+  bool still_open(std::uint64_t number, std::size_t wi) const {
+    const connection& c = on_[wi];
+    if (c.open && c.number == number) return true;
+    return std::any_of(left_.begin(), left_.end(), [&](const connection& l) { return l.number == number; });
   }
   // Worker `wi` leaves its connection open (`crashed_ns`: when it crashed, or -1).
   [[gnu::noinline]] void leave(std::size_t wi, vtime_ns crashed_ns);

@@ -102,8 +102,13 @@ class redis_node {
   // dropped first, as the next command would): valid until the next command
   // (and, for a hash, until the next call of set_view).
   const redis::sorted_set* set_view(std::string_view key, std::int64_t now_us) {
-    if (shape_ == redis::holders_shape::hash) [[unlikely]]
-      return as_set(primary_.peek<redis::hash_value>(key, now_us), view_);
+    if (shape_ == redis::holders_shape::hash) [[unlikely]] {
+      try {
+        return as_set(primary_.hash_view(key, now_us), view_);
+      } catch (const redis::command_error&) {
+        return nullptr;  // WRONGTYPE: the holders key holds something else
+      }
+    }
     try {
       return primary_.zset_view(key, now_us);
     } catch (const redis::command_error&) {

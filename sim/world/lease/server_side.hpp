@@ -84,6 +84,19 @@ class server_side final : public script_server {
     node_index_ = index;
     node_members_ = members;
   }
+  // The holders key's expiry, if it is due, noticed and applied now, as the
+  // next command would: before a fault replaces the node's state, so that the
+  // permits the key's expiry took are told to their holders as expired, not
+  // missed (a key past its deadline reads as no permits, and the fault's diff
+  // would see nothing of them) nor noticed twice.
+  void settle_expiry() {
+    const std::int64_t now_us = node_.server_now_us(sched_.now_ns());
+    call_req key_only;
+    key_only.key = holders_key_;
+    notice_expiry(key_only, now_us);
+    (void)node_.set_view(holders_key_, now_us);  // drops the expired key, as a command touching it does
+    ADMIT_ASSERT(node_.expiring_set(holders_key_, now_us) == nullptr, "no expired holders key is left to notice");
+  }
   // Whether the protocol's acquire passes the caller's clock ({now_ms} or {expiry_ms}).
   bool protocol_reads_caller_clock() const noexcept { return caller_clock_; }
 
