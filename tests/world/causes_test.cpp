@@ -323,8 +323,10 @@ TEST_CASE("an acquire that does not reap keeps a dead holder's permit", "[world]
 }
 
 TEST_CASE("a protocol that neither reaps nor expires its key leaves a crashed holder's permit for ever", "[world][causes]") {
-  // Goal: acquire_does_not_reap for a user's protocol, and permits_never_expire for liveness; a built-in variant
-  // (whose acquire reaps and pushes the key's expiry out) holds. Method: the holder crashes at 100ms.
+  // Goal: acquire_does_not_reap for a user's protocol; liveness judges a permit on its expiry, so one past its
+  // lease is the reaping's to judge, and permits_never_expire names only a permit still live one lease after the end
+  // (scored far ahead); a built-in variant (whose acquire reaps and pushes the key's expiry out) holds. Method: the
+  // holder crashes at 100ms.
   json doc = two_items(R"("server_time")", "2s", "1s", "3s");
   doc["gate"]["acquire_timeout"] = "3s";
   doc["faults"]["schedule"] = json::array({json{{"at", "100ms"}, {"kind", "crash"}, {"target", "worker:0"}}});
@@ -340,7 +342,13 @@ TEST_CASE("a protocol that neither reaps nor expires its key leaves a crashed ho
   CHECK(reaped.causes[0].kind == "acquire_does_not_reap");
   CHECK(reaped.causes[0].example ==
         "the protocol's acquire for worker 1 left permit w0-1 in the set past its expiry by the server's clock");
-  require_cause(runs.front(), "liveness", "permits_never_expire", 1,
+  CHECK(inv(runs.front(), "liveness").holds);  // w0-1 expired 2s after its grant: free capacity, left unreaped
+  // Scored a day ahead, the crashed holder's permit is still live one lease after the end.
+  doc["gate"]["protocol"] = user_protocol("leaky_ahead", std::string(lua_now) +
+                                                             "if redis.call('ZCARD', gate) >= limit then return 0 end\n"
+                                                             "redis.call('ZADD', gate, now + 86400000, token)\n"
+                                                             "return 1\n");
+  require_cause(run_doc(doc, 3).front(), "liveness", "permits_never_expire", 1,
                 "permit w0-1 stays in the set: worker 0 crashed at 00:00:00.100 while holding it, and the holders key "
                 "has no expiry");
 }
@@ -369,8 +377,10 @@ TEST_CASE("a run_fleet fleet whose every worker exited after acquire timeouts", 
     "faults": {"schedule": [{"at": "0ms", "kind": "partition", "target": "redis", "duration": "2s"}]})";
   const auto runs = run_json(doc + "}", 1);
   const invariant_result& live = inv(runs.front(), "liveness");
-  REQUIRE(live.causes.size() == 1);
+  REQUIRE_FALSE(live.causes.empty());
   CHECK(live.causes[0].kind == "fleet_exhausted");
+  // Beside it, only never_granted: in an outage from the start the run granted nothing at all.
+  for (std::size_t c = 1; c < live.causes.size(); ++c) CHECK(live.causes[c].kind == "never_granted");
   CHECK(live.causes[0].example.rfind("the only worker exited after acquire timeouts (the last at 00:00:01", 0) == 0);
   CHECK(live.causes[0].example.find("; 2 items left in the queue") != std::string::npos);
   // A third item arrives at 5s, so the run is still going at the 3s horizon.
@@ -378,17 +388,25 @@ TEST_CASE("a run_fleet fleet whose every worker exited after acquire timeouts", 
   later["workload"]["requests"].push_back(json{{"at", "5s"}});
   const auto at_horizon = run_doc(later, 1);
   const invariant_result& lh = inv(at_horizon.front(), "liveness");
-  // Judged at the horizon (2 items queued) and again at the end (3): one kind, counted twice, the first its example.
-  REQUIRE(lh.causes.size() == 1);
+  // Judged at the horizon (2 items queued) and again at the end (3): one kind, counted twice, the first its example;
+  // beside it never_granted (the outage came first: nothing was granted in the whole run).
+  REQUIRE(lh.causes.size() == 2);
+  CHECK(lh.causes[1].kind == "never_granted");
   CHECK(lh.causes[0].kind == "fleet_exhausted");
   CHECK(lh.causes[0].count == 2);
   CHECK(lh.causes[0].example ==
         "at the liveness horizon (00:00:03) the only worker exited after acquire timeouts (the last at 00:00:01); 2 "
         "items left in the queue");
-  // The design the table names: the same run under defer ends both items.
+  // The design the table names: the same run under defer ends both items (deferred: the outage outlasts both
+  // acquire budgets, so nothing is granted, which liveness reports as never_granted and nothing else).
   json defer = json::parse(doc + "}");
   defer["fleet"]["on_acquire_timeout"] = "defer";
-  require_no_violation(run_doc(defer, 1).front());
+  const run_record deferred = run_doc(defer, 1).front();
+  for (const auto& i : deferred.invariants) {
+    INFO(i.name);
+    CHECK(i.holds == (i.name != "liveness"));
+    for (const auto& c : i.causes) CHECK(c.kind == "never_granted");
+  }
   const auto surge = run_doc([] {
     json d = json::parse(admit::test::slurp("scenarios/run_fleet_surge.json"));
     d.erase("expect");
