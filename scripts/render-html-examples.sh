@@ -20,8 +20,15 @@ trap 'rm -rf "$work"' EXIT
 
 # The shrunk counterexample, as the search writes it today.
 shrunk=explore_redis_faults-seed75-seed-min
+# One seed: its seed variant's counterexample is the page's. The search as a whole is not as expected at one
+# seed (process_grace's expected liveness failure shows at other seeds), so what it must give is that file.
+rc=0
 ./build/admitsim explore scenarios/explore_redis_faults.json --first-seed 75 --seeds 1 --jobs 1 --out "$work/explore" \
-  --quiet || { echo "render-html-examples: the search of explore_redis_faults did not come out as expected" >&2; exit 1; }
+  --quiet || rc=$?
+if [ "$rc" -gt 1 ] || [ ! -f "$work/explore/$shrunk.json" ]; then
+  echo "render-html-examples: the search of explore_redis_faults gave no $shrunk.json (exit $rc)" >&2
+  exit 1
+fi
 mkdir -p reports/examples/shrunk
 cp "$work/explore/$shrunk.json" "reports/examples/shrunk/$shrunk.json"
 
