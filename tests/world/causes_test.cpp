@@ -18,15 +18,9 @@ using json = nlohmann::ordered_json;
 using admit::world::invariant_result;
 using admit::world::run_record;
 
-namespace {
+using admit::test::run_doc;
 
-// The runs of a scenario document (protocol files, if named, read from the repository).
-std::vector<run_record> run_doc(const json& doc, std::uint64_t seed) {
-  json parsed;
-  const admit::scenario::scenario sc =
-      admit::scenario::load_scenario_text(doc.dump(2), parsed, {".", admit::scenario::plain_file_reader()});
-  return admit::world::run_all(sc, seed);
-}
+namespace {
 
 std::vector<run_record> run_json(const std::string& text, std::uint64_t seed) { return run_doc(json::parse(text), seed); }
 

@@ -10,15 +10,9 @@
 using json = nlohmann::ordered_json;
 using admit::world::run_record;
 
-namespace {
+using admit::test::run_doc;
 
-// The runs of a scenario document (protocol files, if named, read relative to the repository's root).
-std::vector<run_record> run_doc(const json& doc, std::uint64_t seed) {
-  json parsed;
-  const admit::scenario::scenario sc =
-      admit::scenario::load_scenario_text(doc.dump(2), parsed, {".", admit::scenario::plain_file_reader()});
-  return admit::world::run_all(sc, seed);
-}
+namespace {
 
 const admit::world::invariant_result* find_inv(const run_record& rec, const std::string& name) {
   for (const auto& i : rec.invariants)

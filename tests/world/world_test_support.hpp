@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
@@ -48,6 +49,13 @@ inline rendered run_text(const std::string& text, std::uint64_t seed, const std:
 }
 
 inline rendered run_file(const std::string& path, std::uint64_t seed) { return run_text(slurp(path), seed, path); }
+
+// The runs of a scenario document (protocol files, if named, read relative to the repository's root).
+inline std::vector<world::run_record> run_doc(const nlohmann::ordered_json& doc, std::uint64_t seed) {
+  nlohmann::ordered_json parsed;
+  const scenario::scenario sc = scenario::load_scenario_text(doc.dump(2), parsed, {".", scenario::plain_file_reader()});
+  return world::run_all(sc, seed);
+}
 
 // `report` without its `diagnostics` objects (the run's, or each variant's): what the kernel did to
 // produce a run, which a faster kernel changes without changing the run. The golden tests compare
