@@ -17,6 +17,8 @@ if [ "${1:-}" = "--preset" ]; then
   cmake --preset "$preset" "$@" >/dev/null
   cmake --build --preset "$preset" -j"$jobs"
 else
-  cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  # Tests and benchmarks on, whatever an earlier scripts/quickstart.sh left in build/'s cache.
+  cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release -DADMITSIM_BUILD_TESTS=ON -DADMITSIM_BUILD_BENCH=ON \
+    "$@" >/dev/null
   cmake --build "$root/build" -j"$jobs"
 fi
