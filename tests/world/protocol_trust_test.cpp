@@ -162,8 +162,8 @@ TEST_CASE("acquires refused for longer than four leases while permits are free b
 TEST_CASE("a permit past its expiry that no acquire reaped is free capacity at the end", "[world][trust]") {
   // Goal: liveness is judged on expiry, by the server's clock, not on reaping: a crashed holder's permit, scored by
   // its expiry in a set whose key never expires, and reaped by no later acquire, is not "still held". Method:
-  // leases scored by when they end (no PEXPIRE); worker 1 crashes holding the last permit for good; worker 0 ends
-  // the rest.
+  // leases scored by when they end (no PEXPIRE); worker 1 crashes holding a permit for good at 500ms; worker 0
+  // ends the rest by 2s, before that permit expires at 2.5s, so no acquire ever reaps it.
   json doc = json::parse(R"js({"name": "expired_unreaped",
     "gate": {"kind": "lease", "limit": 2, "lease": "2s", "acquire_timeout": "10s",
       "protocol": {"format": "admitsim-protocol/1", "name": "expiry_scored_no_ttl",
@@ -173,7 +173,7 @@ TEST_CASE("a permit past its expiry that no acquire reaped is free capacity at t
         "holders": {"key": "{key}", "scores": "expires_at"}}},
     "fleet": {"workers": 2},
     "service": {"portal_cap": 2, "service_time": "1s", "client_timeout": "20s"},
-    "workload": {"requests": [{"at": "0ms"}, {"at": "0ms"}, {"at": "3s"}]},
+    "workload": {"requests": [{"at": "0ms"}, {"at": "0ms"}, {"at": "1s"}]},
     "faults": {"schedule": [{"at": "500ms", "kind": "crash", "target": "worker:1"}]}})js");
   const run_record rec = run_doc(doc, 1).front();
   INFO(rec.verdict());
