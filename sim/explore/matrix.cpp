@@ -614,7 +614,7 @@ std::vector<matrix_cell_outcome> run_matrix(const matrix_spec& spec, const matri
     const seed_outcome o = explore_one(spec.cells[cell].sc, seed, mode);
     std::lock_guard<std::mutex> lock(m);
     folds[cell].add(o);
-  });
+  }, options.stop);
   std::vector<matrix_cell_outcome> out(cells);
   for (std::size_t i = 0; i < cells; ++i) {
     folds[i].finish(seeds);

@@ -10,7 +10,8 @@
 
 namespace admit::explore {
 
-void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& task) {
+void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& task,
+                  const std::function<bool()>& stop) {
   std::atomic<std::size_t> next{0};
   std::atomic<bool> quit{false};
   std::mutex m;
@@ -19,6 +20,10 @@ void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::si
   auto work = [&] {
     for (;;) {
       if (quit) return;
+      if (stop && stop()) {
+        quit = true;
+        return;
+      }
       const std::size_t i = next.fetch_add(1);
       if (i >= n) return;
       try {

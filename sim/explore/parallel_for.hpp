@@ -14,6 +14,12 @@
 // that cannot be started is a std::system_error, after the started threads
 // are joined (destroying a joinable thread would abort).
 //
+// Stopping. `stop`, when given, is polled before each task is taken: once it
+// says true no thread takes another task (every task already taken runs to
+// its end), so a stop ends the loop in the time of the tasks running, not in
+// the time of n empty ones. The caller learns which tasks ran from its own
+// slots.
+//
 // run_explore (explorer.hpp) keeps its own runner: it streams outcomes in
 // seed order through a bounded window while the threads run, which a plain
 // loop over indices does not do.
@@ -24,6 +30,7 @@
 
 namespace admit::explore {
 
-void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& task);
+void parallel_for(std::size_t n, unsigned jobs, const std::function<void(std::size_t)>& task,
+                  const std::function<bool()>& stop = {});
 
 }  // namespace admit::explore
