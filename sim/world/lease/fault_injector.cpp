@@ -1,5 +1,6 @@
 #include "sim/world/lease/fault_injector.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -61,12 +62,16 @@ void fault_injector::apply(const scenario::fault_spec& f) {
       break;
     case fk::pause:
       if (on_worker) {
+        // Pauses of one target overlap into their union: a pause that starts inside another extends it,
+        // never shortens it, and the pause began when the first one did.
         worker_state& w = fleet_[static_cast<std::size_t>(f.target->worker)];
-        w.paused_from_ns = now;
-        w.paused_until = now + dur;
+        if (now >= w.paused_until) w.paused_from_ns = now;
+        w.paused_until = std::max(w.paused_until, now + dur);
+        ADMIT_ASSERT(w.paused_from_ns >= 0 && w.paused_from_ns <= now && w.paused_until >= now + dur,
+                     "a worker's pause began by now and lasts at least as long as the newest");
       }
       else if (on_redis)
-        node.pause_until(now + dur);
+        node.pause_until(std::max(node.paused_until(), now + dur));
       break;
     case fk::partition: {
       // A cut that involves Redis is of one node's links; any other (a worker cut off) is of every node's.
