@@ -37,8 +37,15 @@ inline constexpr cause_info cause_table[] = {
     {"caller_clock_skew",
      "a caller's clock, passed to the acquire as its now, reaped a lease still in use (or kept one past its lease)",
      "server_time, renewal, fencing, fair"},
+    {"stale_caller_now",
+     "an acquire carried its caller's now, taken when the call was sent, and ran later (a paused Redis, a slow link): its "
+     "scores or its reaping lagged the server's clock",
+     "server_time, renewal, fencing"},
     {"server_clock_jump", "the Redis server's clock jumped forward and aged leases still in use", ""},
     {"lease_outlived", "a request outlasted its lease, and nothing renewed it", "renewal"},
+    {"holder_paused",
+     "a holder paused (a stop-the-world pause) past its lease: its permit ran out though its request was shorter than the "
+     "lease", ""},
     {"renewal_missed", "a renewing holder's lease ran out between two renewals (a pause, too little slack)", ""},
     {"crashed_holder", "a holder crashed with its request at the portal, and its lease ran out under the request", ""},
     {"client_timeout_release", "a client timeout released the permit while the connection stayed open at the portal",

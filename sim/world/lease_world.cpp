@@ -181,9 +181,7 @@ class lease_world {
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
     server_.set_portal(&portal_);
     add_nodes(run, opts);
-    const bool caller_clock = run.proto ? server_.protocol_reads_caller_clock()
-                                        : run.variant == scenario::lease_variant::seed;
-    causes_.emplace(sched_, sc_, caller_clock, run.proto != nullptr, fleet_, portal_, node_, server_, net_, items_);
+    causes_.emplace(sched_, sc_, run.proto != nullptr, fleet_, portal_, node_, server_, net_, items_);
     for (const auto& e : extra_) causes_->add_node(e->node);
     monitors_.set_causes(&*causes_);
   }

@@ -347,6 +347,81 @@ TEST_CASE("a protocol that neither reaps nor expires its key leaves a crashed ho
                 "has no expiry");
 }
 
+TEST_CASE("an acquire held up behind a paused Redis scores its permit by a stale now; server_time holds",
+          "[world][causes]") {
+  // Goal: stale_caller_now, not caller_clock_skew, when every clock is right: the seed variant's acquire carries
+  // the now its caller took when it sent the call, and a paused Redis runs it later. Method: one worker, one
+  // item at 0, Redis paused from 0 for 12s on a 10s lease.
+  const auto runs = run_json(R"({"name": "stale", "seed": 1,
+    "gate": {"kind": "lease", "variant": ["seed", "server_time"], "limit": 2, "lease": "10s", "acquire_timeout": "60s"},
+    "fleet": {"workers": 1},
+    "service": {"portal_cap": 2, "service_time": "1s", "client_timeout": "20s"},
+    "workload": {"requests": [{"at": "0ms"}]},
+    "faults": {"schedule": [{"at": "0ms", "kind": "pause", "target": "redis", "duration": "12s"}]}})", 1);
+  const invariant_result& i = inv(run_named(runs, "seed"), "expired_leases_reaped");
+  REQUIRE_FALSE(i.holds);
+  REQUIRE_FALSE(i.causes.empty());
+  CHECK(i.causes[0].kind == "stale_caller_now");
+  CHECK(i.causes[0].example ==
+        "worker 0's acquire ran at 00:00:12 by the server's clock with the now its caller took 12s earlier, when it "
+        "sent the call (00:00:00): by that now its own permit w0-1 (score 00:00:00) was within its 10s lease; by the "
+        "server's clock it was past it");
+  for (const auto& c : i.causes) CHECK(c.kind != "caller_clock_skew");
+  require_no_violation(run_named(runs, "server_time"));
+}
+
+TEST_CASE("a protocol that reaps one expired permit per acquire leaves the others, by its caller's own now",
+          "[world][causes]") {
+  // Goal: acquire_does_not_reap, not caller_clock_skew, for a protocol scored by its caller's clock whose acquire
+  // removes only the oldest expired permit: the permits it leaves are past their lease by the very now the caller
+  // passed. Method: three holders of a limit of 3 crash at 100ms; a fourth worker's acquire at 15s reaps one of
+  // the three on a 10s lease.
+  json doc = json::parse(R"({"name": "reap_one", "seed": 1,
+    "gate": {"kind": "lease", "limit": 3, "lease": "10s", "acquire_timeout": "5s"},
+    "fleet": {"workers": 4},
+    "service": {"portal_cap": 3, "service_time": "1s", "client_timeout": "20s"},
+    "workload": {"requests": [{"at": "0ms"}, {"at": "1ms"}, {"at": "2ms"}, {"at": "15s"}]},
+    "faults": {"schedule": [{"at": "100ms", "kind": "crash", "target": "worker:0"},
+                           {"at": "100ms", "kind": "crash", "target": "worker:1"},
+                           {"at": "100ms", "kind": "crash", "target": "worker:2"}]}})");
+  json p = user_protocol("reap_one",
+                         "local gate, lease_ms, limit, token, now = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), "
+                         "ARGV[3], tonumber(ARGV[4])\n"
+                         "local oldest = redis.call('ZRANGE', gate, 0, 0, 'WITHSCORES')\n"
+                         "if oldest[2] and tonumber(oldest[2]) <= now - lease_ms then redis.call('ZREM', gate, oldest[1]) end\n"
+                         "if redis.call('ZCARD', gate) >= limit then return 0 end\n"
+                         "redis.call('ZADD', gate, now, token)\n"
+                         "return 1\n");
+  p["acquire"]["args"] = json::array({"{lease_ms}", "{limit}", "{token}", "{now_ms}"});
+  doc["gate"]["protocol"] = p;
+  const auto runs = run_doc(doc, 1);
+  const invariant_result& i = inv(runs.front(), "expired_leases_reaped");
+  REQUIRE_FALSE(i.holds);
+  REQUIRE(i.causes.size() == 1);
+  CHECK(i.causes[0].kind == "acquire_does_not_reap");
+  CHECK(i.causes[0].example ==
+        "the protocol's acquire for worker 3 left permit w1-2 (score 00:00:00.001) in the set, though by the now its "
+        "caller passed (00:00:15) the permit was past its expiry: the acquire reaps fewer expired permits than there "
+        "are");
+}
+
+TEST_CASE("a holder paused past its lease, with a request shorter than the lease", "[world][causes]") {
+  // Goal: holder_paused, not lease_outlived: the request alone fits the lease, the pause does not. Method: a 1s
+  // request on a 3s lease; its worker is paused for 4s from 500us, while its acquire is on its way, so it sends
+  // the request only at 4s; a second item at 3.5s takes the permit that expired at 3s, and the woken worker's
+  // request finds the portal full.
+  json doc = two_items(R"("server_time")", "3s", "1s", "3500ms");
+  doc["faults"]["schedule"] = json::array({json{{"at", "500us"}, {"kind", "pause"}, {"target", "worker:0"}, {"duration", "4s"}}});
+  const auto runs = run_doc(doc, 1);
+  const invariant_result& i = inv(runs.front(), "portal_inflight_le_cap");
+  REQUIRE_FALSE(i.holds);
+  REQUIRE_FALSE(i.causes.empty());
+  CHECK(i.causes[0].kind == "holder_paused");
+  CHECK(i.causes[0].example ==
+        "permit w0-1 gone with the gate key's expiry 3.5s after its grant at 00:00:00, and its worker was paused 4s "
+        "from 00:00:00: the pause, not its 1s request, outlasted the 3s lease (no renewal)");
+}
+
 TEST_CASE("items left in the queue with no worker to take them", "[world][causes]") {
   // Goal: no_worker_left names the workers gone. Method: the only worker crashes for good with two items queued.
   const auto runs = run_json(R"({"name": "noworker", "seed": 1,

@@ -64,10 +64,10 @@ const char* op_name(redis::script_op op) {
 
 }  // namespace
 
-lease_causes::lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool caller_clock, bool protocol,
+lease_causes::lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool protocol,
                            const fleet& f, const lease::portal& p, const redis_node& node, const server_side& server,
                            const network& net, const work_items& items)
-    : sched_(sched), sc_(sc), caller_clock_(caller_clock), protocol_(protocol), fleet_(f), portal_(p), node_(node),
+    : sched_(sched), sc_(sc), protocol_(protocol), fleet_(f), portal_(p), node_(node),
       server_(server), net_(net), items_(items), limit_(sc.gates.front().lease.limit),
       lease_ns_(sc.gates.front().lease.lease_ns) {}
 
@@ -137,6 +137,18 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
         s += " (" + into_lease + ")";
         return {cause_kind("caller_clock_skew"), std::move(s)};
       }
+      // The same clocks: the score itself was old, the now its acquire carried from before a hold-up.
+      if (loss.scored && record.granted_ns >= 0) {
+        const std::int64_t at_grant_ms = lease_world_epoch_ms + (record.granted_ns + victim_off) / sim::ms;
+        const std::int64_t aged_ms = at_grant_ms - loss.score_ms;
+        if (aged_ms > 0 && into + aged_ms * sim::ms >= lease_ns_)
+          return {cause_kind("stale_caller_now"),
+                  permit + " was scored " + clock_ms(loss.score_ms) + " by the now its acquire carried, but granted " +
+                      span(aged_ms * sim::ms) + " later, at " + at(record.granted_ns) +
+                      " (the call was held up on its way: a paused Redis, a slow link); worker " +
+                      std::to_string(loss.reaper) + "'s acquire reaped it at its now " + clock_ms(loss.now_ms) + " (" +
+                      into_lease + ")"};
+      }
     }
     const vtime_ns jump = loss.server_offset_ns - record.server_offset_ns;
     if (jump > 0)
@@ -161,6 +173,12 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
     return {cause_kind("renewal_missed"), std::move(s)};
   }
   const std::string request = span(record.service_ns), lease = span(lease_ns_);
+  if (record.service_ns < lease_ns_ && loss.paused_from_ns >= 0 && loss.paused_from_ns < loss.at_ns &&
+      loss.paused_until_ns > start)
+    return {cause_kind("holder_paused"),
+            permit + " " + how + " " + span(into) + " after its grant at " + at(start) + ", and its worker was paused " +
+                span(loss.paused_until_ns - loss.paused_from_ns) + " from " + at(loss.paused_from_ns) +
+                ": the pause, not its " + request + " request, outlasted the " + lease + " lease (no renewal)"};
   return {cause_kind("lease_outlived"), permit + " expired: " + article_for(request) + " " + request + " request on " +
                                             article_for(lease) + " " + lease + " lease, no renewal"};
 }
@@ -226,6 +244,11 @@ void lease_causes::portal(std::vector<cause>& out) {
     const worker_state& w = fleet_[wi];
     if (w.current && w.current->number == r.number && w.permit.loss) {
       add(out, lost(token, w.permit, *w.permit.loss));
+      continue;
+    }
+    // Its worker moved on, but the permit the attempt was made under had already left the set then.
+    if (r.under_permit && r.permit.loss) {
+      add(out, lost(token, r.permit, *r.permit.loss));
       continue;
     }
     // Its worker released the permit after the 429: what filled the portal then is why.
@@ -310,7 +333,7 @@ std::string lease_causes::regrant(std::size_t wi, std::string_view token) {
   return s;
 }
 
-void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string_view member) {
+void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string_view member, const acquire_now& now_read) {
   const vtime_ns now = sched_.now_ns();
   const std::int64_t server_ms = node_.server_now_us(now) / 1000;
   const redis::sorted_set* set = holders();
@@ -323,16 +346,41 @@ void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string
       scored = true;
     }
   const std::string permit = "permit " + std::string(member);
+  const std::string own = "worker " + std::to_string(wi) + "'s acquire";
   if (sc_.gates.front().world_mut == scenario::world_mutation::no_reaping) {
-    std::string s = permit + " survived worker " + std::to_string(wi) + "'s acquire";
+    std::string s = permit + " survived " + own;
     if (scored) s += ", " + span((server_ms - score_ms) * sim::ms) + " after it was scored";
     add(out, {cause_kind("acquire_does_not_reap"), s + ", on a " + span(lease_ns_) +
                                                        " lease: the acquire does not reap (mutation no_reaping)"});
     return;
   }
-  if (caller_clock_) {
+  const std::string whose = protocol_ ? "the protocol's acquire for worker " + std::to_string(wi) : own;
+  if (now_read.past_by_it && now_read.callers) {
+    // Past its lease by the caller's now the script compared with too: no clock is to blame, the script left it.
+    std::string s = whose + " left " + permit;
+    if (scored) s += " (score " + clock_ms(score_ms) + ")";
+    s += " in the set, though by the now its caller passed (" + clock_ms(now_read.now_ms) +
+         ") the permit was past its expiry: the acquire reaps fewer expired permits than there are";
+    add(out, {cause_kind("acquire_does_not_reap"), std::move(s)});
+    return;
+  }
+  if (now_read.callers) {
+    // The script's now was behind the server's: the caller's clock was behind, or the now was old by
+    // the time the script ran (taken when the call was sent, the call held up on its way).
     const worker_state& w = fleet_[wi];
-    const std::string own = "worker " + std::to_string(wi) + "'s acquire";
+    const std::int64_t caller_ms = w.clock.wall_ms(now);
+    const std::int64_t behind_ms = server_ms - caller_ms;  // the caller's clock behind the server's, now
+    const std::int64_t aged_ms = caller_ms - now_read.now_ms;  // how old the now was when the script ran
+    const std::string theirs = (w.current && fleet::token_of(wi, w.current->number) == member ? "its own " : "") +
+                               permit + (scored ? " (score " + clock_ms(score_ms) + ")" : std::string());
+    if (aged_ms > behind_ms) {
+      add(out, {cause_kind("stale_caller_now"),
+                own + " ran at " + clock_ms(server_ms) + " by the server's clock with the now its caller took " +
+                    span(aged_ms * sim::ms) + " earlier, when it sent the call (" + clock_ms(now_read.now_ms) +
+                    "): by that now " + theirs + " was within its " + span(lease_ns_) +
+                    " lease; by the server's clock it was past it"});
+      return;
+    }
     std::string s;
     if (w.current && fleet::token_of(wi, w.current->number) == member)
       s = own + " scored its own " + permit + " by its clock, " + off(w.clock.offset_ns(now)) + ": score " +
@@ -342,14 +390,13 @@ void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string
       s = permit;
       if (scored) s += ", score " + clock_ms(score_ms) + ",";
       s += " outlived its " + span(lease_ns_) + " lease by the server's clock (" + clock_ms(server_ms) + "), but " + own +
-           " reaps by its own clock, " + off(w.clock.offset_ns(now)) + ": its now " + clock_ms(w.clock.wall_ms(now));
+           " reaps by its own clock, " + off(w.clock.offset_ns(now)) + ": its now " + clock_ms(now_read.now_ms);
     }
     add(out, {cause_kind("caller_clock_skew"), std::move(s)});
     return;
   }
   if (protocol_) {
-    add(out, {cause_kind("acquire_does_not_reap"), "the protocol's acquire for worker " + std::to_string(wi) + " left " +
-                                                       permit + " in the set past its expiry by the server's clock"});
+    add(out, {cause_kind("acquire_does_not_reap"), whose + " left " + permit + " in the set past its expiry by the server's clock"});
     return;
   }
 }

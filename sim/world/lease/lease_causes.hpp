@@ -51,10 +51,9 @@ namespace admit::world::lease {
 
 class lease_causes final : public cause_finder {
  public:
-  // `caller_clock`: the run's acquire takes the caller's clock as its now
-  // (the seed variant, or a protocol passing {now_ms}); `protocol`: the run
-  // is a protocol's (its scripts are the user's).
-  lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool caller_clock, bool protocol, const fleet& f,
+  // `protocol`: the run is a protocol's (its scripts are the user's). Whose
+  // clock an acquire read is told with each survivor (acquire_now).
+  lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool protocol, const fleet& f,
                const lease::portal& p, const redis_node& node, const server_side& server, const network& net,
                const work_items& items);
 
@@ -67,7 +66,7 @@ class lease_causes final : public cause_finder {
   void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
             std::int64_t members, bool split_add) override;
   std::string regrant(std::size_t wi, std::string_view token) override;
-  void survivor(std::vector<check::cause>& out, std::size_t wi, std::string_view member) override;
+  void survivor(std::vector<check::cause>& out, std::size_t wi, std::string_view member, const acquire_now& now) override;
   void not_live(std::vector<check::cause>& out, bool items_unended) override;
   void not_idle(std::vector<check::cause>& out, vtime_ns lh_ns) override;
 
@@ -89,7 +88,6 @@ class lease_causes final : public cause_finder {
 
   sim::scheduler& sched_;
   const scenario::scenario& sc_;
-  const bool caller_clock_;
   const bool protocol_;
   const fleet& fleet_;
   const lease::portal& portal_;

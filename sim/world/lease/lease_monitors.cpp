@@ -20,13 +20,29 @@ lease_monitors::lease_monitors(sim::scheduler& sched, const scenario::scenario& 
   ADMIT_ASSERT(progress_bound_ns_ > 0, "a lease gate's lease is positive (the loader refuses 0)");
 }
 
-template <class Ask>
-std::vector<check::cause> lease_monitors::causes_of(Ask&& ask) {
-  std::vector<check::cause> out;
-  if (causes_ == nullptr) return out;  // a part tested alone
-  ask(*causes_, out);
-  if (out.empty()) out.push_back(check::cause{check::cause_kind("unexplained"), "the world recorded no cause"});
-  return out;
+std::string lease_monitors::recent_calls() const {
+  constexpr std::size_t shown = 4;
+  std::array<const pending_trace*, shown> last{};
+  std::size_t n = 0;
+  mon_.trace_entries().for_each([&](const pending_trace& e) {
+    const std::string_view source(e.source);
+    if (source != "redis" && source != "fault") return;
+    if (n == shown) {
+      std::move(last.begin() + 1, last.end(), last.begin());
+      --n;
+    }
+    last[n++] = &e;
+  });
+  if (n == 0) return {};
+  std::string s = "; the last calls and faults the run traced";
+  if (mon_.trace_entries().frozen()) s += " up to its first violation";
+  s += ": ";
+  for (std::size_t i = 0; i < n; ++i) {
+    ADMIT_ASSERT(last[i] != nullptr, "every slot below n holds an entry");
+    if (i != 0) s += "; ";
+    s += last[i]->text() + " at " + span_text(last[i]->at_ns);
+  }
+  return s;
 }
 
 void lease_monitors::refusal(refusal_snapshot& out) {
@@ -97,13 +113,6 @@ void lease_monitors::expired_live(std::string_view member, std::size_t holder) {
   trace("redis",
         trace_text("lease expired with its key ").word(member).number(static_cast<std::int64_t>(holder), " (worker ", ")"),
         0, static_cast<std::uint64_t>(holder));
-}
-
-void lease_monitors::after_acquire_reaping(std::size_t wi, const std::string* survivor) {
-  mon_.check(l_expiry, survivor == nullptr, [&] {
-    return check::finding{"permit " + *survivor + " outlived its lease and was not reaped by an acquire",
-                          causes_of([&](cause_finder& f, auto& out) { f.survivor(out, wi, *survivor); })};
-  });
 }
 
 void lease_monitors::check_gate(std::size_t wi, redis::script_op op, const std::string& token, std::int64_t members,

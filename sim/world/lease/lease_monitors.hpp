@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "gate/redis/lease_scripts.hpp"
+#include "sim/check/causes.hpp"
 #include "sim/check/monitor.hpp"
 #include "sim/check/trace_sink.hpp"
 #include "sim/kernel/scheduler.hpp"
@@ -106,6 +107,17 @@ class trace_text {
   const char* tail_ = nullptr;
 };
 
+// The now an acquire's script compared its permits with, for a permit it left
+// past its lease by the server's clock: whether that now was the caller's
+// clock (passed as an argument, taken when the call was sent), and whether the
+// permit was past its lease by that now as well (the script does not reap all
+// it could see was over).
+struct acquire_now {
+  std::int64_t now_ms = 0;  // ms since the Unix epoch
+  bool callers = false;
+  bool past_by_it = false;
+};
+
 // What the world knows of why an invariant broke: each call appends causes
 // (check::cause) to `out`. Asked only while a violation is described.
 class cause_finder {
@@ -125,8 +137,9 @@ class cause_finder {
   // (a retried acquire whose first reply was lost; a set's member takes no
   // second permit). What became of the first reply, in one sentence.
   virtual std::string regrant(std::size_t wi, std::string_view token) = 0;
-  // expired_leases_reaped: `member` survived worker `wi`'s acquire.
-  virtual void survivor(std::vector<check::cause>& out, std::size_t wi, std::string_view member) = 0;
+  // expired_leases_reaped: `member` survived worker `wi`'s acquire, whose script read `now`.
+  virtual void survivor(std::vector<check::cause>& out, std::size_t wi, std::string_view member,
+                        const acquire_now& now) = 0;
   // liveness at the end: items never ended, or permits left one lease later.
   virtual void not_live(std::vector<check::cause>& out, bool items_unended) = 0;
   // liveness at checks.liveness_horizon.
@@ -166,7 +179,15 @@ class lease_monitors {
   // The key expired (PEXPIRE) while `holder` still worked under `member`.
   void expired_live(std::string_view member, std::size_t holder);
   // After worker `wi`'s acquire: `survivor` is a permit older than the lease still in the set (nullptr: none).
-  void after_acquire_reaping(std::size_t wi, const std::string* survivor);
+  // `now`: the now the acquire's script read, asked only for a survivor.
+  template <class Now>
+  void after_acquire_reaping(std::size_t wi, const std::string* survivor, Now&& now) {
+    mon_.check(l_expiry, survivor == nullptr, [&] {
+      const acquire_now n = now();
+      return check::finding{"permit " + *survivor + " outlived its lease and was not reaped by an acquire",
+                            causes_of([&](cause_finder& f, auto& out) { f.survivor(out, wi, *survivor, n); })};
+    });
+  }
   // The live members after a script: the maxima.
   [[gnu::always_inline]] void members_after_script(std::int64_t members) {
     lease_.set_members_max = std::max(lease_.set_members_max, members);
@@ -279,8 +300,20 @@ class lease_monitors {
   [[gnu::noinline, gnu::cold]] check::finding portal_violation(std::size_t wi, std::int64_t attempted,
                                                                std::int64_t cap, std::int64_t open, bool refused);
   // The causes a finder gives (none without one), or "unexplained" when it names none.
+  // An "unexplained" cause carries what the run traced last (the calls with their replies, and the
+  // faults), so that a reader can see what the world could not name.
   template <class Ask>
-  std::vector<check::cause> causes_of(Ask&& ask);
+  std::vector<check::cause> causes_of(Ask&& ask) {
+    std::vector<check::cause> out;
+    if (causes_ == nullptr) return out;  // a part tested alone
+    ask(*causes_, out);
+    if (out.empty()) out.push_back(check::cause{check::cause_kind("unexplained"), "the world recorded no cause"});
+    for (check::cause& c : out)
+      if (c.kind == "unexplained") c.detail += recent_calls();
+    return out;
+  }
+  // "; the last calls and faults the run traced: ..." (up to four), or "" when the run keeps no trace.
+  [[gnu::cold]] std::string recent_calls() const;
 
   check::monitor<pending_trace> mon_;
   sim::scheduler& sched_;

@@ -42,6 +42,8 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
       ++r.generation;
       r.number = item.number;
       r.at_ns = sched_.now_ns();
+      r.under_permit = permit != nullptr;
+      r.permit = permit != nullptr ? *permit : permit_record{};
       ++refused_open_;
       monitors_.refusal(r.filled);
       monitors_.portal_attempt(wi, attempted(), cap_, open_, true);

@@ -53,6 +53,10 @@ class portal {
     std::uint64_t number = 0;
     vtime_ns at_ns = 0;
     refusal_snapshot filled;
+    // The permit the attempt was made under, as its worker's record was at the 429 (its worker moves
+    // on to other items while the attempt is still counted): how that permit left the set, if it had.
+    bool under_permit = true;
+    permit_record permit;
   };
 
   portal(sim::scheduler& sched, lease_monitors& monitors, lease_timeline& tl, std::int64_t cap,

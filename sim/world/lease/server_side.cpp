@@ -130,7 +130,14 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
     const auto [first, last] =
         after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
               : std::pair<std::size_t, std::size_t>{0, 0};
-    monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member);
+    monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member, [&] {
+      // Built-in scripts score the time of acquiring: `seed` by the caller's now, the others by the server's.
+      acquire_now n;
+      n.now_ms = script_now_ms(req, now_us);
+      n.callers = req.var == redis::variant::seed;
+      n.past_by_it = after->entries()[first].score <= static_cast<double>(n.now_ms - req.lease_ms);
+      return n;
+    });
     if (reply.ok() && mut_ != scenario::world_mutation::check_then_add)
       monitors_.acquire_answered(wi, reply.granted(), members - static_cast<std::int64_t>(last - first),
                                  [&] { return std::to_string(reply.value); });
@@ -160,8 +167,6 @@ void server_side::use_protocol(const redis::protocol& proto, std::string holders
   holders_key_ = std::move(holders_key);
   free_key_ = std::move(free_key);
   lease_ms_ = lease_ms;
-  const redis::protocol_call& acquire = proto.call(redis::script_op::acquire);
-  caller_clock_ = acquire.uses(redis::placeholder::now_ms) || acquire.uses(redis::placeholder::expiry_ms);
   for (const redis::script_op op : {redis::script_op::acquire, redis::script_op::release, redis::script_op::renew}) {
     if (op == redis::script_op::renew && !proto.renew) continue;
     const redis::protocol_call& c = proto.call(op);
@@ -327,7 +332,17 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
     const auto [first, last] =
         after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
               : std::pair<std::size_t, std::size_t>{0, 0};
-    monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member);
+    monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member, [&] {
+      acquire_now n;
+      n.now_ms = command_now_ms(req, now_us);
+      // The caller's clock, when the acquire passes it whole as an argument ({now_ms} or {expiry_ms}).
+      n.callers = now_args_[static_cast<std::size_t>(req.op)].index >= 0;
+      const double score = after->entries()[first].score;
+      n.past_by_it = proto_->holders.scores == redis::score_meaning::acquired_at
+                         ? score <= static_cast<double>(n.now_ms - lease_ms_)
+                         : score <= static_cast<double>(n.now_ms);
+      return n;
+    });
     // A quorum's node refuses what a majority may still grant: its progress is the fleet's, not a node's.
     if (!quorum) {
       const std::int64_t stale_members = static_cast<std::int64_t>(last - first);

@@ -97,8 +97,6 @@ class server_side final : public script_server {
     (void)node_.set_view(holders_key_, now_us);  // drops the expired key, as a command touching it does
     ADMIT_ASSERT(node_.expiring_set(holders_key_, now_us) == nullptr, "no expired holders key is left to notice");
   }
-  // Whether the protocol's acquire passes the caller's clock ({now_ms} or {expiry_ms}).
-  bool protocol_reads_caller_clock() const noexcept { return caller_clock_; }
 
  private:
   // Which holders lost their permits to this command (every member of the
@@ -136,7 +134,6 @@ class server_side final : public script_server {
   std::string holders_key_;
   std::optional<std::string> free_key_;  // the protocol's counter of free permits (holders.free), expanded
   std::int64_t lease_ms_ = 0;
-  bool caller_clock_ = false;
   // execute_command's copy of the holders before the command, kept between
   // commands so that its strings keep their capacity (no allocation per
   // command once they have grown); only the first `holders_before_count_`
