@@ -60,9 +60,10 @@ inline constexpr cause_info cause_table[] = {
      "a quorum over several nodes with a limit above 1: the nodes' sets differed, and more tokens than the limit each "
      "held a majority while every node stayed within its limit",
      ""},
-    {"restart_lost_last_second", "a Redis restart lost a permit granted after the last second the AOF had written",
+    {"restart_lost_last_second",
+     "a Redis restart lost a permit granted (or a renewal kept) after the last second the AOF had written",
      "persistence: aof_always, process_grace"},
-    {"failover_unreplicated", "a failover promoted a replica that had not received the grant yet",
+    {"failover_unreplicated", "a failover promoted a replica that had not received the grant (or a renewal) yet",
      "wait_ack, process_grace"},
     {"limit_above_cap", "the lease limit is above the portal's cap", ""},
     {"failed_open", "a client that could not reach Redis sent its request without a permit (mutation fail_open)", ""},

@@ -216,6 +216,34 @@ TEST_CASE("a failover to a lagging replica loses a recent grant", "[world][cause
                 "lagged 2s)");
 }
 
+TEST_CASE("a failover to a lagging replica takes back a renewal, and the permit expires early", "[world][causes]") {
+  // Goal: failover_unreplicated for a renewal, not unexplained: the permit survives the failover with the score
+  // of the renewal before. Method: a 3s lease renewed every 2.4s (at 2.4s and 4.8s) under an 8s request; a
+  // failover at 4.9s to a replica 200ms behind keeps the 2.4s score, which expires at 5.4s; a second item at
+  // 5.5s takes the permit.
+  json doc = two_items(R"("renewal")", "3s", "8s", "5500ms");
+  doc["gate"]["renew_every"] = "2400ms";
+  doc["faults"]["schedule"] =
+      json::array({json{{"at", "4900ms"}, {"kind", "redis_failover"}, {"replication_lag", "200ms"}}});
+  require_cause(run_doc(doc, 1).front(), "portal_inflight_le_cap", "failover_unreplicated", 1,
+                "permit w0-1 gone with the gate key's expiry 0.698s after its renewal at 00:00:04.802: a failover at "
+                "00:00:04.900 promoted a replica that had not received that renewal yet (it lagged 0.2s) and still "
+                "held the permit's older score");
+}
+
+TEST_CASE("a restart from an AOF written before a renewal brings back the older score", "[world][causes]") {
+  // Goal: restart_lost_last_second for a renewal. Method: a 3s lease renewed every 2.4s under an 8s request; a
+  // restart at 2.9s under aof_everysec comes back with the state of second 2, where the permit still has its
+  // grant's score; it expires at 3s, and a second item at 3.1s takes it.
+  json doc = two_items(R"("renewal")", "3s", "8s", "3100ms");
+  doc["gate"]["renew_every"] = "2400ms";
+  doc["faults"]["schedule"] =
+      json::array({json{{"at", "2900ms"}, {"kind", "redis_restart"}, {"persistence", "aof_everysec"}}});
+  require_cause(run_doc(doc, 1).front(), "portal_inflight_le_cap", "restart_lost_last_second", 1,
+                "permit w0-1 gone with the gate key's expiry 0.699s after its renewal at 00:00:02.401: a Redis restart "
+                "at 00:00:02.900 came back from an AOF written before that renewal, with the permit's older score");
+}
+
 TEST_CASE("a lease limit above the portal's cap", "[world][causes]") {
   // Goal: limit_above_cap, when the connections that hold permits are themselves too many. Method: limit 2, cap 1.
   json doc = two_items(R"("server_time")", "15s", "1s", "0ms");
@@ -368,6 +396,38 @@ TEST_CASE("an acquire held up behind a paused Redis scores its permit by a stale
         "server's clock it was past it");
   for (const auto& c : i.causes) CHECK(c.kind != "caller_clock_skew");
   require_no_violation(run_named(runs, "server_time"));
+}
+
+TEST_CASE("a renewal held up behind a paused Redis past its client's timeout scores the permit by a stale now",
+          "[world][causes]") {
+  // Goal: stale_caller_now for a renewal, not unexplained ("no clock moved"): a protocol scored by its caller's
+  // clock whose refresh carries the caller's now. Method: a 3s lease refreshed every 2s under an 8s request; Redis
+  // paused from 1.9s for 2s holds the refresh sent at 2s (now 2.001) past the client's 1s timeout, and runs it at
+  // 3.9s with that now; a second item's acquire at 5.2s reaps the permit, 1.3s after the server ran the refresh.
+  json doc = two_items(R"("server_time")", "3s", "8s", "5s");
+  doc["gate"].erase("variant");
+  doc["gate"]["renew_every"] = "2s";
+  json p = user_protocol("caller_refresh",
+                         "local gate, lease_ms, limit, token, now = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), "
+                         "ARGV[3], tonumber(ARGV[4])\n"
+                         "redis.call('ZREMRANGEBYSCORE', gate, '-inf', now - lease_ms)\n"
+                         "if redis.call('ZCARD', gate) >= limit then return 0 end\n"
+                         "redis.call('ZADD', gate, now, token)\n"
+                         "return 1\n");
+  p["acquire"]["args"] = json::array({"{lease_ms}", "{limit}", "{token}", "{now_ms}"});
+  p["scripts"]["renew"]["source"] =
+      "local gate, token, now = KEYS[1], ARGV[1], tonumber(ARGV[2])\n"
+      "if not redis.call('ZSCORE', gate, token) then return 0 end\n"
+      "redis.call('ZADD', gate, now, token)\n"
+      "return 1\n";
+  p["scripts"]["renew"]["origin"] = "caller_refresh_renew.lua";
+  p["renew"] = json{{"script", "renew"}, {"keys", {"{key}"}}, {"args", {"{token}", "{now_ms}"}}, {"kept_when", "equals_1"}};
+  doc["gate"]["protocol"] = p;
+  doc["faults"]["schedule"] = json::array({json{{"at", "1900ms"}, {"kind", "pause"}, {"target", "redis"}, {"duration", "2s"}}});
+  require_cause(run_doc(doc, 1).front(), "portal_inflight_le_cap", "stale_caller_now", 1,
+                "permit w0-1 was scored 00:00:02.001 by the now its renewal carried, but the server ran that renewal "
+                "1.899s later, at 00:00:03.900 (the call was held up on its way: a paused Redis, a slow link); worker "
+                "1's acquire reaped it at its now 00:00:05.201 (1.301s into its 3s lease)");
 }
 
 TEST_CASE("a protocol that reaps one expired permit per acquire leaves the others, by its caller's own now",

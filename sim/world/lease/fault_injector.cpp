@@ -1,6 +1,7 @@
 #include "sim/world/lease/fault_injector.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,13 +14,26 @@ void fault_injector::lose_state(const node_parts& on, const permit_loss& how, Lo
   const vtime_ns now = sched_.now_ns();
   const std::string& key = on.server->holders_key();
   on.server->settle_expiry();
-  std::vector<std::string> before;
+  std::vector<redis::sorted_set::entry> before;
   if (const redis::sorted_set* set = on.node->peek_set(key, on.node->server_now_us(now)))
-    for (const redis::sorted_set::entry& e : set->entries()) before.push_back(e.member);
+    before.assign(set->entries().begin(), set->entries().end());
   lose();
   const redis::sorted_set* after = on.node->peek_set(key, on.node->server_now_us(now));
-  for (const std::string& member : before)
-    if (after == nullptr || !after->score(member)) on.server->permit_left(member, how, false);
+  for (const redis::sorted_set::entry& e : before) {
+    const std::optional<double> kept = after == nullptr ? std::nullopt : after->score(e.member);
+    if (!kept) {
+      on.server->permit_left(e.member, how, false);
+    } else if (*kept < e.score) {
+      permit_rollback rb;
+      rb.by = how.by;
+      rb.at_ns = now;
+      rb.aof = how.aof;
+      rb.replication_lag_ns = how.replication_lag_ns;
+      rb.kept_score = *kept;
+      rb.lost_score = e.score;
+      on.server->permit_rolled_back(e.member, rb);
+    }
+  }
 }
 
 void fault_injector::schedule(std::span<const scenario::fault_spec> schedule) {

@@ -167,6 +167,14 @@ void fleet::renewed(std::size_t wi, std::string_view token, vtime_ns now) {
   if (w.holding && *w.holding == token) w.permit.renewed_ns = now;
 }
 
+void fleet::rolled_back(std::string_view token, const permit_rollback& how) {
+  ADMIT_ASSERT(how.kept_score < how.lost_score, "a rollback brings back an older score");
+  const auto named = parse_token(token);
+  if (!named) return;
+  worker_state& w = *workers_[named->first];
+  if (w.holding && *w.holding == token) w.permit.rollback = how;
+}
+
 const worker_state* fleet::lost_permit(std::string_view token, const permit_loss& how) {
   // The token names its worker: holding it, or with the grant on its way back.
   const auto named = parse_token(token);

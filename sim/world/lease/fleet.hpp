@@ -285,6 +285,8 @@ class fleet {
     p.clock_step_ns = w.clock.step_ns;
   }
   void renewed(std::size_t wi, std::string_view token, vtime_ns now);
+  // A restart or failover kept the permit `token` with an older score than its last renewal had set.
+  void rolled_back(std::string_view token, const permit_rollback& how);
   // check_then_add: the count of worker `wi`'s acquire saw `members`.
   void counted(std::size_t wi, std::int64_t members) { workers_[wi]->permit.counted = members; }
   // The permit `token` left the set (`how`): its worker (holding it, or with

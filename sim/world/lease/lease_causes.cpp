@@ -121,6 +121,20 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
     return {cause_kind("unexplained"), permit + " " + how + " at " + at(loss.at_ns) + ", before the world saw it granted"};
   const vtime_ns into = loss.at_ns - start;
   const std::string into_lease = span(into) + " into its " + span(lease_ns_) + " lease";
+  if (into < lease_ns_ && record.rollback && record.rollback->at_ns >= start && record.rollback->at_ns <= loss.at_ns) {
+    // Early by the last renewal, which a restart or failover took back: the node's score was the older one.
+    const permit_rollback& rb = *record.rollback;
+    const std::string renewal = "its renewal at " + at(start);
+    if (rb.by == permit_loss::how::failover)
+      return {cause_kind("failover_unreplicated"),
+              permit + " " + how + " " + span(into) + " after " + renewal + ": a failover at " + at(rb.at_ns) +
+                  " promoted a replica that had not received that renewal yet (it lagged " +
+                  span(rb.replication_lag_ns) + ") and still held the permit's older score"};
+    if (rb.aof)
+      return {cause_kind("restart_lost_last_second"),
+              permit + " " + how + " " + span(into) + " after " + renewal + ": a Redis restart at " + at(rb.at_ns) +
+                  " came back from an AOF written before that renewal, with the permit's older score"};
+  }
   if (into < lease_ns_) {
     // Early: a clock said the lease was over before it was.
     if (loss.by == permit_loss::how::reaped && loss.reaper_clock) {
@@ -137,14 +151,17 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
         s += " (" + into_lease + ")";
         return {cause_kind("caller_clock_skew"), std::move(s)};
       }
-      // The same clocks: the score itself was old, the now its acquire carried from before a hold-up.
-      if (loss.scored && record.granted_ns >= 0) {
-        const std::int64_t at_grant_ms = lease_world_epoch_ms + (record.granted_ns + victim_off) / sim::ms;
-        const std::int64_t aged_ms = at_grant_ms - loss.score_ms;
+      // The same clocks: the score itself was old, the now its acquire (or renewal) carried from before a
+      // hold-up, set when the call ran.
+      if (loss.scored) {
+        const std::int64_t at_start_ms = lease_world_epoch_ms + (start + victim_off) / sim::ms;
+        const std::int64_t aged_ms = at_start_ms - loss.score_ms;
+        const bool renewal = record.renewed_ns > record.granted_ns;
         if (aged_ms > 0 && into + aged_ms * sim::ms >= lease_ns_)
           return {cause_kind("stale_caller_now"),
-                  permit + " was scored " + clock_ms(loss.score_ms) + " by the now its acquire carried, but granted " +
-                      span(aged_ms * sim::ms) + " later, at " + at(record.granted_ns) +
+                  permit + " was scored " + clock_ms(loss.score_ms) + " by the now its " +
+                      (renewal ? "renewal" : "acquire") + " carried, but the server " +
+                      (renewal ? "ran that renewal " : "granted it ") + span(aged_ms * sim::ms) + " later, at " + at(start) +
                       " (the call was held up on its way: a paused Redis, a slow link); worker " +
                       std::to_string(loss.reaper) + "'s acquire reaped it at its now " + clock_ms(loss.now_ms) + " (" +
                       into_lease + ")"};

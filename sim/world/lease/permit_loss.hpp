@@ -54,6 +54,18 @@ struct permit_loss {
   std::int64_t node = -1;
 };
 
+// A restart or failover that kept a permit but brought back an older score:
+// a renewal the server had kept was lost with the state (a replica that had
+// not received it, an AOF that had not written it).
+struct permit_rollback {
+  permit_loss::how by = permit_loss::how::failover;  // restart or failover
+  vtime_ns at_ns = 0;
+  bool aof = false;                  // restart: an AOF copy was recovered
+  vtime_ns replication_lag_ns = 0;   // failover: the replica's lag
+  double kept_score = 0;             // the score the node came back with
+  double lost_score = 0;             // the score the renewal had set
+};
+
 // The permit of one item, as far as the world knows it.
 struct permit_record {
   std::uint64_t number = 0;       // the item (its token is "w<worker>-<number>")
@@ -66,6 +78,7 @@ struct permit_record {
   vtime_ns client_left_ns = -1;   // its client stopped waiting at the portal (a read timeout, or it gave up)
   vtime_ns crashed_ns = -1;       // its worker crashed while the connection was open
   std::optional<permit_loss> loss;  // the last way it left the set while its work went on
+  std::optional<permit_rollback> rollback;  // the last renewal a restart or failover took back
 
   // When the lease last started: its grant, or its last renewal.
   vtime_ns lease_start_ns() const noexcept { return renewed_ns > granted_ns ? renewed_ns : granted_ns; }

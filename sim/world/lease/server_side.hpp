@@ -77,6 +77,11 @@ class server_side final : public script_server {
   // portal's copy, keeps why; `live` counts it among the leases reaped live
   // (a script or the key's expiry, not the node's state).
   void permit_left(std::string_view member, const permit_loss& how, bool live);
+  // A fault kept `member` with an older score (a renewal lost with the node's state). One-node runs only:
+  // a quorum's permit lives on a majority, whose scores no one node says.
+  void permit_rolled_back(std::string_view member, const permit_rollback& how) {
+    if (node_members_ == nullptr) fleet_.rolled_back(member, how);
+  }
   // A quorum run's node `index`: `members` holds every node's member count (this
   // node's entry written here), and the monitors and timeline see the largest.
   // A grant or loss reaches the fleet through its majority count (fleet::granted_on, lost_on).
