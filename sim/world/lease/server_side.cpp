@@ -130,12 +130,13 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
     const auto [first, last] =
         after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
               : std::pair<std::size_t, std::size_t>{0, 0};
+    const std::size_t oldest = first;  // a lambda captures a variable, not a structured binding (clang 14)
     monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member, [&] {
       // Built-in scripts score the time of acquiring: `seed` by the caller's now, the others by the server's.
       acquire_now n;
       n.now_ms = script_now_ms(req, now_us);
       n.callers = req.var == redis::variant::seed;
-      n.past_by_it = after->entries()[first].score <= static_cast<double>(n.now_ms - req.lease_ms);
+      n.past_by_it = after->entries()[oldest].score <= static_cast<double>(n.now_ms - req.lease_ms);
       return n;
     });
     if (reply.ok() && mut_ != scenario::world_mutation::check_then_add)
@@ -332,12 +333,13 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
     const auto [first, last] =
         after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
               : std::pair<std::size_t, std::size_t>{0, 0};
+    const std::size_t oldest = first;  // a lambda captures a variable, not a structured binding (clang 14)
     monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member, [&] {
       acquire_now n;
       n.now_ms = command_now_ms(req, now_us);
       // The caller's clock, when the acquire passes it whole as an argument ({now_ms} or {expiry_ms}).
       n.callers = now_args_[static_cast<std::size_t>(req.op)].index >= 0;
-      const double score = after->entries()[first].score;
+      const double score = after->entries()[oldest].score;
       n.past_by_it = proto_->holders.scores == redis::score_meaning::acquired_at
                          ? score <= static_cast<double>(n.now_ms - lease_ms_)
                          : score <= static_cast<double>(n.now_ms);
