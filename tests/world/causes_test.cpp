@@ -99,6 +99,15 @@ json two_items(const std::string& variant, const std::string& lease, const std::
   return doc;
 }
 
+// two_items under the renewal variant: a 3s lease renewed every 2.4s (at 2.4s and 4.8s) under an 8s request, the
+// second item at `second_at`, and one Redis fault.
+json renewed_every_2400ms(const std::string& second_at, const json& fault) {
+  json doc = two_items(R"("renewal")", "3s", "8s", second_at);
+  doc["gate"]["renew_every"] = "2400ms";
+  doc["faults"]["schedule"] = json::array({fault});
+  return doc;
+}
+
 }  // namespace
 
 // --- the lease world: why a connection at the portal had no permit --------------------------------------------
@@ -221,10 +230,7 @@ TEST_CASE("a failover to a lagging replica takes back a renewal, and the permit 
   // of the renewal before. Method: a 3s lease renewed every 2.4s (at 2.4s and 4.8s) under an 8s request; a
   // failover at 4.9s to a replica 200ms behind keeps the 2.4s score, which expires at 5.4s; a second item at
   // 5.5s takes the permit.
-  json doc = two_items(R"("renewal")", "3s", "8s", "5500ms");
-  doc["gate"]["renew_every"] = "2400ms";
-  doc["faults"]["schedule"] =
-      json::array({json{{"at", "4900ms"}, {"kind", "redis_failover"}, {"replication_lag", "200ms"}}});
+  const json doc = renewed_every_2400ms("5500ms", json{{"at", "4900ms"}, {"kind", "redis_failover"}, {"replication_lag", "200ms"}});
   require_cause(run_doc(doc, 1).front(), "portal_inflight_le_cap", "failover_unreplicated", 1,
                 "permit w0-1 gone with the gate key's expiry 0.698s after its renewal at 00:00:04.802: a failover at "
                 "00:00:04.900 promoted a replica that had not received that renewal yet (it lagged 0.2s) and still "
@@ -235,10 +241,7 @@ TEST_CASE("a restart from an AOF written before a renewal brings back the older 
   // Goal: restart_lost_last_second for a renewal. Method: a 3s lease renewed every 2.4s under an 8s request; a
   // restart at 2.9s under aof_everysec comes back with the state of second 2, where the permit still has its
   // grant's score; it expires at 3s, and a second item at 3.1s takes it.
-  json doc = two_items(R"("renewal")", "3s", "8s", "3100ms");
-  doc["gate"]["renew_every"] = "2400ms";
-  doc["faults"]["schedule"] =
-      json::array({json{{"at", "2900ms"}, {"kind", "redis_restart"}, {"persistence", "aof_everysec"}}});
+  const json doc = renewed_every_2400ms("3100ms", json{{"at", "2900ms"}, {"kind", "redis_restart"}, {"persistence", "aof_everysec"}});
   require_cause(run_doc(doc, 1).front(), "portal_inflight_le_cap", "restart_lost_last_second", 1,
                 "permit w0-1 gone with the gate key's expiry 0.699s after its renewal at 00:00:02.401: a Redis restart "
                 "at 00:00:02.900 came back from an AOF written before that renewal, with the permit's older score");
