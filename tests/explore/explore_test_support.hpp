@@ -49,4 +49,9 @@ inline std::string outcome_bytes(const scenario::scenario& sc, std::uint64_t see
   return reports::render_report(report);
 }
 
+// The catalogue's scenario scenarios/NAME.json, loaded from its text.
+inline scenario::scenario catalogue(const std::string& name) {
+  return scenario::load_scenario_text(read_bytes(source_path("scenarios/" + name + ".json")));
+}
+
 }  // namespace admit::test

@@ -38,9 +38,7 @@ explore::explore_summary search(const scenario::scenario& sc, std::uint64_t coun
   return explore::run_explore(sc, opt);
 }
 
-scenario::scenario catalogue(const std::string& name) {
-  return scenario::load_scenario_text(test::read_bytes(test::source_path("scenarios/" + name + ".json")));
-}
+using test::catalogue;
 
 }  // namespace
 

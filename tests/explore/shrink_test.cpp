@@ -11,9 +11,7 @@ namespace {
 
 using namespace admit;
 
-scenario::scenario catalogue(const std::string& name) {
-  return scenario::load_scenario_text(test::read_bytes(test::source_path("scenarios/" + name + ".json")));
-}
+using test::catalogue;
 
 explore::shrink_result shrink_seed(const std::string& name, std::uint64_t seed, const std::string& variant,
                                    const std::string& invariant, explore::shrink_limits limits = {}) {

@@ -4,17 +4,15 @@
 #include <utility>
 
 #include "reports/html.hpp"
+#include "tests/reports/html_test_support.hpp"
 #include "tests/world/world_test_support.hpp"
 
 namespace {
 
 using admit::world::run_record;
 
-std::size_t count(std::string_view hay, std::string_view needle) {
-  std::size_t n = 0;
-  for (std::size_t at = hay.find(needle); at != std::string_view::npos; at = hay.find(needle, at + needle.size())) ++n;
-  return n;
-}
+using admit::test::html_without_diagnostics;
+using admit::test::occurrences;
 
 struct page {
   admit::test::rendered run;
@@ -49,38 +47,25 @@ page render_file(const std::string& path, std::uint64_t seed) {
 
 // The elements the page opens are closed again (a cheap structural check; the browser test loads it).
 void check_balanced(const std::string& html) {
-  CHECK(count(html, "<svg ") == count(html, "</svg>"));
-  CHECK(count(html, "<table") == count(html, "</table>"));
-  CHECK(count(html, "<section") == count(html, "</section>"));
-  CHECK(count(html, "<g ") + count(html, "<g>") == count(html, "</g>"));
-  CHECK(count(html, "<tr") == count(html, "</tr>"));
-  CHECK(count(html, "<text") == count(html, "</text>"));
-  CHECK(count(html, "<title>") == count(html, "</title>"));
-  CHECK(count(html, "<script>") == 1);
-  CHECK(count(html, "</script>") == 1);
+  CHECK(occurrences(html, "<svg ") == occurrences(html, "</svg>"));
+  CHECK(occurrences(html, "<table") == occurrences(html, "</table>"));
+  CHECK(occurrences(html, "<section") == occurrences(html, "</section>"));
+  CHECK(occurrences(html, "<g ") + occurrences(html, "<g>") == occurrences(html, "</g>"));
+  CHECK(occurrences(html, "<tr") == occurrences(html, "</tr>"));
+  CHECK(occurrences(html, "<text") == occurrences(html, "</text>"));
+  CHECK(occurrences(html, "<title>") == occurrences(html, "</title>"));
+  CHECK(occurrences(html, "<script>") == 1);
+  CHECK(occurrences(html, "</script>") == 1);
 }
 
 // Nothing is fetched: the only URL is the SVG namespace.
 void check_self_contained(const std::string& html) {
-  CHECK(count(html, "http") == count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
-  CHECK(count(html, " src=\"") == 0);
-  CHECK(count(html, "<link") == 0);
-  CHECK(count(html, "@import") == 0);
+  CHECK(occurrences(html, "http") == occurrences(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  CHECK(occurrences(html, " src=\"") == 0);
+  CHECK(occurrences(html, "<link") == 0);
+  CHECK(occurrences(html, "@import") == 0);
 }
 
-// `html` without the lines that show the kernel's diagnostics (reports/html.cpp, diagnostics_line).
-std::string without_diagnostics(const std::string& html) {
-  constexpr std::string_view line_start = "\n<p class=\"note diagnostics\">";
-  std::string out;
-  std::size_t from = 0;
-  for (std::size_t at = html.find(line_start); at != std::string::npos; at = html.find(line_start, from)) {
-    out.append(html, from, at + 1 - from);
-    const std::size_t end = html.find('\n', at + 1);
-    from = end == std::string::npos ? html.size() : end + 1;
-  }
-  out.append(html, from, std::string::npos);
-  return out;
-}
 
 }  // namespace
 
@@ -102,26 +87,26 @@ TEST_CASE("clock_skew: the violating variant is marked, with its cap, peak, trac
   CHECK(h.find("<section class=\"run\" id=\"run-seed\" data-verdict=\"violation\">") != std::string::npos);
   CHECK(h.find("<section class=\"run\" id=\"run-server_time\" data-verdict=\"pass\">") != std::string::npos);
   // Exactly one element carries the id; every violating run has a marker on its timeline and lanes.
-  CHECK(count(h, "id=\"violation-marker\"") == 1);
-  CHECK(count(h, "class=\"violation-marker\"") == 2);
+  CHECK(occurrences(h, "id=\"violation-marker\"") == 1);
+  CHECK(occurrences(h, "class=\"violation-marker\"") == 2);
   CHECK(h.find("data-invariant=\"portal_inflight_le_cap\" data-at-ns=\"5320000000\"") != std::string::npos);
   // The run keeps going past the first violation: the attempted connections (refused above the cap,
   // which the portal series never held) reach 8 against 4, drawn as the peak.
   CHECK(h.find("8 &gt; cap 4") != std::string::npos);
   // Caps: the lease limit and the portal cap, once per run.
-  CHECK(count(h, "class=\"cap-line\" data-cap=\"4\"") == 4);
+  CHECK(occurrences(h, "class=\"cap-line\" data-cap=\"4\"") == 4);
   // The trace before the violation: every kept entry plus the violation row.
   const run_record& seed_run = p.run.runs.front();
   REQUIRE(seed_run.any_violation());
-  CHECK(count(h, "<table class=\"trace\">") == 1);
-  CHECK(count(h, "<tr class=\"violation-row\">") == 1);
+  CHECK(occurrences(h, "<table class=\"trace\">") == 1);
+  CHECK(occurrences(h, "<tr class=\"violation-row\">") == 1);
   CHECK(h.find("worker 6 was refused: 5 connections asked of the portal (4 open, the rest refused with 429), above its true cap 4") != std::string::npos);
   // Swimlanes grouped per worker; the skewed clock is named on its group.
   CHECK(h.find("worker 0 (+20s)") != std::string::npos);
-  CHECK(count(h, "<g class=\"lane\">") ==
+  CHECK(occurrences(h, "<g class=\"lane\">") ==
         p.run.runs[0].series.lanes().size() + p.run.runs[1].series.lanes().size());
   // A waiting-time histogram per run.
-  CHECK(count(h, "<svg class=\"histogram\"") == 2);
+  CHECK(occurrences(h, "<svg class=\"histogram\"") == 2);
 }
 
 TEST_CASE("lab_fifo: a passing run has no violation marker, and a lane per request", "[reports][html]") {
@@ -132,15 +117,15 @@ TEST_CASE("lab_fifo: a passing run has no violation marker, and a lane per reque
   check_self_contained(h);
   CHECK(h.find("id=\"verdict\" data-verdict=\"pass\"") != std::string::npos);
   CHECK(h.find(">PASS<") != std::string::npos);
-  CHECK(count(h, "class=\"violation-marker\"") == 0);
-  CHECK(count(h, "<table class=\"trace\">") == 0);
+  CHECK(occurrences(h, "class=\"violation-marker\"") == 0);
+  CHECK(occurrences(h, "<table class=\"trace\">") == 0);
   // Three gates of max_active 1: cap 3 for the gate and (by default) for the portal.
-  CHECK(count(h, "class=\"cap-line\" data-cap=\"3\"") == 3);  // gate, portal, and the queue's total max_waiting
-  CHECK(count(h, "<g class=\"lane\">") == 7);
+  CHECK(occurrences(h, "class=\"cap-line\" data-cap=\"3\"") == 3);  // gate, portal, and the queue's total max_waiting
+  CHECK(occurrences(h, "<g class=\"lane\">") == 7);
   for (const char* id : {"first", "queued", "overflow", "slow_client", "promo_a", "promo_b", "broken"})
     CHECK(h.find(std::string(">") + id + "</text>") != std::string::npos);
   // The slow client's give-up is drawn; the outcomes are named.
-  CHECK(count(h, "class=\"gave-up\"") == 1);
+  CHECK(occurrences(h, "class=\"gave-up\"") == 1);
   CHECK(h.find(">queue_full</text>") != std::string::npos);
   CHECK(h.find(">wait_timeout</text>") != std::string::npos);
   // Four requests were admitted at once: the histogram's zero bar.
@@ -153,12 +138,12 @@ TEST_CASE("fault windows are shaded and labelled with their kind and target", "[
   const page rr = render_file("scenarios/redis_restart.json", 15);
   check_balanced(rr.html);
   const std::size_t runs = rr.run.runs.size();
-  CHECK(count(rr.html, "<g class=\"fault-window\" data-kind=\"redis_restart\">") == runs);
-  CHECK(count(rr.html, ">redis_restart redis</text>") == runs);
+  CHECK(occurrences(rr.html, "<g class=\"fault-window\" data-kind=\"redis_restart\">") == runs);
+  CHECK(occurrences(rr.html, ">redis_restart redis</text>") == runs);
   CHECK(rr.html.find("<title>redis_restart redis, 10s – 10.5s</title>") != std::string::npos);
   const page rp = render_file("scenarios/redis_partition.json", 14);
   check_balanced(rp.html);
-  CHECK(count(rp.html, "<g class=\"fault-window\" data-kind=\"partition\">") == 2 * rp.run.runs.size());
+  CHECK(occurrences(rp.html, "<g class=\"fault-window\" data-kind=\"partition\">") == 2 * rp.run.runs.size());
   CHECK(rp.html.find(">partition worker:2|redis</text>") != std::string::npos);
 }
 
@@ -251,7 +236,7 @@ TEST_CASE("the page stays small however much a run records", "[reports][html]") 
   INFO("bytes: " << h.size());
   CHECK(h.size() < 1'000'000);
   // On the timeline; the swimlanes' axis (the first 400 requests) ends long before it.
-  CHECK(count(h, "class=\"violation-marker\"") == 1);
+  CHECK(occurrences(h, "class=\"violation-marker\"") == 1);
 }
 
 TEST_CASE("each run's kernel diagnostics are one line of the page", "[reports][html]") {
@@ -259,7 +244,7 @@ TEST_CASE("each run's kernel diagnostics are one line of the page", "[reports][h
   // comparison below leaves out and nothing more. Method: clock_skew's two runs, their lines and figures.
   const page p = render_file("scenarios/clock_skew.json", 11);
   REQUIRE(p.run.runs.size() == 2);
-  CHECK(count(p.html, "\n<p class=\"note diagnostics\">") == 2);
+  CHECK(occurrences(p.html, "\n<p class=\"note diagnostics\">") == 2);
   CHECK(p.html.find("<dt>events</dt>") == std::string::npos);
   for (const auto& r : p.run.runs) {
     const auto n = [](std::uint64_t x) {  // 1234567 -> "1,234,567", as the page groups digits
@@ -274,8 +259,8 @@ TEST_CASE("each run's kernel diagnostics are one line of the page", "[reports][h
     CHECK(p.html.find("<p class=\"note diagnostics\">Kernel: " + n(r.diagnostics.events) + " events run, " +
                       n(r.diagnostics.sequence_numbers) + " sequence numbers drawn.</p>\n") != std::string::npos);
   }
-  const std::string rest = without_diagnostics(p.html);
-  CHECK(count(rest, "diagnostics") == 0);
+  const std::string rest = html_without_diagnostics(p.html);
+  CHECK(occurrences(rest, "diagnostics") == 0);
   CHECK(p.html.size() - rest.size() < 200);
   check_balanced(rest);
 }
@@ -291,7 +276,7 @@ TEST_CASE("the committed HTML examples regenerate byte for byte but for their di
     INFO(name << " (regenerate with scripts/render-html-examples.sh after an intended change)");
     const std::string recorded = admit::test::slurp(std::string("reports/examples/") + name + ".html");
     REQUIRE_FALSE(recorded.empty());
-    CHECK(without_diagnostics(render_file(std::string("scenarios/") + name + ".json", seed).html) ==
-          without_diagnostics(recorded));
+    CHECK(html_without_diagnostics(render_file(std::string("scenarios/") + name + ".json", seed).html) ==
+          html_without_diagnostics(recorded));
   }
 }

@@ -8,17 +8,15 @@
 
 #include "reports/html.hpp"
 #include "sim/check/causes.hpp"
+#include "tests/reports/html_test_support.hpp"
 #include "tests/world/world_test_support.hpp"
 
 namespace {
 
 using admit::world::run_record;
 
-std::size_t count(std::string_view hay, std::string_view needle) {
-  std::size_t n = 0;
-  for (std::size_t at = hay.find(needle); at != std::string_view::npos; at = hay.find(needle, at + needle.size())) ++n;
-  return n;
-}
+using admit::test::html_without_diagnostics;
+using admit::test::occurrences;
 
 // The part of `html` from `open` (its first occurrence after `from`) to the next `close`.
 std::string_view part(std::string_view html, std::string_view open, std::string_view close, std::size_t from = 0) {
@@ -52,23 +50,10 @@ rendered_page render(const std::string& text, std::uint64_t seed, bool zoom_lane
   return p;
 }
 
-rendered_page render_file(const std::string& path, std::uint64_t seed) {
+rendered_page render_zoom_file(const std::string& path, std::uint64_t seed) {
   return render(admit::test::slurp(path), seed, true, path);
 }
 
-// `html` without the lines that show the kernel's diagnostics (as html_test.cpp compares the committed pages).
-std::string without_diagnostics(const std::string& html) {
-  constexpr std::string_view line_start = "\n<p class=\"note diagnostics\">";
-  std::string out;
-  std::size_t from = 0;
-  for (std::size_t at = html.find(line_start); at != std::string::npos; at = html.find(line_start, from)) {
-    out.append(html, from, at + 1 - from);
-    const std::size_t end = html.find('\n', at + 1);
-    from = end == std::string::npos ? html.size() : end + 1;
-  }
-  out.append(html, from, std::string::npos);
-  return out;
-}
 
 // A FIFO gate of 8 whose process crashes late in a run of 1,500 requests: the restarted process admits new work
 // (and a burst of 8 just after the restart) while the old still runs at the portal, so the portal's cap breaks long
@@ -88,10 +73,10 @@ TEST_CASE("a violating run opens with what broke, per cause, and zooms onto its 
   // many windows each): per run a cause table whose rows are the record's causes, or one row saying none was
   // identified; a zoom onto the worst moment and one onto the first violation (or one for both), at the
   // record's instants, each with the lanes of the items active then.
-  const rendered_page p = render_file("scenarios/redis_restart.json", 15);
+  const rendered_page p = render_zoom_file("scenarios/redis_restart.json", 15);
   const std::string& h = p.html;
   REQUIRE(p.runs.size() == 4);
-  CHECK(count(h, "<table class=\"cause-table\"") == 3);
+  CHECK(occurrences(h, "<table class=\"cause-table\"") == 3);
   for (const auto& rec : p.runs) {
     INFO(rec.variant);
     if (rec.variant == "restart_grace") {  // the scenario's design that holds: no violation, no cause table
@@ -123,19 +108,19 @@ TEST_CASE("a violating run opens with what broke, per cause, and zooms onto its 
     REQUIRE_FALSE(worst.empty());
     CHECK(worst.find("data-at-ns=\"" + std::to_string(inv->worst->at_ns) + "\"") != std::string_view::npos);
     CHECK(worst.find(std::to_string(inv->worst->value) + " &gt; cap 4") != std::string_view::npos);
-    CHECK(count(worst, "<g class=\"lane zoomed\">") > 0);
+    CHECK(occurrences(worst, "<g class=\"lane zoomed\">") > 0);
     if (!same) {
       const std::string_view first = part(h, "<div class=\"zoom\" id=\"" + anchor + "-zoom-first\"", "</div>");
       REQUIRE_FALSE(first.empty());
       CHECK(first.find("data-at-ns=\"" + std::to_string(inv->first->at_ns) + "\"") != std::string_view::npos);
-      CHECK(count(first, "<g class=\"lane zoomed\">") > 0);
+      CHECK(occurrences(first, "<g class=\"lane zoomed\">") > 0);
     }
     // The lanes shown are those of items alive in the zoom's stretch.
     const auto spans = admit::reports::zoom_spans(rec);
     REQUIRE_FALSE(spans.empty());
     std::size_t alive = 0;
     for (const auto& l : rec.series.lanes()) alive += l.meets(spans.front()) ? 1 : 0;
-    CHECK(count(worst, "<g class=\"lane zoomed\">") == std::min<std::size_t>(alive, 40));
+    CHECK(occurrences(worst, "<g class=\"lane zoomed\">") == std::min<std::size_t>(alive, 40));
   }
   // The violation windows are shaded on each run's timeline, one span per kept window.
   std::size_t kept = 0;
@@ -144,34 +129,34 @@ TEST_CASE("a violating run opens with what broke, per cause, and zooms onto its 
   std::size_t on_timelines = 0;
   for (std::size_t at = h.find("<svg class=\"timeline\""); at != std::string::npos;
        at = h.find("<svg class=\"timeline\"", at + 1))
-    on_timelines += count(part(h, "<svg class=\"timeline\"", "</svg>", at), "<rect class=\"violation-window");
+    on_timelines += occurrences(part(h, "<svg class=\"timeline\"", "</svg>", at), "<rect class=\"violation-window");
   CHECK(on_timelines == kept);
   // Units on the axes.
-  CHECK(count(h, ">permits</text>") >= 3);
-  CHECK(count(h, ">connections</text>") >= 3);
-  CHECK(count(h, ">items waiting</text>") == 4);  // one per run, restart_grace's too
-  CHECK(count(h, "simulated time (s)</text>") >= 3);
+  CHECK(occurrences(h, ">permits</text>") >= 3);
+  CHECK(occurrences(h, ">connections</text>") >= 3);
+  CHECK(occurrences(h, ">items waiting</text>") == 4);  // one per run, restart_grace's too
+  CHECK(occurrences(h, "simulated time (s)</text>") >= 3);
   CHECK(h.find("time from the ") != std::string::npos);
 }
 
 TEST_CASE("a passing run has neither a cause table nor a zoom", "[reports][html][zoom]") {
   // Goal: nothing claims a violation that did not happen. Method: the lab's passing FIFO run.
-  const rendered_page p = render_file("scenarios/lab_fifo.json", 1);
-  CHECK(count(p.html, "class=\"cause-table\"") == 0);
-  CHECK(count(p.html, "class=\"zoom\"") == 0);
-  CHECK(count(p.html, "<rect class=\"violation-window") == 0);
+  const rendered_page p = render_zoom_file("scenarios/lab_fifo.json", 1);
+  CHECK(occurrences(p.html, "class=\"cause-table\"") == 0);
+  CHECK(occurrences(p.html, "class=\"zoom\"") == 0);
+  CHECK(occurrences(p.html, "<rect class=\"violation-window") == 0);
 }
 
 TEST_CASE("a plot that sums several gates says so", "[reports][html]") {
   // Goal: the lab's gate plot reaches 3 with three gates of one each, and its labels say why. Method: its
   // title names the gates summed, the cap is labelled as summed, the peak beside the most any one gate held,
   // and the axes count leases and requests waiting, over milliseconds.
-  const rendered_page p = render_file("scenarios/lab_fifo.json", 1);
+  const rendered_page p = render_zoom_file("scenarios/lab_fifo.json", 1);
   const std::string& h = p.html;
   CHECK(h.find("Gate in-flight: leases held, summed over the 3 gates (delay, success, fault)") != std::string::npos);
   CHECK(h.find(">max 3</text>") != std::string::npos);
   CHECK(h.find(">1 in one gate</text>") != std::string::npos);
-  CHECK(count(h, "class=\"cap-note\"") == 2);  // the gate's caps and the queue's max_waiting, summed
+  CHECK(occurrences(h, "class=\"cap-note\"") == 2);  // the gate's caps and the queue's max_waiting, summed
   CHECK(h.find("<dt>gate in-flight max, one gate</dt><dd>1</dd>") != std::string::npos);
   CHECK(h.find("<dt>gate in-flight max, summed</dt><dd>3 / 3</dd>") != std::string::npos);
   CHECK(h.find(">leases</text>") != std::string::npos);
@@ -196,7 +181,7 @@ TEST_CASE("a late zoom in a long run shows the requests active then, run again t
   CHECK(kept.html.find("Not every lane of this stretch was recorded") == std::string::npos);
   const std::string_view zoom = part(kept.html, "<div class=\"zoom\"", "</div>");
   REQUIRE_FALSE(zoom.empty());
-  CHECK(count(zoom, "<g class=\"lane zoomed\">") >= 2);
+  CHECK(occurrences(zoom, "<g class=\"lane zoomed\">") >= 2);
   CHECK(zoom.find(">#1") != std::string_view::npos);   // requests numbered near 1,200
   CHECK(zoom.find(">#12") != std::string_view::npos);
   CHECK(zoom.find(">#1<") == std::string_view::npos);  // and not the first one
@@ -252,11 +237,11 @@ TEST_CASE("the cause table and the zooms escape every text they show", "[reports
     CHECK(h.find(raw) == std::string::npos);
   CHECK(h.find("&lt;img src=x onerror=alert(1)&gt;") != std::string::npos);
   CHECK(h.find("&lt;b&gt;lane&lt;/b&gt;") != std::string::npos);
-  CHECK(count(h, "<table class=\"cause-table\"") == 1);
+  CHECK(occurrences(h, "<table class=\"cause-table\"") == 1);
   CHECK(h.find(admit::check::find_cause("unexplained")->title) != std::string::npos);
-  CHECK(count(h, "class=\"zoom\"") == 1);  // the first violation is the worst moment
-  CHECK(count(h, "<g class=\"lane zoomed\">") == 1);
-  CHECK(count(h, "<script>") == 1);
+  CHECK(occurrences(h, "class=\"zoom\"") == 1);  // the first violation is the worst moment
+  CHECK(occurrences(h, "<g class=\"lane zoomed\">") == 1);
+  CHECK(occurrences(h, "<script>") == 1);
 }
 
 TEST_CASE("the committed pages of a keep-going run and of a shrunk counterexample regenerate",
@@ -272,7 +257,7 @@ TEST_CASE("the committed pages of a keep-going run and of a shrunk counterexampl
     INFO(page << " (regenerate with scripts/render-html-examples.sh after an intended change)");
     const std::string recorded = admit::test::slurp(std::string("reports/examples/") + page + ".html");
     REQUIRE_FALSE(recorded.empty());
-    CHECK(without_diagnostics(render_file(file, seed).html) == without_diagnostics(recorded));
+    CHECK(html_without_diagnostics(render_zoom_file(file, seed).html) == html_without_diagnostics(recorded));
   }
 }
 
@@ -351,7 +336,7 @@ TEST_CASE("the page stays small with every invariant broken to the record's boun
   in.rec = &rec;
   const std::string h = admit::reports::render_html(in);
   INFO("bytes: " << h.size());
-  CHECK(count(h, "class=\"zoom\"") == 2);
-  CHECK(count(h, "<g class=\"lane zoomed\">") == 80);
+  CHECK(occurrences(h, "class=\"zoom\"") == 2);
+  CHECK(occurrences(h, "<g class=\"lane zoomed\">") == 80);
   CHECK(h.size() < 1'000'000);  // the bound docs/html-report.md gives per run
 }

@@ -65,8 +65,8 @@ using scenario::load_scenario_text;
 using world::arrival;
 using world::arrival_source;
 
-constexpr sim::vtime_ns ms = sim::ms;
-constexpr sim::vtime_ns sec = sim::sec;
+using sim::ms;
+using sim::sec;
 
 scenario::scenario with_arrivals(const std::string& generators, const std::string& requests = "") {
   return load_scenario_text(R"({"name": "t", "gate": {"kind": "fifo", "max_active": 1}, "workload": {)" +

@@ -31,12 +31,7 @@ const run_record& run_named(const std::vector<run_record>& runs, const std::stri
   return runs.front();
 }
 
-const invariant_result& inv(const run_record& rec, const std::string& name) {
-  for (const auto& i : rec.invariants)
-    if (i.name == name) return i;
-  FAIL("no invariant " << name);
-  return rec.invariants.front();
-}
+using admit::test::inv;
 
 // `name` broke with exactly one kind of cause: `kind`, counted `count` times, first said as `example`.
 void require_cause(const run_record& rec, const std::string& name, const std::string& kind, std::uint64_t count,

@@ -12,19 +12,8 @@ namespace {
 using json = nlohmann::ordered_json;
 using admit::world::run_record;
 
-std::vector<run_record> run_doc(const json& doc) {
-  json parsed;
-  const admit::scenario::scenario sc =
-      admit::scenario::load_scenario_text(doc.dump(2), parsed, {".", admit::scenario::plain_file_reader()});
-  return admit::world::run_all(sc, doc.value("seed", std::uint64_t{0}));
-}
-
-bool portal_held(const run_record& r) {
-  for (const auto& i : r.invariants)
-    if (i.name == "portal_inflight_le_cap") return i.holds;
-  FAIL("no portal_inflight_le_cap");
-  return false;
-}
+using admit::test::portal_held;
+using admit::test::run_at_doc_seed;
 
 // A broken copy of a script: `text` with its one `from` replaced by `to` (the test fails if `from` is missing).
 std::string replaced(std::string text, const std::string& from, const std::string& to) {
@@ -59,7 +48,7 @@ TEST_CASE("restart_grace holds restarts without persistence; without its grace i
   doc["gate"].erase("variant");
   const std::string lua = admit::test::slurp("scenarios/designs/restart_grace_acquire.lua");
   doc["gate"]["protocol"] = restart_grace_inline(lua);
-  const auto held = run_doc(doc);
+  const auto held = run_at_doc_seed(doc);
   REQUIRE(held.size() == 1);
   CHECK(portal_held(held.front()));
   CHECK_FALSE(held.front().any_violation());
@@ -67,7 +56,7 @@ TEST_CASE("restart_grace holds restarts without persistence; without its grace i
 
   doc["gate"]["protocol"] =
       restart_grace_inline(replaced(lua, "if now_ms < tonumber(up) + lease_ms then", "if false then"));
-  const auto no_grace = run_doc(doc);
+  const auto no_grace = run_at_doc_seed(doc);
   REQUIRE(no_grace.size() == 1);
   CHECK_FALSE(portal_held(no_grace.front()));
 }
@@ -101,14 +90,14 @@ TEST_CASE("process_grace holds a restart that keeps the marker and a failover; k
     INFO(doc["name"].get<std::string>());
     doc["gate"].erase("variant");
     doc["gate"]["protocol"] = process_grace_inline(lua);
-    const auto held = run_doc(doc);
+    const auto held = run_at_doc_seed(doc);
     REQUIRE(held.size() == 1);
     CHECK(portal_held(held.front()));
     CHECK_FALSE(held.front().any_violation());
     CHECK_FALSE(held.front().inconclusive.has_value());
     CHECK(held.front().metrics.completed == 9);
     doc["gate"]["protocol"] = process_grace_inline(broken);
-    const auto keyed_on_data = run_doc(doc);
+    const auto keyed_on_data = run_at_doc_seed(doc);
     REQUIRE(keyed_on_data.size() == 1);
     CHECK_FALSE(portal_held(keyed_on_data.front()));
   }
@@ -120,14 +109,14 @@ TEST_CASE("a portal that frees the slot when the client closes holds client time
   // every variant, and breaks the portal's cap under keep_work.
   json doc = json::parse(admit::test::slurp("scenarios/client_close_frees_slot.json"));
   doc.erase("expect");
-  const auto freed = run_doc(doc);
+  const auto freed = run_at_doc_seed(doc);
   REQUIRE(freed.size() == 2);
   for (const auto& r : freed) {
     CHECK_FALSE(r.any_violation());
     CHECK(r.metrics.client_timeouts > 0);
   }
   doc["service"]["on_client_close"] = "keep_work";
-  const auto kept = run_doc(doc);
+  const auto kept = run_at_doc_seed(doc);
   REQUIRE(kept.size() == 2);
   for (const auto& r : kept) CHECK_FALSE(portal_held(r));
 }
@@ -142,10 +131,10 @@ TEST_CASE("a crash under free_slot frees the crashed holder's slot at once", "[w
     "service": {"portal_cap": 1, "service_time": "20s", "client_timeout": "60s", "over_cap": "serve"},
     "workload": {"requests": [{"id": "a", "at": "0ms"}, {"id": "b", "at": "2s", "service": "1s"}]},
     "faults": {"schedule": [{"at": "1s", "kind": "crash", "target": "worker:0"}]}})");
-  const auto kept = run_doc(doc);
+  const auto kept = run_at_doc_seed(doc);
   CHECK_FALSE(portal_held(kept.front()));
   doc["service"]["on_client_close"] = "free_slot";
-  const auto freed = run_doc(doc);
+  const auto freed = run_at_doc_seed(doc);
   CHECK(portal_held(freed.front()));
   CHECK_FALSE(freed.front().any_violation());
 }
@@ -162,12 +151,12 @@ TEST_CASE("stop_new_work makes the difference for a process paused again", "[wor
     p["scripts"][s] = json{{"source", admit::test::slurp("scenarios/designs/" + file)}, {"origin", file}};
   }
   doc["gate"]["protocol"] = p;
-  const auto stop = run_doc(doc);
+  const auto stop = run_at_doc_seed(doc);
   REQUIRE(stop.size() == 1);
   CHECK_FALSE(stop.front().any_violation());
   CHECK(stop.front().lease->renewals_lost == 1);
   p["client"]["on_renewal_lost"] = "keep_working";
   doc["gate"]["protocol"] = p;
-  const auto keep = run_doc(doc);
+  const auto keep = run_at_doc_seed(doc);
   CHECK_FALSE(portal_held(keep.front()));
 }

@@ -21,12 +21,7 @@ std::string fifo(int max_active, int max_waiting, const std::string& service, co
          (extra.empty() ? "" : ", " + extra) + "}";
 }
 
-const admit::world::invariant_result& inv(const run_record& rec, const std::string& name) {
-  for (const auto& i : rec.invariants)
-    if (i.name == name) return i;
-  FAIL("no invariant " << name);
-  return rec.invariants.front();
-}
+using admit::test::inv;
 
 std::string faults(const std::string& list) { return R"("faults": {"schedule": [)" + list + "]}"; }
 

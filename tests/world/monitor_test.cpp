@@ -9,12 +9,7 @@ std::string gate_scenario(const std::string& gate, const std::string& requests, 
     "workload": {"requests": [)" + requests + "]}" + (extra.empty() ? "" : ", " + extra) + "}";
 }
 
-const admit::world::invariant_result& inv(const admit::world::run_record& rec, const std::string& name) {
-  for (const auto& i : rec.invariants)
-    if (i.name == name) return i;
-  FAIL("no invariant " << name);
-  return rec.invariants.front();
-}
+using admit::test::inv;
 
 }  // namespace
 

@@ -7,12 +7,7 @@
 
 namespace {
 
-const admit::world::invariant_result& inv(const admit::world::run_record& rec, const std::string& name) {
-  for (const auto& i : rec.invariants)
-    if (i.name == name) return i;
-  FAIL("no invariant " << name);
-  return rec.invariants.front();
-}
+using admit::test::inv;
 
 admit::world::run_record run_one(const std::string& text, std::uint64_t seed) {
   const auto sc = admit::scenario::load_scenario_text(text);

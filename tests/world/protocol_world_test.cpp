@@ -24,7 +24,7 @@ json runs_of(const admit::test::rendered& r) {
   return one;
 }
 
-admit::test::rendered run_doc(const json& doc, std::uint64_t seed, const admit::world::lease_run_options& opts = {}) {
+admit::test::rendered render_doc(const json& doc, std::uint64_t seed, const admit::world::lease_run_options& opts = {}) {
   const std::string text = doc.dump(2);
   json parsed;
   const admit::scenario::scenario sc =
@@ -106,13 +106,13 @@ TEST_CASE("the built-in protocol files give their variants' reports, run after r
     INFO(f);
     const json doc = json::parse(admit::test::slurp(f));
     const std::uint64_t seed = doc.value("seed", std::uint64_t{1});
-    const auto builtin = run_doc(doc, seed);
+    const auto builtin = render_doc(doc, seed);
     admit::world::lease_run_options keep;
     keep.script_cache_survives_restart = true;
-    const auto lua = run_doc(through_protocol_files(doc), seed, restarts_redis(doc) ? keep : admit::world::lease_run_options{});
+    const auto lua = render_doc(through_protocol_files(doc), seed, restarts_redis(doc) ? keep : admit::world::lease_run_options{});
     CHECK(runs_of(lua) == runs_of(builtin));
     CHECK(lua.report["verdict"] == builtin.report["verdict"]);
-    if (restarts_redis(doc)) CHECK(runs_of(run_doc(through_protocol_files(doc), seed)) != runs_of(builtin));
+    if (restarts_redis(doc)) CHECK(runs_of(render_doc(through_protocol_files(doc), seed)) != runs_of(builtin));
     ++compared;
   }
   CHECK(compared == static_cast<int>(files.size()));
@@ -123,7 +123,7 @@ TEST_CASE("a user's script error ends the run inconclusive, naming the script, i
   // the run stops at the first call, and the record names the script, the line, the command and the token.
   json doc = json::parse(sparse_lease);
   doc["gate"]["protocol"] = user_protocol("typo", "local n = 1\nreturn redis.call('ZADD', KEYS[1], 'now', ARGV[3])\n");
-  const auto r = run_doc(doc, 3);
+  const auto r = render_doc(doc, 3);
   REQUIRE(r.rec.inconclusive.has_value());
   CHECK(r.rec.inconclusive->kind == "script_error");
   REQUIRE(r.rec.inconclusive->script.has_value());
@@ -148,7 +148,7 @@ TEST_CASE("a script that loops is stopped at the step limit and the run is incon
   doc["gate"]["protocol"] = user_protocol("spin", "while true do end\n");
   admit::world::lease_run_options opts;
   opts.script_steps_max = 100'000;
-  const auto r = run_doc(doc, 3, opts);
+  const auto r = render_doc(doc, 3, opts);
   REQUIRE(r.rec.inconclusive.has_value());
   REQUIRE(r.rec.inconclusive->script.has_value());
   CHECK(r.rec.inconclusive->script->step_limit);
@@ -177,7 +177,7 @@ TEST_CASE("a user's protocol that never reaps is caught by the same monitors as 
   json doc = json::parse(sparse_lease);
   doc["faults"]["schedule"] = json::array({json{{"at", "100ms"}, {"kind", "crash"}, {"target", "worker:0"}, {"duration", "1s"}}});
   doc["gate"]["protocol"] = json::array({user_protocol("leaky", leaky), user_protocol("reaping", reaping)});
-  const auto r = run_doc(doc, 3);
+  const auto r = render_doc(doc, 3);
   REQUIRE(r.runs.size() == 2);
   CHECK(r.runs[0].variant == "leaky");
   CHECK(r.runs[0].any_violation());
@@ -230,19 +230,19 @@ TEST_CASE("what a lost renewal does is the protocol's: keep working, stop new wo
   // Goal: client.on_renewal_lost is honoured. Method: the paused renewer under each policy. Keeping on finishes
   // all three requests; stopping new work leaves the two queued ones unended (liveness breaks); aborting gives up
   // the request at the portal, whose connection stays open, so the next grant opens a second one (the cap breaks).
-  const auto keep = run_doc(paused_renewer("keep_working"), 1);
+  const auto keep = render_doc(paused_renewer("keep_working"), 1);
   CHECK(keep.rec.lease->renewals_lost == 1);
   CHECK(keep.rec.metrics.completed == 3);
   CHECK_FALSE(keep.rec.any_violation());
 
-  const auto stop = run_doc(paused_renewer("stop_new_work"), 1);
+  const auto stop = render_doc(paused_renewer("stop_new_work"), 1);
   CHECK(stop.rec.lease->renewals_lost == 1);
   CHECK(stop.rec.metrics.completed == 1);
   CHECK_FALSE(invariant(stop.rec, "liveness").holds);
   REQUIRE(invariant(stop.rec, "liveness").first.has_value());
   CHECK(invariant(stop.rec, "liveness").first->detail.find("2 work items never ended") != std::string::npos);
 
-  const auto abort = run_doc(paused_renewer("abort_request"), 1);
+  const auto abort = render_doc(paused_renewer("abort_request"), 1);
   CHECK(abort.rec.lease->renewals_lost == 1);
   CHECK(abort.rec.metrics.refused.at("aborted") == 1);
   CHECK_FALSE(invariant(abort.rec, "portal_inflight_le_cap").holds);
@@ -257,11 +257,11 @@ TEST_CASE("a protocol that holds the permit until the connection ends survives t
   doc.erase("expect");
   json p = builtin_inline("server_time");
   doc["gate"]["protocol"] = p;
-  const auto release = run_doc(doc, 17);
+  const auto release = render_doc(doc, 17);
   CHECK_FALSE(invariant(release.rec, "portal_inflight_le_cap").holds);
   p["client"]["on_client_timeout"] = "hold_to_end";
   doc["gate"]["protocol"] = p;
-  const auto hold = run_doc(doc, 17);
+  const auto hold = render_doc(doc, 17);
   CHECK(hold.rec.metrics.client_timeouts > 0);
   CHECK_FALSE(hold.rec.any_violation());
   CHECK_FALSE(hold.rec.inconclusive.has_value());
@@ -282,10 +282,10 @@ TEST_CASE("a waiter listening on its protocol's channel is woken by a release's 
     "service": {"portal_cap": 1, "service_time": "1s"},
     "workload": {"requests": [{"id": "a", "at": "0ms"}, {"id": "b", "at": "10ms"}]}})");
   doc["gate"]["protocol"] = p;
-  const auto polling = run_doc(doc, 1);
+  const auto polling = render_doc(doc, 1);
   p["client"]["wake_on"] = "{key}:free";
   doc["gate"]["protocol"] = p;
-  const auto woken = run_doc(doc, 1);
+  const auto woken = render_doc(doc, 1);
   CHECK_FALSE(polling.rec.any_violation());
   CHECK_FALSE(woken.rec.any_violation());
   CHECK(polling.rec.metrics.completed == 2);

@@ -21,12 +21,7 @@ admit::scenario::scenario load(const json& doc) {
   return admit::scenario::load_scenario_text(doc.dump(2), parsed, {".", admit::scenario::plain_file_reader()});
 }
 
-const invariant_result& inv(const run_record& rec, const std::string& name) {
-  for (const auto& i : rec.invariants)
-    if (i.name == name) return i;
-  FAIL("no invariant " << name);
-  return rec.invariants.front();
-}
+using admit::test::inv;
 
 std::uint64_t ended(const run_record& rec) {
   std::uint64_t n = rec.metrics.completed;

@@ -13,11 +13,11 @@ namespace {
 
 using admit::test::run_text;
 
-std::string fifo(const std::string& workload, const std::string& extra) {
+std::string fifo_doc(const std::string& workload, const std::string& extra) {
   return R"({"name": "t", "gate": {"kind": "fifo", "max_active": 1, "max_waiting": 8}, "workload": )" + workload +
          ", " + extra + "}";
 }
-std::string lease(const std::string& workload, const std::string& extra) {
+std::string lease_doc(const std::string& workload, const std::string& extra) {
   return R"({"name": "t", "gate": {"kind": "lease", "limit": 1}, "workload": )" + workload + ", " + extra + "}";
 }
 
@@ -35,7 +35,7 @@ TEST_CASE("a horizon before the first arrival is inconclusive, not a pass", "[wo
   // Goal: a run that saw none of its workload judges nothing. Method: one request at 10s, horizon 1s; the
   // report's verdict, its reason, and that neither "pass" nor "violation" is met but "inconclusive" is.
   const std::string wl = R"({"requests": [{"at": "10s"}]})";
-  const auto r = run_text(fifo(wl, R"("checks": {"horizon": "1s"})"), 1);
+  const auto r = run_text(fifo_doc(wl, R"("checks": {"horizon": "1s"})"), 1);
   CHECK(std::string(r.rec.verdict()) == "inconclusive");
   REQUIRE(r.rec.inconclusive);
   CHECK(r.rec.inconclusive->kind == "horizon");
@@ -43,11 +43,11 @@ TEST_CASE("a horizon before the first arrival is inconclusive, not a pass", "[wo
         "the run reached its horizon 1s (checks.horizon) before the workload ended: 1 of 1 requests had not ended");
   CHECK(r.report["verdict"] == "inconclusive");
   CHECK(r.report["inconclusive"]["reason"] == "horizon");
-  CHECK_FALSE(met(fifo(wl, R"("checks": {"horizon": "1s"}, "expect": {"verdict": "pass"})")));
-  CHECK_FALSE(met(fifo(wl, R"("checks": {"horizon": "1s"}, "expect": {"verdict": "violation"})")));
-  CHECK(met(fifo(wl, R"("checks": {"horizon": "1s"}, "expect": {"verdict": "inconclusive"})")));
+  CHECK_FALSE(met(fifo_doc(wl, R"("checks": {"horizon": "1s"}, "expect": {"verdict": "pass"})")));
+  CHECK_FALSE(met(fifo_doc(wl, R"("checks": {"horizon": "1s"}, "expect": {"verdict": "violation"})")));
+  CHECK(met(fifo_doc(wl, R"("checks": {"horizon": "1s"}, "expect": {"verdict": "inconclusive"})")));
   // The same request within the horizon passes.
-  CHECK(met(fifo(wl, R"("checks": {"horizon": "1h"}, "expect": {"verdict": "pass"})")));
+  CHECK(met(fifo_doc(wl, R"("checks": {"horizon": "1h"}, "expect": {"verdict": "pass"})")));
 }
 
 TEST_CASE("a used-up event budget is inconclusive, never the expected violation", "[world][verdict]") {
@@ -55,7 +55,7 @@ TEST_CASE("a used-up event budget is inconclusive, never the expected violation"
   // expecting a violation (which the cut used to satisfy), in the FIFO and the lease world.
   const std::string wl = R"({"arrivals": [{"kind": "constant", "count": 50, "every": "10ms"}]})";
   const std::string checks = R"("checks": {"max_events": 20}, "expect": {"verdict": "violation"})";
-  for (const std::string& text : {fifo(wl, checks), lease(wl, checks)}) {
+  for (const std::string& text : {fifo_doc(wl, checks), lease_doc(wl, checks)}) {
     CAPTURE(text);
     const auto r = run_text(text, 1);
     CHECK(std::string(r.rec.verdict()) == "inconclusive");
@@ -71,7 +71,7 @@ TEST_CASE("the wall-clock guard makes a run inconclusive", "[world][verdict]") {
   // Goal: checks.max_wall bounds a run's wall time and is never a verdict. Method: 2,000,000 requests under a
   // 1ms guard; the run stops after its first slice of events with reason wall_limit.
   const std::string wl = R"({"arrivals": [{"kind": "constant", "count": 2000000, "every": "1ms"}]})";
-  const auto r = run_text(fifo(wl, R"("checks": {"max_wall": "1ms"})"), 1);
+  const auto r = run_text(fifo_doc(wl, R"("checks": {"max_wall": "1ms"})"), 1);
   REQUIRE(r.rec.inconclusive);
   CHECK(r.rec.inconclusive->kind == "wall_limit");
   CHECK(r.rec.metrics.requests < 2'000'000);
@@ -85,7 +85,7 @@ TEST_CASE("the liveness horizon is judged at its instant", "[world][verdict]") {
     CAPTURE(is_lease);
     auto make = [&](const char* service, const char* checks) {
       const std::string wl = std::string(R"({"requests": [{"at": "0ms", "service": ")") + service + R"("}]})";
-      return is_lease ? lease(wl, checks) : fifo(wl, checks);
+      return is_lease ? lease_doc(wl, checks) : fifo_doc(wl, checks);
     };
     const auto late = run_text(make("10s", R"("checks": {"liveness_horizon": "5s"})"), 1);
     const auto* live = &late.rec.invariants.back();

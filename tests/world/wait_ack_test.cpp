@@ -82,18 +82,8 @@ json design_doc() {
   return doc;
 }
 
-std::vector<world::run_record> run_doc(const json& doc, const world::lease_run_options& opts = {}) {
-  json parsed;
-  const scenario::scenario sc = scenario::load_scenario_text(doc.dump(2), parsed, {".", scenario::plain_file_reader()});
-  return world::run_all(sc, doc.value("seed", std::uint64_t{0}), opts);
-}
-
-bool portal_held(const world::run_record& r) {
-  for (const auto& i : r.invariants)
-    if (i.name == "portal_inflight_le_cap") return i.holds;
-  FAIL("no portal_inflight_le_cap");
-  return false;
-}
+using admit::test::portal_held;
+using admit::test::run_at_doc_seed;
 
 }  // namespace
 
@@ -144,7 +134,7 @@ TEST_CASE("wait_ack holds redis_failover; with a WAIT that answers at once it do
   // behind) through scenarios/designs/wait_ack, then the same run with every WAIT answering at once that its
   // replica acknowledged (lease_run_options::wait_acks_at_once, the broken copy).
   const json doc = design_doc();
-  const auto held = run_doc(doc);
+  const auto held = run_at_doc_seed(doc);
   REQUIRE(held.size() == 1);
   CHECK(portal_held(held.front()));
   CHECK_FALSE(held.front().any_violation());
@@ -152,7 +142,7 @@ TEST_CASE("wait_ack holds redis_failover; with a WAIT that answers at once it do
 
   world::lease_run_options broken;
   broken.wait_acks_at_once = true;
-  const auto at_once = run_doc(doc, broken);
+  const auto at_once = run_at_doc_seed(doc, broken);
   REQUIRE(at_once.size() == 1);
   CHECK_FALSE(portal_held(at_once.front()));
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/scenario/loader.hpp"
@@ -57,6 +59,14 @@ inline std::vector<world::run_record> run_doc(const nlohmann::ordered_json& doc,
   return world::run_all(sc, seed);
 }
 
+// The runs of a scenario document at the seed it names (`seed`, default 0).
+inline std::vector<world::run_record> run_at_doc_seed(const nlohmann::ordered_json& doc,
+                                                      const world::lease_run_options& opts = {}) {
+  nlohmann::ordered_json parsed;
+  const scenario::scenario sc = scenario::load_scenario_text(doc.dump(2), parsed, {".", scenario::plain_file_reader()});
+  return world::run_all(sc, doc.value("seed", std::uint64_t{0}), opts);
+}
+
 // `report` without its `diagnostics` objects (the run's, or each variant's): what the kernel did to
 // produce a run, which a faster kernel changes without changing the run. The golden tests compare
 // reports this way; `admitsim replay` compares the whole bytes, diagnostics included.
@@ -66,5 +76,16 @@ inline nlohmann::ordered_json without_diagnostics(nlohmann::ordered_json report)
     for (auto& run : *v) run.erase("diagnostics");
   return report;
 }
+
+// The result of the invariant `name` in a run; fails the test when the run has none of that name.
+inline const world::invariant_result& inv(const world::run_record& rec, const std::string& name) {
+  for (const auto& i : rec.invariants)
+    if (i.name == name) return i;
+  FAIL("no invariant " << name);
+  return rec.invariants.front();
+}
+
+// Whether a run's portal_inflight_le_cap held.
+inline bool portal_held(const world::run_record& rec) { return inv(rec, "portal_inflight_le_cap").holds; }
 
 }  // namespace admit::test
