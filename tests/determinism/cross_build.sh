@@ -5,7 +5,14 @@
 # every build, and every committed example under reports/examples/ must come
 # out again with every build but for its `diagnostics` (see step 3).
 #
-#   tests/determinism/cross_build.sh [--keep DIR] [--no-replay] NAME=BUILD_DIR [NAME=BUILD_DIR...]
+#   tests/determinism/cross_build.sh [--keep DIR] [--no-replay] [--reuse] NAME=BUILD_DIR [NAME=BUILD_DIR...]
+#
+# With --keep DIR the reports stay in DIR/NAME/, with a stamp of what made them: the
+# binary's and every scenario file's SHA-256 and the seeds (ctest keeps them in
+# BUILD_DIR/determinism/). With --reuse, a build whose BUILD_DIR/determinism/this/
+# holds reports with the stamp of its binary and of today's catalogue is not run
+# again: its kept reports are compared (scripts/test.sh, after ctest has run the
+# catalogue in each tree). Any other build, or a stale stamp, runs as usual.
 #
 # The first build is the reference. With one build the script still runs the
 # catalogue and the replays (how ctest uses it, in each build tree, as
@@ -21,12 +28,15 @@ cd "$root"
 
 keep=""
 replay=1
+reuse=0
+dirs=()
 names=()
 bins=()
 while (($#)); do
   case "$1" in
     --keep) keep="$2"; shift 2 ;;
     --no-replay) replay=0; shift ;;
+    --reuse) reuse=1; shift ;;
     *=*)
       names+=("${1%%=*}")
       dir="${1#*=}"
@@ -36,13 +46,14 @@ while (($#)); do
         exit 2
       fi
       bins+=("$dir/admitsim")
+      dirs+=("$dir")
       shift
       ;;
-    *) echo "usage: tests/determinism/cross_build.sh [--keep DIR] [--no-replay] NAME=BUILD_DIR..." >&2; exit 2 ;;
+    *) echo "usage: tests/determinism/cross_build.sh [--keep DIR] [--no-replay] [--reuse] NAME=BUILD_DIR..." >&2; exit 2 ;;
   esac
 done
 if ((${#bins[@]} == 0)); then
-  echo "usage: tests/determinism/cross_build.sh [--keep DIR] [--no-replay] NAME=BUILD_DIR..." >&2
+  echo "usage: tests/determinism/cross_build.sh [--keep DIR] [--no-replay] [--reuse] NAME=BUILD_DIR..." >&2
   exit 2
 fi
 
@@ -76,12 +87,24 @@ fail() {
   failures=$((failures + 1))
 }
 
-# 1. Run the catalogue with every build.
+# What made a set of reports: the binary, the catalogue and the seeds, each by its SHA-256.
+stamp_of() {
+  sha256sum "$1" "${scenarios[@]}" | awk '{print $1}'
+  echo "seeds ${seeds[*]}"
+}
+
+# 1. Run the catalogue with every build (or take a build's kept reports, with --reuse).
 for i in "${!bins[@]}"; do
   name="${names[$i]}"
   bin="${bins[$i]}"
   mkdir -p "$work/$name"
   start=$SECONDS
+  kept="${dirs[$i]}/determinism/this"
+  if ((reuse)) && [ -f "$kept/stamp" ] && cmp -s "$kept/stamp" <(stamp_of "$bin"); then
+    cp "$kept"/*.json "$kept"/*.rc "$work/$name/"
+    echo "cross_build: $name: the reports ctest kept in $kept (same binary, same catalogue)" >&2
+    continue
+  fi
   for f in "${scenarios[@]}"; do
     s="$(basename "$f" .json)"
     for seed in "${seeds[@]}"; do
@@ -98,6 +121,7 @@ for i in "${!bins[@]}"; do
       fi
     done
   done
+  ((failures)) || stamp_of "$bin" >"$work/$name/stamp"  # only a complete set is reused
   echo "cross_build: $name ran ${#scenarios[@]} scenarios x ${#seeds[@]} seeds in $((SECONDS - start))s" >&2
 done
 
