@@ -13,3 +13,16 @@ function(admitsim_add_test)
   endif()
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT 300)
 endfunction()
+
+# admitsim_test_cost(NAME RELEASE_SECONDS SANITIZED_SECONDS)
+# A long test's measured time (ctest's COST), in the Release tree and in the sanitizer tree. ctest -j
+# starts the costliest tests first; a fresh tree has no timings of its own yet (Testing/Temporary/
+# CTestCostData.txt), so without these it would start them in the order they are defined and could
+# finish with one long test running alone on one core.
+function(admitsim_test_cost name release_seconds sanitized_seconds)
+  if(ADMITSIM_SANITIZE)
+    set_tests_properties(${name} PROPERTIES COST ${sanitized_seconds})
+  else()
+    set_tests_properties(${name} PROPERTIES COST ${release_seconds})
+  endif()
+endfunction()
