@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs every test; what CI (.ci/run) runs. In order:
+#  0. the Debian packages (scripts/setup.sh: apt-get, only what is missing);
 #  1. Release (build/): the unit tests, the property tests with their long
 #     budget (pinned seed), and the tests against a real redis-server that
 #     tests/integration/run_with_redis.sh starts on loopback, two at a time;
@@ -46,16 +47,20 @@ ctest_all() {
   fi
 }
 
-stage "1/5 Release build and tests (build/)"
+stage "0/5 setup: the Debian packages (scripts/setup.sh)"
+scripts/setup.sh
+stage "1/5 Release build (build/)"
 scripts/build.sh
+stage "1/5 Release tests"
 # The property tests run once with a pinned seed and once with this fresh one.
 ADMITSIM_FRESH_SEED="${ADMITSIM_FRESH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
 export ADMITSIM_FRESH_SEED
 echo "test.sh: the property tests' fresh seed is $ADMITSIM_FRESH_SEED (replay: RC_PARAMS=seed=$ADMITSIM_FRESH_SEED)" >&2
 ctest_all build
 
-stage "2/5 sanitizer build and tests (build-asan/, ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS)"
+stage "2/5 sanitizer build (build-asan/)"
 scripts/build.sh --preset asan
+stage "2/5 sanitizer tests (ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS)"
 ctest_all build-asan -LE "property-long|cli-long"
 
 builds=(release=build debug-asan=build-asan)
@@ -77,8 +82,9 @@ if ((have_clang == 0 || fuzz_seconds == 0)); then
   stage "all green"
   exit 0
 fi
-stage "5/5 fuzzing: build (build-fuzz/), then each target for ${fuzz_seconds}s"
+stage "5/5 fuzzing build (build-fuzz/)"
 scripts/build.sh --preset fuzz
+stage "5/5 fuzzing: the targets, ${fuzz_seconds}s each, all at once"
 pids=()
 targets=(fuzz_scenario_loader fuzz_short_run fuzz_protocol_run)
 for t in "${targets[@]}"; do
