@@ -1,22 +1,31 @@
 #include "sim/scenario/memory_reserve.hpp"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <new>
 
 namespace admit::scenario {
 
 namespace {
 
-void* reserve_block = nullptr;  // one process-wide block; written only by install and the handler
+// One process-wide block, mapped by install and unmapped by the handler, which alone write these. It is
+// mapped rather than taken with malloc (which maps a block this large anyway): the same address space
+// comes back when it is unmapped, and a leak checker that scans the heap at exit (LeakSanitizer) has 64 MiB
+// less to read in every run of a sanitizer build.
+void* reserve_block = nullptr;
+std::size_t reserve_length = 0;
+
+void release_block() noexcept {
+  if (reserve_block == nullptr) return;
+  ::munmap(reserve_block, reserve_length);
+  reserve_block = nullptr;
+  reserve_length = 0;
+}
 
 void on_allocation_failure() {
-  if (reserve_block != nullptr) {
-    std::free(reserve_block);
-    reserve_block = nullptr;
-  }
+  release_block();
   // Fail this allocation as operator new would; the room freed is for the
   // destructors that run while the exception unwinds.
   throw std::bad_alloc();
@@ -42,7 +51,13 @@ void install_memory_reserve(std::size_t bytes) noexcept {
       room = std::min<std::size_t>(room, static_cast<std::size_t>(lim.rlim_cur) / 4);
     grow_stack(room);
   }
-  if (reserve_block == nullptr) reserve_block = std::malloc(bytes);
+  if (reserve_block == nullptr && bytes > 0) {
+    void* block = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block != MAP_FAILED) {  // without it, a failed allocation throws at once: no worse than before
+      reserve_block = block;
+      reserve_length = bytes;
+    }
+  }
   std::set_new_handler(on_allocation_failure);
 }
 

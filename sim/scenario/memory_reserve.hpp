@@ -11,7 +11,7 @@
 // throwing, so that what unwinds after it has that much room to allocate in.
 //
 // Under `ulimit -v` (RLIMIT_AS), where std::bad_alloc happens, the block is
-// address space that counts against the limit and is returned by free();
+// address space that counts against the limit and is returned by munmap();
 // untouched, it costs no resident memory.
 //
 // The main thread's stack is grown at start-up too (memory_reserve_stack_bytes
