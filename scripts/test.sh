@@ -6,7 +6,9 @@
 #     tests/integration/run_with_redis.sh starts on loopback, two at a time;
 #  2. the sanitizer build (preset asan: g++ Debug, ASan + UBSan, build-asan/):
 #     the same suite but the long property budgets, halting on the first report;
-#  3. clang++ Release with libstdc++ (preset clang-release, admitsim only);
+#  3. clang++ Release with libstdc++ (preset clang-release, admitsim only),
+#     and the libFuzzer build of stage 5: both built in the background at
+#     nice 19 from the start of stage 1's tests; stage 3 waits for them;
 #  4. determinism across builds: the catalogue's reports must be the same
 #     bytes from Release, Debug (the asan tree) and clang
 #     (tests/determinism/cross_build.sh; ctest has already run the catalogue,
@@ -26,7 +28,8 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 t0=$SECONDS
 times_file="$(mktemp "${TMPDIR:-/tmp}/admitsim-test-times.XXXXXX")"
-trap 'rm -f "$times_file"' EXIT
+clang_builds=""
+trap 'rm -f "$times_file"; [ -z "$clang_builds" ] || kill -- "-$clang_builds" 2>/dev/null || true' EXIT
 stage() {  # with the CPU time of every child so far (user, system), to keep CI time in view
   times >"$times_file"  # in this shell: a command substitution would count a subshell's children
   echo "=== test.sh [$((SECONDS - t0))s wall; cpu $(tail -1 "$times_file")] $*" >&2
@@ -51,6 +54,28 @@ stage "0/5 setup: the Debian packages (scripts/setup.sh)"
 scripts/setup.sh
 stage "1/5 Release build (build/)"
 scripts/build.sh
+# The clang++ trees (stages 3 and 5) wait for no test of the g++ trees: they are built in the background
+# from here on, at the lowest priority (nice 19), on the CPU that the tests leave idle (a test waiting on
+# redis-server, the last long test alone on one core, a link); stage 3 waits for what is left of them.
+have_clang=0
+if command -v clang++ >/dev/null 2>&1; then
+  have_clang=1
+  clang_presets=(clang-release)
+  ((fuzz_seconds == 0)) || clang_presets+=(fuzz)
+  set -m  # its own process group, so that an early exit can stop the whole build (the trap below)
+  (
+    for preset in "${clang_presets[@]}"; do
+      nice -n 19 scripts/build.sh --preset "$preset" >"build-$preset.log" 2>&1 || {
+        echo "test.sh: the $preset build failed; the end of build-$preset.log:" >&2
+        tail -60 "build-$preset.log" >&2
+        exit 1
+      }
+    done
+  ) &
+  clang_builds=$!
+  set +m
+  echo "test.sh: building ${clang_presets[*]} in the background (nice 19; build-<preset>.log)" >&2
+fi
 stage "1/5 Release tests"
 # The property tests run once with a pinned seed and once with this fresh one.
 ADMITSIM_FRESH_SEED="${ADMITSIM_FRESH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
@@ -64,11 +89,10 @@ stage "2/5 sanitizer tests (ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTI
 ctest_all build-asan -LE "property-long|cli-long"
 
 builds=(release=build debug-asan=build-asan)
-have_clang=0
-if command -v clang++ >/dev/null 2>&1; then
-  have_clang=1
-  stage "3/5 clang++ Release build of admitsim (build-clang/)"
-  scripts/build.sh --preset clang-release
+if ((have_clang)); then
+  stage "3/5 clang++ Release build of admitsim (build-clang/) and the libFuzzer build (build-fuzz/): what is left of them"
+  wait "$clang_builds"
+  clang_builds=""
   builds+=(clang-release=build-clang)
 else
   stage "3/5 skipped: no clang++"
@@ -82,9 +106,7 @@ if ((have_clang == 0 || fuzz_seconds == 0)); then
   stage "all green"
   exit 0
 fi
-stage "5/5 fuzzing build (build-fuzz/)"
-scripts/build.sh --preset fuzz
-stage "5/5 fuzzing: the targets, ${fuzz_seconds}s each, all at once"
+stage "5/5 fuzzing: the targets, ${fuzz_seconds}s each, all at once (built in stage 3)"
 pids=()
 targets=(fuzz_scenario_loader fuzz_short_run fuzz_protocol_run)
 for t in "${targets[@]}"; do
