@@ -11,7 +11,40 @@ namespace admit::explore {
 namespace {
 
 using json = nlohmann::ordered_json;
-using namespace admit::scenario;
+// Declarations, not `using namespace admit::scenario`: in a unity batch (CMakeLists.txt) a using-directive
+// here would reach the files after this one, where `scenario` then names both the namespace and its struct.
+using admit::scenario::acquire_timeout_policy;
+using admit::scenario::arrival_kind;
+using admit::scenario::arrival_spec;
+using admit::scenario::backoff_spec;
+using admit::scenario::clock_spec;
+using admit::scenario::failure;
+using admit::scenario::fault_duration;
+using admit::scenario::fault_kind;
+using admit::scenario::fault_kind_info;
+using admit::scenario::fault_kind_names;
+using admit::scenario::fault_rate_count;
+using admit::scenario::fault_rates;
+using admit::scenario::fault_rates_file_order;
+using admit::scenario::fault_spec;
+using admit::scenario::fleet_spec;
+using admit::scenario::format_duration;
+using admit::scenario::gate_kind;
+using admit::scenario::gate_spec;
+using admit::scenario::lease_params;
+using admit::scenario::lease_variant;
+using admit::scenario::lease_variant_names;
+using admit::scenario::observation;
+using admit::scenario::param_client_timeout;
+using admit::scenario::param_persistence;
+using admit::scenario::param_replication_lag;
+using admit::scenario::param_step;
+using admit::scenario::persistence;
+using admit::scenario::protocol_ref;
+using admit::scenario::request_spec;
+using admit::scenario::service_spec;
+using admit::scenario::world_mutation;
+using admit::scenario::world_mutation_names;
 
 std::string fraction_of(std::uint64_t v, std::uint64_t unit, int digits, const char* suffix) {
   std::string frac = std::to_string(v % unit);
