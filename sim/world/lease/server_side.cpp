@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <utility>
 
 #include "gate/admit_assert.hpp"
@@ -10,6 +13,16 @@
 namespace admit::world::lease {
 
 namespace {
+
+// A sorted-set score as whole milliseconds. A protocol may store any double there (inf, 1e300, as ZADD
+// takes them), and converting one outside int64's range is undefined, so it saturates; NaN, which no
+// sorted set holds, reads as 0.
+std::int64_t score_as_ms(double score) {
+  if (std::isnan(score)) return 0;
+  if (score >= 9.2e18) return std::numeric_limits<std::int64_t>::max();
+  if (score <= -9.2e18) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(score);
+}
 const char* op_name(redis::script_op op) {
   return op == redis::script_op::acquire ? "acquire" : op == redis::script_op::release ? "release" : "renew";
 }
@@ -87,7 +100,7 @@ void server_side::notice_reaping(std::size_t wi, const call_req& req, std::int64
   loss.now_ms = now_ms;
   for (std::size_t i = first; i < last; ++i) {
     const redis::sorted_set::entry& e = set->entries()[i];
-    loss.score_ms = static_cast<std::int64_t>(e.score);
+    loss.score_ms = score_as_ms(e.score);
     permit_left(e.member, loss, true);
   }
 }
@@ -212,7 +225,7 @@ void server_side::notice_losses(std::size_t wi, const gate::command_request& req
     if (req.op == redis::script_op::release && member == req.token) continue;  // its own release
     permit_loss loss = reaped_by(wi, now_args_[static_cast<std::size_t>(req.op)].index >= 0);
     loss.scored = true;
-    loss.score_ms = static_cast<std::int64_t>(holders_before_scores_[i]);
+    loss.score_ms = score_as_ms(holders_before_scores_[i]);
     loss.now_ms = command_now_ms(req, now_us);
     permit_left(member, loss, true);
   }
