@@ -6,6 +6,8 @@
 #                                                  asan (build-asan/), clang-release
 #                                                  (build-clang/, admitsim only), fuzz
 #                                                  (build-fuzz/, the fuzz targets only)
+#   scripts/build.sh --preset NAME --target T [--target T...] [CMAKE_ARGS...]
+#                                                  those targets instead of the preset's
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
@@ -13,9 +15,14 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 if [ "${1:-}" = "--preset" ]; then
   preset="${2:?usage: scripts/build.sh --preset NAME [CMAKE_ARGS...]}"
   shift 2
+  targets=()
+  while [ "${1:-}" = "--target" ]; do
+    targets+=(--target "${2:?usage: scripts/build.sh --preset NAME --target TARGET ...}")
+    shift 2
+  done
   cd "$root"
   cmake --preset "$preset" "$@" >/dev/null
-  cmake --build --preset "$preset" -j"$jobs"
+  cmake --build --preset "$preset" -j"$jobs" "${targets[@]}"
 else
   # Tests and benchmarks on, whatever an earlier scripts/quickstart.sh left in build/'s cache.
   cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=Release -DADMITSIM_BUILD_TESTS=ON -DADMITSIM_BUILD_BENCH=ON \

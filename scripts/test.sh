@@ -4,19 +4,19 @@
 #  1. Release (build/): the unit tests, the property tests with their long
 #     budget (pinned seed), and the tests against a real redis-server that
 #     tests/integration/run_with_redis.sh starts on loopback, two at a time;
-#  2. the sanitizer build (preset asan: g++ Debug, ASan + UBSan, build-asan/):
+#  2. the sanitizer build (preset asan: clang++ Debug, ASan + UBSan, build-asan/):
 #     the same suite but the long property budgets, halting on the first report;
 #  3. clang++ Release with libstdc++ (preset clang-release, admitsim only),
 #     and the libFuzzer build of stage 5: both built in the background at
 #     nice 19 from the start of stage 1's tests; stage 3 waits for them;
 #  4. determinism across builds: the catalogue's reports must be the same
-#     bytes from Release, Debug (the asan tree) and clang
+#     bytes from g++ Release, clang++ Debug (the asan tree) and clang++ Release
 #     (tests/determinism/cross_build.sh; ctest has already run the catalogue,
 #     replayed every report and checked every example in the first two trees,
 #     and their kept reports are compared: only clang runs the catalogue here);
 #  5. fuzzing (preset fuzz): each libFuzzer target for a fixed time, both at
 #     once (docs/fuzzing.md).
-# Stages 3 and 5 need clang++ (scripts/setup.sh installs it). Environment:
+# Stages 2, 3 and 5 need clang++ (scripts/setup.sh installs it). Environment:
 #   ADMITSIM_FUZZ_SECONDS  time per fuzz target (default 60; 0 skips stage 5)
 #   ADMITSIM_FRESH_SEED    the RapidCheck seed of the fresh-seed property run
 #                          (default: drawn from /dev/urandom and printed)
@@ -52,30 +52,34 @@ ctest_all() {
 
 stage "0/5 setup: the Debian packages (scripts/setup.sh)"
 scripts/setup.sh
+command -v clang++ >/dev/null 2>&1 || {
+  echo "test.sh: clang++ is missing, which stages 2, 3 and 5 need (scripts/setup.sh installs the clang package)" >&2
+  exit 1
+}
 stage "1/5 Release build (build/)"
 scripts/build.sh
-# The clang++ trees (stages 3 and 5) wait for no test of the g++ trees: they are built in the background
+# The clang++ Release and libFuzzer trees (stages 3 and 5) wait for no test: they are built in the background
 # from here on, at the lowest priority (nice 19), on the CPU that the tests leave idle (a test waiting on
 # redis-server, the last long test alone on one core, a link); stage 3 waits for what is left of them.
-have_clang=0
-if command -v clang++ >/dev/null 2>&1; then
-  have_clang=1
-  clang_presets=(clang-release)
-  ((fuzz_seconds == 0)) || clang_presets+=(fuzz)
-  set -m  # its own process group, so that an early exit can stop the whole build (the trap below)
-  (
-    for preset in "${clang_presets[@]}"; do
-      nice -n 19 scripts/build.sh --preset "$preset" >"build-$preset.log" 2>&1 || {
-        echo "test.sh: the $preset build failed; the end of build-$preset.log:" >&2
-        tail -60 "build-$preset.log" >&2
-        exit 1
-      }
-    done
-  ) &
-  clang_builds=$!
-  set +m
-  echo "test.sh: building ${clang_presets[*]} in the background (nice 19; build-<preset>.log)" >&2
-fi
+clang_presets=(clang-release)
+((fuzz_seconds == 0)) || clang_presets+=(fuzz)
+set -m  # its own process group, so that an early exit can stop the whole build (the trap below)
+(
+  for preset in "${clang_presets[@]}"; do
+    # The fuzz preset also builds fuzz_inline_protocol, a helper that seeds a corpus: stage 5 takes the
+    # Release tree's (fuzz/seed_corpus.sh), so only the three targets that run are built here.
+    targets=()
+    [ "$preset" != fuzz ] || targets=(--target fuzz_scenario_loader --target fuzz_short_run --target fuzz_protocol_run)
+    nice -n 19 scripts/build.sh --preset "$preset" "${targets[@]}" >"build-$preset.log" 2>&1 || {
+      echo "test.sh: the $preset build failed; the end of build-$preset.log:" >&2
+      tail -60 "build-$preset.log" >&2
+      exit 1
+    }
+  done
+) &
+clang_builds=$!
+set +m
+echo "test.sh: building ${clang_presets[*]} in the background (nice 19; build-<preset>.log)" >&2
 stage "1/5 Release tests"
 # The property tests run once with a pinned seed and once with this fresh one.
 ADMITSIM_FRESH_SEED="${ADMITSIM_FRESH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
@@ -83,26 +87,21 @@ export ADMITSIM_FRESH_SEED
 echo "test.sh: the property tests' fresh seed is $ADMITSIM_FRESH_SEED (replay: RC_PARAMS=seed=$ADMITSIM_FRESH_SEED)" >&2
 ctest_all build
 
-stage "2/5 sanitizer build (build-asan/)"
+stage "2/5 sanitizer build (clang++, build-asan/)"
 scripts/build.sh --preset asan
 stage "2/5 sanitizer tests (ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTIONS)"
 ctest_all build-asan -LE "property-long|cli-long"
 
-builds=(release=build debug-asan=build-asan)
-if ((have_clang)); then
-  stage "3/5 clang++ Release build of admitsim (build-clang/) and the libFuzzer build (build-fuzz/): what is left of them"
-  wait "$clang_builds"
-  clang_builds=""
-  builds+=(clang-release=build-clang)
-else
-  stage "3/5 skipped: no clang++"
-fi
+stage "3/5 clang++ Release build of admitsim (build-clang/) and the libFuzzer build (build-fuzz/): what is left of them"
+wait "$clang_builds"
+clang_builds=""
+builds=(release=build debug-asan=build-asan clang-release=build-clang)
 
 stage "4/5 determinism across builds: ${builds[*]}"
 tests/determinism/cross_build.sh --no-replay --reuse "${builds[@]}"
 
-if ((have_clang == 0 || fuzz_seconds == 0)); then
-  stage "5/5 fuzzing skipped (clang++ missing or ADMITSIM_FUZZ_SECONDS=0)"
+if ((fuzz_seconds == 0)); then
+  stage "5/5 fuzzing skipped (ADMITSIM_FUZZ_SECONDS=0)"
   stage "all green"
   exit 0
 fi

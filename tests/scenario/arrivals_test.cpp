@@ -61,21 +61,21 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); 
 namespace {
 
 using namespace admit;
-using scenario::load_scenario_text;
+using admit::scenario::load_scenario_text;
 using world::arrival;
 using world::arrival_source;
 
 using sim::ms;
 using sim::sec;
 
-scenario::scenario with_arrivals(const std::string& generators, const std::string& requests = "") {
+admit::scenario::scenario with_arrivals(const std::string& generators, const std::string& requests = "") {
   return load_scenario_text(R"({"name": "t", "gate": {"kind": "fifo", "max_active": 1}, "workload": {)" +
                             (requests.empty() ? "" : R"("requests": )" + requests + ", ") + R"("arrivals": )" +
                             generators + "}}");
 }
 
 // Every arrival of the stream.
-std::vector<arrival> drain(const scenario::scenario& sc, std::uint64_t seed) {
+std::vector<arrival> drain(const admit::scenario::scenario& sc, std::uint64_t seed) {
   arrival_source src(sc, seed);
   std::vector<arrival> out;
   while (auto a = src.next()) out.push_back(*a);
@@ -144,12 +144,12 @@ TEST_CASE("per-request parameters come from their own sub-streams") {
   const bool fails[] = {false, false, true, true, true, false, false, false, false, true, false, true};
   for (std::size_t i = 0; i < b.size(); ++i) {
     CAPTURE(i);
-    CHECK((b[i].fail == scenario::failure::constructor) == fails[i]);
+    CHECK((b[i].fail == admit::scenario::failure::constructor) == fails[i]);
     CHECK(b[i].cancel_at_ns == b[i].at_ns + 250 * ms);
     CHECK(b[i].client_timeout_ns == 2 * sec);
     CHECK(b[i].generated());
     CHECK(b[i].id() == "arrivals/0/" + std::to_string(i));
-    CHECK(a[i].fail == scenario::failure::none);
+    CHECK(a[i].fail == admit::scenario::failure::none);
     CHECK_FALSE(a[i].service_ns.has_value());  // the world draws from service.service_time
     CHECK_FALSE(a[i].cancel_at_ns.has_value());
   }
@@ -175,7 +175,7 @@ TEST_CASE("the merge orders by time; ties go to explicit requests, then generato
   CHECK(x.seq_in_generator == 0);  // its index in the file
   CHECK(x.generator == arrival::explicit_request);
   CHECK(x.service_ns == 9 * ms);
-  CHECK(x.fail == scenario::failure::constructor);
+  CHECK(x.fail == admit::scenario::failure::constructor);
   CHECK(x.cancel_at_ns == 2 * sec);
   CHECK(all[1].service_ns == 3 * ms);  // a fixed generator service draws nothing but is set
 }
@@ -222,7 +222,7 @@ TEST_CASE("a million arrivals: exact counts, monotone times, and no allocation p
     last = a->at_ns;
     if (a->generated()) ++per_generator[a->generator];
     else ++explicit_count;
-    if (a->fail == scenario::failure::constructor) ++failed;
+    if (a->fail == admit::scenario::failure::constructor) ++failed;
   }
   const std::size_t allocated = allocations - allocations_before;
   CHECK(allocated == 0);

@@ -610,8 +610,9 @@ TEST_CASE("the protocol property catches a run that ends without a verdict or th
          return {};
        }},
   };
-  for (const auto& [name, run] : broken) {
-    INFO(name);
+  for (const auto& entry : broken) {
+    INFO(entry.first);
+    const auto& run = entry.second;  // a named reference: clang 14 cannot capture a structured binding
     const auto r = check_property("protocol/faults-broken", [&run] { check_case(run); }, params, true);
     CHECK(r.is<rc::detail::FailureResult>());
   }
