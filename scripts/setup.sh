@@ -25,6 +25,7 @@ packages=(
   redis-server            # started on loopback by the integration tests' runner
   clang                   # clang++ (14 on Debian 12): second compiler, and the fuzz targets
   libclang-rt-14-dev      # libFuzzer and the sanitizer runtimes for clang 14
+  lld                     # the clang trees' linker (ADMITSIM_LINKER in CMakeLists.txt)
   chromium                # headless browser for the HTML report's test (ctest label browser)
   libxml2-utils           # xmllint: the matrix test checks its JUnit XML
 )

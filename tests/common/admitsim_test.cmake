@@ -6,6 +6,7 @@ function(admitsim_add_test)
   cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE admitsim_catch_main admitsim_common Catch2::Catch2 ${T_LIBS})
+  admitsim_test_files_o1(${T_NAME})  # -O1 in an optimised build (CMakeLists.txt)
   add_test(NAME ${T_NAME} COMMAND ${T_NAME} --order decl --warn NoAssertions
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   if(NOT T_LABELS)
