@@ -1257,8 +1257,12 @@ const std::size_t* script_engine::find_sha(std::string_view sha) const noexcept 
 bool script_engine::script_exists(std::string_view sha) const { return find_sha(sha) != nullptr; }
 
 bool script_engine::find_or_compile(std::string_view body, std::string_view sha, std::size_t& index) {
+  ADMIT_ASSERT(lua_ != nullptr && lua_gettop(lua_) == 0 && !side_->unlimited,
+               "between calls the Lua state is open, its stack empty and its heap limit on");
+  ADMIT_ASSERT(by_sha_.size() == scripts_.size(), "one cached script per SHA");
   if (const auto it = by_sha_.find(sha); it != by_sha_.end()) {
     index = it->second;
+    ADMIT_ASSERT(index < scripts_.size() && scripts_[index].sha == sha, "the SHA index names its own script");
     return true;
   }
   const c_locale_scope locale;
@@ -1272,14 +1276,18 @@ bool script_engine::find_or_compile(std::string_view body, std::string_view sha,
                               (message != nullptr ? std::string(message, size) : std::string("?")));
     lua_settop(lua_, 0);
     side_->unlimited = false;
+    ADMIT_ASSERT(!compile_error_.empty(), "a script that does not compile has an error to show");
     return false;
   }
   side_->unlimited = true;  // luaL_ref may grow the registry; it must not raise here
   const int ref = luaL_ref(lua_, LUA_REGISTRYINDEX);
   side_->unlimited = false;
+  ADMIT_ASSERT(ref != LUA_NOREF && ref != LUA_REFNIL, "a compiled chunk is a function, kept in the registry");
   scripts_.push_back(cached_script{std::string(sha), ref, {}});
   index = scripts_.size() - 1;
   by_sha_.emplace(std::string(sha), index);
+  ADMIT_ASSERT(lua_gettop(lua_) == 0 && by_sha_.size() == scripts_.size() && scripts_[index].sha == sha,
+               "the new script is cached under its SHA and the stack is empty again");
   return true;
 }
 
@@ -1424,6 +1432,8 @@ bool field_as_text(lua_State* L, int table, const char* field, std::string& out)
 reply script_engine::run(std::size_t index, std::span<const std::string> keys,
                          std::span<const std::string> args, std::int64_t server_now_us, bool read_only) {
   ADMIT_ASSERT(index < scripts_.size(), "run() is given a cached script");
+  ADMIT_ASSERT(lua_ != nullptr && lua_gettop(lua_) == 0 && !side_->unlimited,
+               "between calls the Lua state is open, its stack empty and its heap limit on");
   const c_locale_scope locale;
   lua_side& side = *side_;
   side.now_us = server_now_us;
@@ -1452,13 +1462,17 @@ reply script_engine::run(std::size_t index, std::span<const std::string> keys,
     last_error_.memory_limit = true;
     return out;
   }
+  ADMIT_ASSERT(lua_gettop(lua_) == 0, "KEYS and ARGV are set without leaving anything on the stack");
 
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, side.error_handler_ref);
   lua_rawgeti(lua_, LUA_REGISTRYINDEX, script.function_ref);
+  ADMIT_ASSERT(lua_isfunction(lua_, 1) && lua_isfunction(lua_, 2), "the error handler and the script are functions");
   lua_sethook(lua_, step_hook, LUA_MASKCOUNT, steps_per_hook);
   const int status = lua_pcall(lua_, 0, 1, 1);
   lua_sethook(lua_, nullptr, 0, 0);
   steps_ = side.steps;
+  // The error handler stays at 1; the script's one result, or its error, takes the function's place.
+  ADMIT_ASSERT(lua_gettop(lua_) == 2, "a protected call leaves the handler and one value");
 
   side.unlimited = true;
   // Large arguments are not kept past the call (the globals still hold

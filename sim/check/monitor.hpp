@@ -76,6 +76,11 @@ class monitor {
     probe_names_ = probes;
     probes_.assign(probes.size(), 0);
     levels_.resize(invariants.size());
+    ADMIT_ASSERT(results_.size() == invariants.size() && levels_.size() == results_.size(),
+                 "one result and one level state per invariant of the world");
+    ADMIT_ASSERT(probes_.size() == probe_names_.size(), "one count per probe of the world");
+    ADMIT_ASSERT(results_.size() == max_invariants || checking_ >> results_.size() == 0,
+                 "only the world's own invariants are checked");
   }
 
   // One check of the event invariant `which` (its index in the world's
@@ -112,7 +117,11 @@ class monitor {
     ++inv.checked;
     level_state& s = levels_[which];
     if (value <= bound) [[likely]] {
-      if (s.open) [[unlikely]] close_window(inv, s, false);
+      if (s.open) [[unlikely]] {
+        // Checked here, not in close_window, which the noexcept teardown calls too.
+        ADMIT_ASSERT(s.start_ns <= sched_.now_ns(), "a window closes at or after it opened (virtual time never goes back)");
+        close_window(inv, s, false);
+      }
       return;
     }
     if (s.open && value - bound <= s.peak_excess) return;
@@ -122,6 +131,7 @@ class monitor {
   bool enabled(std::size_t which) const { return results_[which].enabled; }
 
   void hit(std::size_t probe) {
+    ADMIT_ASSERT(probe < probes_.size(), "a probe of this world");
     if (torn_down_) return;
     ++probes_[probe];
   }
@@ -183,6 +193,7 @@ class monitor {
   // happens, and inlined it would weigh on every check of the hot path.
   template <class Describe>
   [[gnu::noinline, gnu::cold]] void failed_step(invariant_result& inv, Describe& describe) {
+    ADMIT_ASSERT(!torn_down_ && inv.enabled && inv.checked > 0, "a failed step of an enabled invariant, counted, in a live run");
     finding f = found(describe);
     const sim::vtime_ns now = sched_.now_ns();
     ++inv.windows;
@@ -195,11 +206,16 @@ class monitor {
     }
     for (const cause& c : f.causes) count_cause(inv, c);
     first(inv, std::move(f.detail));
+    ADMIT_ASSERT(!inv.holds && inv.first && inv.windows >= inv.window_list.size(),
+                 "a failed step is a violation: the invariant no longer holds, its first is kept, every kept window counted");
+    ADMIT_ASSERT(inv.window_list.size() <= max_windows_kept, "at most max_windows_kept windows are kept");
   }
 
   template <class Describe>
   [[gnu::noinline, gnu::cold]] void above(invariant_result& inv, level_state& s, std::int64_t value,
                                           std::int64_t bound, Describe& describe) {
+    ADMIT_ASSERT(!torn_down_ && inv.enabled && inv.level, "a level invariant, enabled, in a live run");
+    ADMIT_ASSERT(value > bound, "above() is called only above the bound");
     finding f = found(describe);
     const sim::vtime_ns now = sched_.now_ns();
     if (!s.open) {
@@ -232,6 +248,12 @@ class monitor {
     }
     if (!inv.worst || value - bound > inv.worst->value - inv.worst->bound) inv.worst = worst_moment{value, bound, now, f.detail};
     first(inv, std::move(f.detail));
+    ADMIT_ASSERT(s.open && s.peak_excess == value - bound && s.start_ns <= now, "the window is open at this peak");
+    ADMIT_ASSERT(inv.worst && inv.worst->value - inv.worst->bound >= s.peak_excess,
+                 "the worst moment is at least as far above its bound as this window's peak");
+    ADMIT_ASSERT(!inv.holds && inv.first && inv.windows >= inv.window_list.size() &&
+                     inv.window_list.size() <= max_windows_kept,
+                 "a violation is kept: first, counted windows, at most max_windows_kept of them");
   }
 
   void close_window(invariant_result& inv, level_state& s, bool at_end) noexcept {
@@ -259,18 +281,26 @@ class monitor {
       it = inv.causes.end() - 1;
     }
     ++it->count;
-    std::stable_sort(inv.causes.begin(), inv.causes.end(), [](const cause_count& a, const cause_count& b) {
+    const auto by_count = [](const cause_count& a, const cause_count& b) {
       return a.count != b.count ? a.count > b.count : a.kind < b.kind;
-    });
+    };
+    std::stable_sort(inv.causes.begin(), inv.causes.end(), by_count);
+    ADMIT_ASSERT(std::count_if(inv.causes.begin(), inv.causes.end(),
+                               [&](const cause_count& k) { return k.kind == c.kind; }) == 1,
+                 "one count per cause kind");
   }
 
   // The first violation of any invariant freezes the trace (and, with
   // stop_at_first, stops the run); each invariant keeps its own first.
   void first(invariant_result& inv, std::string detail) {
-    if (!inv.holds) return;
+    if (!inv.holds) {
+      ADMIT_ASSERT(inv.first && any_violation_, "an invariant that broke kept its first violation");
+      return;
+    }
     inv.holds = false;
     inv.first = violation{sched_.now_ns(), std::move(detail), trace_.total()};
     on_violation();
+    ADMIT_ASSERT(any_violation_ && (!stop_at_first_ || stopped_), "the first violation freezes the trace (and stops a stop-at-first run)");
   }
 
   // A check skipped: its invariant is disabled, or the run is torn down; but

@@ -1,5 +1,7 @@
 #include "sim/world/lease/network.hpp"
 
+#include "gate/admit_assert.hpp"
+
 namespace admit::world::lease {
 
 network::network(sim::scheduler& sched, const redis_node& node, script_server& server, lease_monitors& monitors,
@@ -7,6 +9,7 @@ network::network(sim::scheduler& sched, const redis_node& node, script_server& s
     : sched_(sched), node_(node), server_(server), monitors_(monitors), key_(key), fates_(workers), split_add_(split_add) {
   worker_names_.reserve(workers);
   for (std::size_t i = 0; i < workers; ++i) worker_names_.push_back("worker:" + std::to_string(i));
+  ADMIT_ASSERT(fates_.size() == workers && worker_names_.size() == workers, "one fate and one name per worker");
 }
 
 bool network::cut_between(const std::string& a, const std::string& b) const {
@@ -20,6 +23,7 @@ bool network::cut_between(const std::string& a, const std::string& b) const {
 }
 
 void network::listen(std::string channel, std::size_t wi, std::function<void()> on_message) {
+  ADMIT_ASSERT(wi < fates_.size() && on_message, "a worker of this fleet listens with a handler");
   listeners_[std::move(channel)][wi] = std::move(on_message);
 }
 

@@ -9,14 +9,17 @@
 namespace admit::world::lease {
 
 void portal::drop_refused(std::size_t wi) {
+  ADMIT_ASSERT(wi < refused_.size(), "a worker of this fleet");
   refused_attempt& r = refused_[wi];
   if (!r.live) return;
+  ADMIT_ASSERT(refused_open_ > 0, "a live refused attempt is counted");
   r.live = false;
   --refused_open_;
   monitors_.portal_level(wi, attempted(), cap_, open_);
 }
 
 void portal::leave(std::size_t wi, vtime_ns crashed_ns) {
+  ADMIT_ASSERT(wi < on_.size(), "a worker of this fleet");
   connection& c = on_[wi];
   connection& l = left_.emplace_back(c);
   if (c.attached != nullptr) l.left = *c.attached;
@@ -34,6 +37,9 @@ void portal::permit_lost(std::uint64_t number, const permit_loss& how) {
 sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const permit_record* permit,
                                  sim::sim_timer** wait_slot) {
   const auto number = static_cast<std::int64_t>(item.number);
+  ADMIT_ASSERT(wi < on_.size() && (serve_over_cap_ || wi < refused_.size()), "a worker of this fleet");
+  ADMIT_ASSERT(item.service_ns >= 0 && item.read_timeout_ns >= 0, "the loader refuses a negative duration");
+  ADMIT_ASSERT(open_ >= 0 && refused_open_ >= 0, "the portal's counts are never negative");
   if (!serve_over_cap_) {
     drop_refused(wi);  // a worker makes one call at a time: its refused one is over
     if (open_ + 1 > cap_) [[unlikely]] {
@@ -139,6 +145,7 @@ void portal::close(std::uint64_t number, std::size_t wi) {
     left_.erase(it);  // keeps the order they were left in
   }
   --open_;
+  ADMIT_ASSERT(open_ >= 0 && !(c.open && c.number == number), "the connection is closed and counted out");
   monitors_.portal_level(wi, attempted(), cap_, open_);
   tl_.set_portal_open(open_);
   monitors_.trace("portal", trace_text("close item ").number(static_cast<std::int64_t>(number)), open_, wi);
