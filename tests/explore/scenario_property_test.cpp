@@ -261,9 +261,26 @@ void check_run_fleet(scenario::scenario generated) {
     for (const auto& inv : rec.invariants) {
       if (inv.holds) continue;
       if (inv.name != "liveness") RC_FAIL(inv.name + " broke under requeue_and_exit\n" + text);
-      RC_ASSERT(rec.lease->items_left > 0);
-      for (const auto& c : inv.causes)
-        if (c.kind != "fleet_exhausted") RC_FAIL("liveness broke by " + c.kind + ": " + c.example + "\n" + text);
+      // fair's known liveness defect (check_scenario above, docs/designs.md): a waiter that gave up keeps its place
+      // in line, and the requeued items wait behind it with the permits free. Its items are still counted above,
+      // and its safety judged; for every other variant, and for fair's other causes, liveness breaks only for
+      // want of workers, with items left in the queue.
+      bool fair_starved = false;
+      for (const auto& c : inv.causes) {
+        if (c.kind == "fleet_exhausted") continue;
+        if (rec.variant == "fair" && c.kind == "refused_with_free_capacity") {
+          fair_starved = true;
+          continue;
+        }
+        RC_FAIL("liveness broke by " + c.kind + ": " + c.example + "\n" + text);
+      }
+      if (fair_starved) {
+        RC_TAG("fair: abandoned waiters starved the line");
+      } else if (rec.lease->items_left == 0) {
+        std::string why = inv.first ? inv.first->detail : std::string("(no first violation)");
+        for (const auto& c : inv.causes) why += "; " + c.kind + ": " + c.example;
+        RC_FAIL("liveness broke with no item left in the queue: " + why + "\n" + text);
+      }
     }
     RC_TAG(rec.lease->items_requeued == 0 ? "no requeue" : rec.lease->items_left == 0 ? "requeued, all ended"
                                                                                       : "items left behind");
