@@ -14,7 +14,7 @@
 #     (tests/determinism/cross_build.sh; ctest has already run the catalogue,
 #     replayed every report and checked every example in the first two trees,
 #     and their kept reports are compared: only clang runs the catalogue here);
-#  5. fuzzing (preset fuzz): each libFuzzer target for a fixed time, both at
+#  5. fuzzing (preset fuzz): each libFuzzer target for a fixed time, all at
 #     once (docs/fuzzing.md).
 # Stages 2, 3 and 5 need clang++ (scripts/setup.sh installs it). Environment:
 #   ADMITSIM_FUZZ_SECONDS  time per fuzz target (default 60; 0 skips stage 5)
@@ -24,6 +24,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 fuzz_seconds="${ADMITSIM_FUZZ_SECONDS:-60}"
+fuzz_targets=(fuzz_scenario_loader fuzz_short_run fuzz_protocol_run)  # built in stage 3, run in stage 5
 export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 t0=$SECONDS
@@ -69,7 +70,9 @@ set -m  # its own process group, so that an early exit can stop the whole build 
     # The fuzz preset also builds fuzz_inline_protocol, a helper that seeds a corpus: stage 5 takes the
     # Release tree's (fuzz/seed_corpus.sh), so only the three targets that run are built here.
     targets=()
-    [ "$preset" != fuzz ] || targets=(--target fuzz_scenario_loader --target fuzz_short_run --target fuzz_protocol_run)
+    if [ "$preset" = fuzz ]; then
+      for t in "${fuzz_targets[@]}"; do targets+=(--target "$t"); done
+    fi
     nice -n 19 scripts/build.sh --preset "$preset" "${targets[@]}" >"build-$preset.log" 2>&1 || {
       echo "test.sh: the $preset build failed; the end of build-$preset.log:" >&2
       tail -60 "build-$preset.log" >&2
@@ -107,8 +110,7 @@ if ((fuzz_seconds == 0)); then
 fi
 stage "5/5 fuzzing: the targets, ${fuzz_seconds}s each, all at once (built in stage 3)"
 pids=()
-targets=(fuzz_scenario_loader fuzz_short_run fuzz_protocol_run)
-for t in "${targets[@]}"; do
+for t in "${fuzz_targets[@]}"; do
   corpus="build-fuzz/corpus/$t"
   artifacts="build-fuzz/artifacts/$t"
   mkdir -p "$artifacts"
@@ -119,8 +121,8 @@ for t in "${targets[@]}"; do
   pids+=($!)
 done
 fuzz_failed=0
-for i in "${!targets[@]}"; do
-  t="${targets[$i]}"
+for i in "${!fuzz_targets[@]}"; do
+  t="${fuzz_targets[$i]}"
   rc=0
   wait "${pids[$i]}" || rc=$?
   runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "build-fuzz/$t.log" | tail -1)"
