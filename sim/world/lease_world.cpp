@@ -143,25 +143,30 @@ class lease_world {
  public:
   lease_world(const scenario::scenario& sc, std::uint64_t seed, const lease_run& run, const lease_run_options& opts)
       : sc_(sc), guard_(sc.checks.max_events, sc.checks.max_wall_ns), rec_(empty_record(seed, run)),
+        facts_(sched_, static_cast<std::size_t>(sc.fleet.workers)),
         monitors_(sched_, sc, opts.trace ? static_cast<std::size_t>(sc.checks.trace_capacity) : 0, rec_.metrics,
                   *rec_.lease),
-        timeline_(sched_, opts.timeline ? &rec_.series : nullptr),
-        items_(timeline_, rec_.metrics, sc.service.service_time, seed),
-        node_(sc.faults.schedule), server_(sched_, node_, fleet_, monitors_, timeline_, gate().world_mut),
-        net_(sched_, node_, server_, monitors_, gate().lease.key, static_cast<std::size_t>(sc.fleet.workers),
+        items_(facts_, sc.service.service_time, seed),
+        node_(sc.faults.schedule), server_(sched_, node_, fleet_, facts_, gate().world_mut),
+        net_(sched_, node_, server_, facts_, gate().lease.key, static_cast<std::size_t>(sc.fleet.workers),
              gate().world_mut == scenario::world_mutation::check_then_add),
         fleet_(sched_, net_, client_config(gate(), run), sc, seed),
-        portal_(sched_, monitors_, timeline_, sc.service.portal_cap.value_or(gate().lease.limit),
+        portal_(sched_, facts_, sc.service.portal_cap.value_or(gate().lease.limit),
                 sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns),
                 sc.service.over_cap == scenario::service_spec::over_cap_policy::serve,
                 sc.service.on_client_close == scenario::service_spec::client_close_policy::free_slot,
                 static_cast<std::size_t>(sc.fleet.workers)),
-        faults_(sched_, fleet_, items_, node_, server_, net_, portal_, monitors_, timeline_), src_(sc, seed),
+        faults_(sched_, fleet_, items_, node_, server_, net_, portal_, facts_), src_(sc, seed),
         pump_(sched_, src_, *this), requeue_and_exit_(sc.fleet.on_acquire_timeout ==
                                                         scenario::acquire_timeout_policy::requeue_and_exit),
         mutant_requeue_drops_item_(opts.mutant_requeue_drops_item) {
     rec_.lease->requeue_and_exit = requeue_and_exit_;
-    if (opts.timeline) rec_.series.keep_lanes_in(opts.lanes_around);
+    // The monitors hear every fact first; the timeline, when the run records one, after them.
+    facts_.subscribe(monitors_);
+    if (opts.timeline) {
+      rec_.series.keep_lanes_in(opts.lanes_around);
+      facts_.subscribe(timeline_.emplace(sched_, rec_.series));
+    }
     client_behaviour b;
     b.renew_every_ns = renew_interval(gate(), run);
     if (run.proto) {
@@ -202,7 +207,7 @@ class lease_world {
     if (lh && rec_.status == sim::run_status::time_limit && !guard_.wall_hit()) {
       // Events remain after it, so moving the clock to it changes no later time.
       if (sched_.now_ns() < *lh) sched_.run_until(*lh, 0);
-      monitors_.idle_at(*lh, items_.unended(), fleet_.holders());
+      facts_.publish(lease::fact::horizon_reached{*lh, items_.unended(), fleet_.holders()});
       if (monitors_.stopped()) rec_.status = sim::run_status::stopped;
       else rec_.status = guard_.run(sched_, sc_.checks.horizon_ns);
     }
@@ -232,8 +237,8 @@ class lease_world {
     network net;
     extra_node(lease_world& w, const scenario::scenario& sc)
         : node(sc.faults.schedule),
-          server(w.sched_, node, w.fleet_, w.monitors_, w.timeline_, w.gate().world_mut),
-          net(w.sched_, node, server, w.monitors_, w.gate().lease.key, static_cast<std::size_t>(sc.fleet.workers),
+          server(w.sched_, node, w.fleet_, w.facts_, w.gate().world_mut),
+          net(w.sched_, node, server, w.facts_, w.gate().lease.key, static_cast<std::size_t>(sc.fleet.workers),
               w.gate().world_mut == scenario::world_mutation::check_then_add) {}
   };
 
@@ -342,13 +347,13 @@ class lease_world {
 
   sim::awaitable<void> process(std::size_t wi, std::uint64_t gen, work_item item, const std::string& token) {
     worker_state& w = fleet_[wi];
-    monitors_.trace("worker", trace_text("acquire ").word(token), fleet_.holders(), wi);
+    facts_.publish(lease::fact::acquiring{wi, token, fleet_.holders()});
     gate::acquire_outcome got = co_await w.link.client->acquire(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     // The rare branches marked so, that GCC moves them out of the hot path of the coroutine's body.
     if (got.ec == gate::gate_errc::unreachable && gate().world_mut == scenario::world_mutation::fail_open) [[unlikely]] {
       // Broken on purpose: no confirmed permit, and the request goes out anyway.
-      monitors_.trace("worker", trace_text("fail-open ").word(token), fleet_.holders(), wi);
+      facts_.publish(lease::fact::sent_without_permit{wi, token, fleet_.holders()});
       const int st = co_await portal_.call(wi, item, nullptr);
       ADMIT_CHECKPOINT(fleet_, wi, gen);
       items_.end(item, outcome_of(st), sched_.now_ns());
@@ -357,7 +362,8 @@ class lease_world {
     if (got.ec && requeue_and_exit_) [[unlikely]] {
       // run_fleet: the item goes back to the tail of the queue and this worker's loop ends. An unreachable
       // Redis is an acquire failure too (the seed's failure mode 2), so it is treated alike.
-      monitors_.requeued_and_exited(wi, token, got.ec.message(), fleet_.holders());
+      facts_.publish(lease::fact::gave_up{wi, token, got.ec.message(), fleet_.holders(),
+                                          got.ec == gate::gate_errc::unreachable, true});
       if (!mutant_requeue_drops_item_) items_.requeue(item);
       w.exited = true;
       w.exited_ns = sched_.now_ns();
@@ -366,15 +372,12 @@ class lease_world {
     }
     if (got.ec) [[unlikely]] {
       const bool unreachable = got.ec == gate::gate_errc::unreachable;
-      monitors_.deferred(wi, token, unreachable, got.ec.message(), fleet_.holders());
+      facts_.publish(lease::fact::gave_up{wi, token, got.ec.message(), fleet_.holders(), unreachable, false});
       items_.end(item, unreachable ? "deferred_unreachable" : "deferred", sched_.now_ns());
       co_return;
     }
-    if (lane* l = timeline_.lane_of(item.number)) {
-      l->granted_ns = sched_.now_ns();
-      l->worker = static_cast<std::int64_t>(wi);
-    }
-    monitors_.granted(wi, token, sched_.now_ns() - item.arrived_ns, got.attempts, fleet_.hold(wi, token));
+    const std::int64_t holders = fleet_.hold(wi, token);
+    facts_.publish(lease::fact::granted{wi, item.number, token, sched_.now_ns() - item.arrived_ns, got.attempts, holders});
     std::shared_ptr<bool> renewing;
     if (fleet_.behaviour().renew_every_ns) {
       renewing = std::make_shared<bool>(true);
@@ -396,7 +399,7 @@ class lease_world {
       co_await sim::sleep_for(item.service_ns - item.read_timeout_ns);
       ADMIT_CHECKPOINT(fleet_, wi, gen);
     }
-    monitors_.served(sched_.now_ns() - started);
+    facts_.publish(lease::fact::served{wi, sched_.now_ns() - started});
     if (renewing) {
       *renewing = false;
       w.renewal.holding.reset();
@@ -405,7 +408,7 @@ class lease_world {
     const error_code rel = co_await w.link.client->release(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     if (rel) [[unlikely]] {
-      monitors_.release_failed();
+      facts_.publish(lease::fact::release_failed{wi});
       w.release_failed_item = item.number;
     }
     fleet_.drop_holding(wi);
@@ -428,7 +431,7 @@ class lease_world {
     const bool kept = co_await w.link.client->keep_renewed(token, holding, std::move(ready));
     if (kept || !*holding) co_return;
     w.lost = true;
-    monitors_.renewal_lost(wi, token, fleet_.holders());
+    facts_.publish(lease::fact::renewal_lost{wi, token, fleet_.holders()});
     // What the protocol does about it (keep_working: nothing).
     const redis::renewal_loss loss = fleet_.behaviour().on_renewal_lost;
     if (loss == redis::renewal_loss::stop_new_work) w.renewal.retired = true;
@@ -459,21 +462,15 @@ class lease_world {
     if (!monitors_.stopped())
       rec_.inconclusive = guard_.reason(rec_.status, sched_.now_ns(), sc_.checks.horizon_ns, pending, total);
     if (!monitors_.stopped() && !rec_.inconclusive) {
-      std::string why;
-      end_state state = end_state::live;
-      if (items_.unended() != 0 || pump_.pending()) {
-        why = std::to_string(items_.unended()) + " work items never ended";
-        state = end_state::items_unended;
-      }
-      if (why.empty()) {
-        // One lease after the end, every permit must be released or expired (on every node), judged on its
-        // expiry by the server's clock: a permit past its lease that no acquire has reaped yet is free
-        // capacity (the next acquire reaps it; expired_leases_reaped checks that it does).
+      // What is left at the end, for liveness to judge: the items, and the permits still live one lease
+      // later by the server's clock (on every node; a permit past its lease that no acquire has reaped
+      // yet is free capacity: the next acquire reaps it, and expired_leases_reaped checks that it does).
+      std::int64_t left = 0;
+      std::string where;
+      if (items_.unended() == 0 && !pump_.pending()) {
         const std::int64_t later_us = node_.server_now_us(sched_.now_ns()) + (gate().lease.lease_ns + sim::ms) / 1000;
-        std::int64_t left = 0;
         if (const redis::sorted_set* set = node_.peek_set(server_.holders_key(), later_us))
           left = live_at(*set, later_us);
-        std::string where;
         for (std::size_t i = 0; i < extra_.size(); ++i) {
           const redis_node& n = extra_[i]->node;
           const std::int64_t later = n.server_now_us(sched_.now_ns()) + (gate().lease.lease_ns + sim::ms) / 1000;
@@ -484,13 +481,8 @@ class lease_world {
             }
         }
         if (!where.empty()) where += ")";
-        if (left != 0) {
-          why = std::to_string(left) + " permits still held one lease after the end" + where;
-          state = end_state::permits_left;
-        }
       }
-      monitors_.at_end(why, state);
-      monitors_.progress_at_end(src_.total());
+      facts_.publish(lease::fact::run_ended{src_.total(), items_.unended(), pump_.pending(), left, where});
     }
   }
 
@@ -506,8 +498,9 @@ class lease_world {
   sim::scheduler sched_;
   run_guard guard_;
   run_record rec_;
+  fact_bus facts_;  // every part publishes here; the monitors and the timeline subscribe
   lease_monitors monitors_;
-  lease_timeline timeline_;
+  std::optional<lease_timeline> timeline_;  // only when the run records a timeline
   work_items items_;
   redis_node node_;
   server_side server_;  // runs what reaches node_ (it reports to fleet_, built after it)

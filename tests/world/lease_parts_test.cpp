@@ -36,11 +36,12 @@ struct parts {
     r.lease.emplace();
     return r;
   }();
+  fact_bus facts{sched, 3};
   lease_monitors monitors{sched, sc, 8, rec.metrics, *rec.lease};
-  lease_timeline tl{sched, nullptr};
+  bool subscribed = (facts.subscribe(monitors), true);
   redis_node node{sc.faults.schedule};
-  server_side server{sched, node, workers, monitors, tl, scenario::world_mutation::none};
-  network net{sched, node, server, monitors, sc.gates.front().lease.key, 3, false};
+  server_side server{sched, node, workers, facts, scenario::world_mutation::none};
+  network net{sched, node, server, facts, sc.gates.front().lease.key, 3, false};
   fleet workers{sched, net, gate::lease_client_config{}, sc, 1};
 
   call_req req(redis::script_op /*op*/, const std::string& token) const {
@@ -221,21 +222,58 @@ TEST_CASE("a reaped permit marks its worker, holding it or with the grant on its
   CHECK(p.workers.lost_permit("not-a-token") == nullptr);
 }
 
-TEST_CASE("work items end once each, after they arrived") {
+// What a part published, fact by fact, for a test to read.
+struct item_facts final : fact_sink {
+  std::vector<std::string> heard;
+  void on(const fact::item_queued& f) override {
+    heard.push_back("queued " + std::to_string(f.number) + (f.requeued ? " again" : "") + ", waiting " +
+                    std::to_string(f.waiting));
+  }
+  void on(const fact::item_taken& f) override {
+    heard.push_back("taken " + std::to_string(f.number) + ", waiting " + std::to_string(f.waiting));
+  }
+  void on(const fact::item_ended& f) override { heard.push_back("ended " + std::to_string(f.number) + " " + f.how); }
+};
+
+TEST_CASE("work items end once each, after they arrived, and say so on the bus") {
   sim::scheduler sched;
-  world::run_metrics metrics;
-  lease_timeline tl(sched, nullptr);
+  fact_bus facts(sched, 1);
+  item_facts heard;
+  facts.subscribe(heard);
+  CHECK_THROWS_AS(facts.subscribe(heard), assertion_failure);  // a subscriber hears each fact once
   const sim::duration_dist service = sim::duration_dist::fixed(5 * sim::ms);
-  work_items items(tl, metrics, service, 1);
+  work_items items(facts, service, 1);
   CHECK_THROWS_AS(items.pop(), assertion_failure);
   world::arrival a;
   items.arrive(a, 0, 10 * sim::ms);
-  CHECK(metrics.requests == 1);
+  items.arrive(a, 0, 10 * sim::ms);
   const work_item it = items.pop();
   CHECK(it.number == 1);
   CHECK(it.service_ns == 5 * sim::ms);
   CHECK(it.read_timeout_ns == 10 * sim::ms);
-  items.end(it, "completed", 0);
-  CHECK(metrics.completed == 1);
-  CHECK_THROWS_AS(items.end(it, "completed", 0), assertion_failure);
+  items.requeue(it);
+  const work_item second = items.pop();
+  items.end(second, "completed", 0);
+  const work_item again = items.pop();
+  CHECK(again.number == 1);
+  items.end(again, "deferred", 0);
+  CHECK_THROWS_AS(items.end(again, "completed", 0), assertion_failure);  // both arrivals have ended
+  CHECK(heard.heard == std::vector<std::string>{"queued 1, waiting 1", "queued 2, waiting 2", "taken 1, waiting 1",
+                                                "queued 1 again, waiting 2", "taken 2, waiting 1", "ended 2 completed",
+                                                "taken 1, waiting 0", "ended 1 deferred"});
+}
+
+TEST_CASE("the fact bus refuses a fact that breaks its part's postconditions") {
+  sim::scheduler sched;
+  fact_bus facts(sched, 2);
+  item_facts heard;
+  facts.subscribe(heard);
+  const std::string token = "w0-1";
+  CHECK_NOTHROW(facts.publish(fact::acquiring{1, token, 0}));
+  CHECK_THROWS_AS(facts.publish(fact::acquiring{2, token, 0}), assertion_failure);   // no worker 2
+  CHECK_THROWS_AS(facts.publish(fact::acquiring{0, token, -1}), assertion_failure);  // a negative count
+  CHECK_THROWS_AS(facts.publish(fact::portal_opened{{0, 1, 1, 2}, 1}), assertion_failure);  // more open than asked
+  CHECK_THROWS_AS(facts.publish(fact::item_ended{0, "completed"}), assertion_failure);       // items count from 1
+  CHECK_THROWS_AS(facts.publish(fact::run_ended{1, 2, false, 0, ""}), assertion_failure);   // more unended than arrived
+  CHECK(heard.heard.empty());  // a refused fact reaches no subscriber
 }

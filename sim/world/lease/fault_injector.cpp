@@ -54,17 +54,7 @@ void fault_injector::apply(const scenario::fault_spec& f) {
     what += ' ';
     what += scenario::to_string(*f.target);
   }
-  monitors_.trace("fault", trace_text().word(what), 0, 0);
-  if (tl_.recording()) {
-    fault_window fw;
-    fw.kind = kind;
-    fw.target = f.target    ? scenario::to_string(*f.target)
-                : f.between ? scenario::to_string(f.between->first) + "|" + scenario::to_string(f.between->second)
-                            : std::string();
-    fw.start_ns = now;
-    fw.end_ns = now + (f.kind == fk::crash && !f.duration_ns ? 0 : dur);
-    tl_.add_window(std::move(fw));
-  }
+  facts_.publish(fact::fault_began{f, what});
   const bool on_worker = f.target && f.target->k == node_ref::kind::worker;
   const bool on_redis = f.target && f.target->k == node_ref::kind::redis;
   ADMIT_ASSERT(f.node >= 0 && static_cast<std::size_t>(f.node) < nodes_.size(), "a fault names one of the world's nodes");
@@ -135,7 +125,7 @@ void fault_injector::crash(std::size_t wi, const scenario::fault_spec& f) {
   if (!fleet_[wi].alive) return;
   portal_.worker_crashed(wi, sched_.now_ns());  // the connection it had open runs on without it
   const bool held = fleet_.crash(wi, [this](const work_item& item) { items_.end(item, "crashed", sched_.now_ns()); });
-  if (held) monitors_.hit(lp_crash_while_holding);
+  facts_.publish(fact::worker_crashed{wi, held});
   if (f.duration_ns) sched_.schedule_after(*f.duration_ns, [this, wi] { fleet_.restart(wi); });
 }
 

@@ -23,8 +23,7 @@
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/lease/fleet.hpp"
-#include "sim/world/lease/lease_monitors.hpp"
-#include "sim/world/lease/lease_timeline.hpp"
+#include "sim/world/lease/facts.hpp"
 #include "sim/world/lease/network.hpp"
 #include "sim/world/lease/portal.hpp"
 #include "sim/world/lease/redis_node.hpp"
@@ -36,8 +35,8 @@ namespace admit::world::lease {
 class fault_injector {
  public:
   fault_injector(sim::scheduler& sched, fleet& workers, work_items& items, redis_node& node, server_side& server,
-                 network& net, portal& svc, lease_monitors& monitors, lease_timeline& tl)
-      : sched_(sched), fleet_(workers), items_(items), portal_(svc), monitors_(monitors), tl_(tl) {
+                 network& net, portal& svc, fact_bus& facts)
+      : sched_(sched), fleet_(workers), items_(items), portal_(svc), facts_(facts) {
     nodes_.push_back(node_parts{&node, &server, &net});
   }
   // A quorum world's further nodes (1, 2, ...), in order: a fault on Redis strikes its `node`.
@@ -65,8 +64,7 @@ class fault_injector {
   work_items& items_;
   std::vector<node_parts> nodes_;  // node 0 first
   portal& portal_;
-  lease_monitors& monitors_;
-  lease_timeline& tl_;
+  fact_bus& facts_;
 };
 
 }  // namespace admit::world::lease

@@ -36,6 +36,7 @@
 #include "sim/check/trace_sink.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
+#include "sim/world/lease/facts.hpp"
 #include "sim/world/lease/permit_loss.hpp"
 #include "sim/world/run_record.hpp"
 
@@ -149,10 +150,7 @@ class cause_finder {
   ~cause_finder() = default;
 };
 
-// Which liveness failure the end found (lease_monitors::at_end).
-enum class end_state : std::uint8_t { live, items_unended, permits_left };
-
-class lease_monitors {
+class lease_monitors final : public fact_sink {
  public:
   // `trace_capacity` 0: no trace kept (entries are still counted).
   lease_monitors(sim::scheduler& sched, const scenario::scenario& sc, std::size_t trace_capacity,
@@ -160,104 +158,40 @@ class lease_monitors {
 
   // The world's causes, once every part exists (before the run starts).
   void set_causes(cause_finder* finder) noexcept { causes_ = finder; }
-  // reject_429: what filled the portal as an attempt was refused, into `out`.
-  void refusal(refusal_snapshot& out);
 
-  run_metrics& metrics() noexcept { return metrics_; }
-  lease_metrics& lease() noexcept { return lease_; }
+  // --- the facts (facts.hpp) ----------------------------------------------
+  void on(const fact::call_sent& f) override;
+  void on(const fact::call_failed& f) override;
+  void on(const fact::reply_lost& f) override;
+  void on(const fact::permit_taken& f) override;
+  // The script's trace entry and its checks: expired_leases_reaped (the holders after an acquire),
+  // liveness's progress rule, capacity_conserved, gate_inflight_le_cap, and the probes.
+  void on(const fact::script_ran& f) override;
+  void on(const fact::split_add& f) override;
+  void on(const fact::script_failed& f) override;
+  void on(const fact::reply_inconsistent& f) override;
+  void on(const fact::portal_refused& f) override;
+  void on(const fact::portal_opened& f) override;
+  void on(const fact::portal_refusal_over& f) override;
+  void on(const fact::portal_closed& f) override;
+  void on(const fact::client_left& f) override;
+  void on(const fact::acquiring& f) override;
+  void on(const fact::sent_without_permit& f) override;
+  void on(const fact::gave_up& f) override;
+  void on(const fact::granted& f) override;
+  void on(const fact::served& f) override;
+  void on(const fact::release_failed& f) override;
+  void on(const fact::renewal_lost& f) override;
+  void on(const fact::worker_crashed& f) override;
+  void on(const fact::item_queued& f) override;
+  void on(const fact::item_ended& f) override;
+  void on(const fact::fault_began& f) override;
+  // liveness at checks.liveness_horizon: every item that arrived has ended and no worker holds a permit.
+  void on(const fact::horizon_reached& f) override;
+  // liveness at the end: every item ended, no permit live one lease later, and something was granted
+  // if work arrived.
+  void on(const fact::run_ended& f) override;
 
-  [[gnu::always_inline]] void hit(lease_probe p) { mon_.hit(p); }
-  // The slot test inline (most runs keep no trace), the entry's fields out of line.
-  [[gnu::always_inline]] void trace(const char* source, const trace_text& text, std::int64_t count,
-                                    std::uint64_t ref) {
-    if (pending_trace* e = mon_.trace()) fill(*e, source, text, count, ref);
-  }
-
-  // --- what the Redis side reports ------------------------------------------
-  // A script (an acquire, or a renew that reaps) is about to reap the permit `member` of a worker still working under it.
-  void reaped_live(std::string_view member, std::size_t holder);
-  // The key expired (PEXPIRE) while `holder` still worked under `member`.
-  void expired_live(std::string_view member, std::size_t holder);
-  // After worker `wi`'s acquire: `survivor` is a permit older than the lease still in the set (nullptr: none).
-  // `now`: the now the acquire's script read, asked only for a survivor.
-  template <class Now>
-  void after_acquire_reaping(std::size_t wi, const std::string* survivor, Now&& now) {
-    mon_.check(l_expiry, survivor == nullptr, [&] {
-      const acquire_now n = now();
-      return check::finding{"permit " + *survivor + " outlived its lease and was not reaped by an acquire",
-                            causes_of([&](cause_finder& f, auto& out) { f.survivor(out, wi, *survivor, n); })};
-    });
-  }
-  // The live members after a script: the maxima.
-  [[gnu::always_inline]] void members_after_script(std::int64_t members) {
-    lease_.set_members_max = std::max(lease_.set_members_max, members);
-    metrics_.gate_inflight_max = std::max(metrics_.gate_inflight_max, members);
-  }
-  // Worker `wi`'s acquire was answered (a reply its rule read, not an error):
-  // `granted`, and the permits live after it by the server's clock. The
-  // progress rule of liveness: a run in which work arrived and nothing was
-  // ever granted is not live, and neither is one whose acquires were refused
-  // for longer than progress_bound_ns while fewer than the limit were live.
-  // `reply` (read only while nothing was granted yet) is the refusal's text.
-  void acquire_answered(std::size_t wi, bool granted, std::int64_t live, const std::function<std::string()>& reply);
-  // After worker `wi`'s `op` for `token` (a protocol whose holders count free
-  // permits): `free` permits a fresh caller could take and `held` in the
-  // holders (live or expired, not yet reaped), against the limit. Judged as a
-  // level: how far the sum is from the limit, either way, bound 0.
-  void capacity_after(std::size_t wi, const char* op, const std::string& token, std::int64_t free, std::int64_t held);
-  // The script's trace entry and its checks.
-  void script_ran(std::size_t wi, redis::script_op op, const std::string& token, const redis::script_reply& reply,
-                  std::int64_t members, bool was_member);
-  // The live members after the add of a non-atomic check-then-add (the mutant's second round trip).
-  void members_after_split_add(std::int64_t members);
-  void check_split_add(std::size_t wi, const std::string& token, std::int64_t members);
-
-  // --- what a worker reports -----------------------------------------------
-  // Its item could not have a permit in time (`why`: the acquire's error).
-  void deferred(std::size_t wi, const std::string& token, bool unreachable, const std::string& why,
-                std::int64_t holders);
-  // fleet.on_acquire_timeout requeue_and_exit: its acquire for `token` gave up (`why`), the item went back to the
-  // queue's tail and the worker's loop ended.
-  void requeued_and_exited(std::size_t wi, const std::string& token, const std::string& why, std::int64_t holders);
-  // It holds the permit `token`, `waited_ns` after its item arrived, after `attempts` acquires.
-  [[gnu::always_inline]] void granted(std::size_t wi, const std::string& token, vtime_ns waited_ns,
-                                      std::int64_t attempts, std::int64_t holders) {
-    metrics_.wait_ns.add(waited_ns);
-    ++holds_;
-    if (attempts > 1) hit(lp_granted_after_backoff);
-    lease_.holders_max = std::max(lease_.holders_max, holders);
-    trace("worker", trace_text("holds ").word(token), holders, wi);
-  }
-  // Its portal call under a permit took `service_ns`.
-  [[gnu::always_inline]] void served(vtime_ns service_ns) { metrics_.service_ns.add(service_ns); }
-  // Its release got no confirmation (the lease's expiry is the backstop).
-  void release_failed();
-  // Its renewal found the permit `token` gone.
-  void renewal_lost(std::size_t wi, const std::string& token, std::int64_t holders);
-
-  // --- the portal -----------------------------------------------------------
-  // Worker `wi` asked for a connection: `attempted` connections are now
-  // asked for (open, plus refused attempts still counted), `open` of them
-  // open; `refused`: this one was answered 429.
-  [[gnu::always_inline]] void portal_attempt(std::size_t wi, std::int64_t attempted, std::int64_t cap,
-                                             std::int64_t open, bool refused) {
-    metrics_.portal_inflight_max = std::max(metrics_.portal_inflight_max, open);
-    lease_.portal_attempted_max = std::max(lease_.portal_attempted_max, attempted);
-    mon_.level(l_portal_inflight, attempted, cap, [&] { return portal_violation(wi, attempted, cap, open, refused); });
-  }
-  // The connections asked for fell to `attempted` (a close, or a refused attempt that stopped counting).
-  [[gnu::always_inline]] void portal_level(std::size_t wi, std::int64_t attempted, std::int64_t cap,
-                                           std::int64_t open) {
-    mon_.level(l_portal_inflight, attempted, cap, [&] { return portal_violation(wi, attempted, cap, open, false); });
-  }
-
-  // --- liveness -------------------------------------------------------------
-  // At checks.liveness_horizon `lh_ns`: every item that arrived has ended and no worker holds a permit.
-  void idle_at(vtime_ns lh_ns, std::uint64_t unended, std::int64_t holders);
-  // At the end; `why` empty (and `state` live): live.
-  void at_end(const std::string& why, end_state state);
-  // At the end, after at_end: `arrived` work items arrived; none granted is a liveness violation.
-  void progress_at_end(std::uint64_t arrived);
   // How long acquires may be refused while permits are free before liveness fails: four leases, room for
   // the designs that refuse on purpose for a lease or two (a grace after a restart, a fair queue's
   // timed-out head at twice the lease).
@@ -274,6 +208,13 @@ class lease_monitors {
   void stream_trace(check::trace_sink& sink);
 
  private:
+  [[gnu::always_inline]] void hit(lease_probe p) { mon_.hit(p); }
+  // The slot test inline (most runs keep no trace), the entry's fields out of line.
+  [[gnu::always_inline]] void trace(const char* source, const trace_text& text, std::int64_t count,
+                                    std::uint64_t ref) {
+    if (pending_trace* e = mon_.trace()) fill(*e, source, text, count, ref);
+  }
+
   struct pending_trace {
     vtime_ns at_ns = 0;
     const char* source = "";
@@ -294,6 +235,15 @@ class lease_monitors {
   static void stream_entry(void* self, const pending_trace& e) noexcept;
 
   void check_gate(std::size_t wi, redis::script_op op, const std::string& token, std::int64_t members, bool split_add);
+  // The checks of fact::script_ran, in the order they run.
+  void check_expiry(const fact::script_ran& f, std::int64_t& expired);
+  void acquire_answered(const fact::script_ran& f, std::int64_t live);
+  void capacity_after(const fact::script_ran& f);
+  // A liveness failure at the end: `why`, and whether items were left unended.
+  void not_live(const std::string& why, bool items_unended);
+  void progress_at_end(std::uint64_t arrived);
+  void portal_attempt(const fact::portal_counts& at, bool refused);
+  void portal_level(const fact::portal_counts& at);
   // The cold half of a trace entry and of a portal check.
   [[gnu::noinline]] void fill(pending_trace& e, const char* source, const trace_text& text, std::int64_t count,
                               std::uint64_t ref);

@@ -2,58 +2,93 @@
 // (the run record's timeline): the three levels, the fault windows and one
 // lane per early item.
 //
-// Each part reports the level it owns when it changes (the live members of
-// the gate key after a script, the open connections at the portal, the items
-// waiting); the timeline samples all three at that instant. A run without a
-// timeline (lease_run_options::timeline off) keeps the levels and records
-// nothing.
+// It hears the world's facts (facts.hpp): the live members of the gate key
+// after a script, the open connections at the portal, the items waiting; it
+// samples all three at the instant one of them changes, and fills the lanes
+// from the items' facts (arrived, granted, at the portal, gave up, ended). A
+// run without a timeline (lease_run_options::timeline off) does not
+// subscribe it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "sim/kernel/scheduler.hpp"
+#include "sim/world/lease/facts.hpp"
 #include "sim/world/series_sampler.hpp"
 #include "sim/world/timeline.hpp"
 
 namespace admit::world::lease {
 
-class lease_timeline {
+class lease_timeline final : public fact_sink {
  public:
-  // `series`: the run record's timeline, or nullptr for none.
-  lease_timeline(sim::scheduler& sched, timeline* series) : sched_(sched), series_(series) {}
+  // `series`: the run record's timeline.
+  lease_timeline(sim::scheduler& sched, timeline& series) : sched_(sched), series_(series) {}
 
-  bool recording() const noexcept { return series_ != nullptr; }
-  [[gnu::always_inline]] lane* lane_of(std::uint64_t number) { return series_ ? series_->lane_for(number) : nullptr; }
-  void add_window(fault_window w) {
-    if (series_) series_->add_window(std::move(w));
+  void on(const fact::script_ran& f) override { set_members(f.members); }
+  void on(const fact::split_add& f) override { set_members(f.members); }
+  void on(const fact::portal_opened& f) override {
+    set_portal_open(f.at.open);
+    if (lane* l = series_.lane_for(f.number)) l->work_start_ns = sched_.now_ns();
   }
-
-  [[gnu::always_inline]] void set_members(std::int64_t n) {
-    members_ = n;
-    sample();
+  void on(const fact::portal_closed& f) override {
+    set_portal_open(f.at.open);
+    if (lane* l = series_.lane_for(f.number)) l->work_end_ns = sched_.now_ns();
   }
-  [[gnu::always_inline]] void set_portal_open(std::int64_t n) {
-    portal_open_ = n;
-    sample();
+  void on(const fact::client_left& f) override {
+    if (lane* l = series_.lane_for(f.number)) l->gave_up_ns = sched_.now_ns();
   }
-  [[gnu::always_inline]] void set_waiting(std::size_t n) {
-    waiting_ = static_cast<std::int64_t>(n);
-    sample();
+  void on(const fact::granted& f) override {
+    if (lane* l = series_.lane_for(f.number)) {
+      l->granted_ns = sched_.now_ns();
+      l->worker = static_cast<std::int64_t>(f.worker);
+    }
+  }
+  void on(const fact::item_queued& f) override {
+    set_waiting(f.waiting);
+    if (f.requeued) return;
+    if (lane* l = series_.lane_for(f.number)) l->arrived_ns = sched_.now_ns();
+  }
+  void on(const fact::item_taken& f) override { set_waiting(f.waiting); }
+  void on(const fact::item_ended& f) override {
+    if (lane* l = series_.lane_for(f.number)) {
+      l->ended_ns = sched_.now_ns();
+      l->outcome = f.how;
+    }
+  }
+  void on(const fact::fault_began& f) override {
+    using fk = scenario::fault_kind;
+    const scenario::fault_spec& spec = f.spec;
+    const vtime_ns now = sched_.now_ns();
+    fault_window fw;
+    fw.kind = scenario::fault_kind_names[static_cast<std::size_t>(spec.kind)];
+    fw.target = spec.target    ? scenario::to_string(*spec.target)
+                : spec.between ? scenario::to_string(spec.between->first) + "|" + scenario::to_string(spec.between->second)
+                               : std::string();
+    fw.start_ns = now;
+    fw.end_ns = now + (spec.kind == fk::crash && !spec.duration_ns ? 0 : spec.duration_ns.value_or(0));
+    series_.add_window(std::move(fw));
   }
 
  private:
-  // The test inline (a run without a timeline records nothing), the sampling out of line.
-  [[gnu::always_inline]] void sample() {
-    if (series_) record_sample();
+  void set_members(std::int64_t n) {
+    members_ = n;
+    sample();
   }
-  [[gnu::noinline]] void record_sample() {
-    sampler_.sample(*series_, sched_.now_ns(), members_, portal_open_, waiting_);
+  void set_portal_open(std::int64_t n) {
+    portal_open_ = n;
+    sample();
   }
+  void set_waiting(std::size_t n) {
+    waiting_ = static_cast<std::int64_t>(n);
+    sample();
+  }
+  void sample() { sampler_.sample(series_, sched_.now_ns(), members_, portal_open_, waiting_); }
 
   sim::scheduler& sched_;
-  timeline* series_;
+  timeline& series_;
   series_sampler sampler_;
   std::int64_t members_ = 0;
   std::int64_t portal_open_ = 0;

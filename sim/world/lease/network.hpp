@@ -29,7 +29,7 @@
 #include "gate/asio/lease_client.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/kernel/sim_executor.hpp"
-#include "sim/world/lease/lease_monitors.hpp"
+#include "sim/world/lease/facts.hpp"
 #include "sim/world/lease/redis_node.hpp"
 #include "sim/world/lease_world.hpp"
 
@@ -99,7 +99,7 @@ class network {
 
   // `key`: the gate key every call views; `split_add`: acquires are the
   // mutant's two round trips (count, then add).
-  network(sim::scheduler& sched, const redis_node& node, script_server& server, lease_monitors& monitors,
+  network(sim::scheduler& sched, const redis_node& node, script_server& server, fact_bus& facts,
           std::string_view key, std::size_t workers, bool split_add);
 
   // Always inline: every hop of a call asks, from large template bodies
@@ -147,6 +147,7 @@ class network {
   template <class Handler, class Request, class Reply>
   struct call_state {
     std::optional<Handler> h;
+    std::size_t worker = 0;  // the calling worker's index
     bool done = false;
     sim::timer_handle timeout;
     std::uint32_t refs = 0;
@@ -183,7 +184,7 @@ class network {
   bool cut_between(const std::string& a, const std::string& b) const;
   // A reply that ran on the server but cannot reach its worker.
   [[gnu::noinline]] void reply_lost(std::size_t wi) {
-    monitors_.hit(lp_lost_reply);
+    facts_.publish(fact::reply_lost{wi});
     fates_[wi].reply_lost_ns = sched_.now_ns();
     fates_[wi].reply_lost_redis_down = node_.down(sched_.now_ns());
   }
@@ -228,7 +229,7 @@ class network {
   sim::scheduler& sched_;
   const redis_node& node_;
   script_server& server_;
-  lease_monitors& monitors_;
+  fact_bus& facts_;
   std::string_view key_;
   std::vector<std::string> worker_names_;  // "worker:<index>", as partitions name them
   std::vector<cut_spec> cuts_;
@@ -243,10 +244,12 @@ class network {
 template <class Handler>
 void network::start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler) {
   call_ref<script_call<Handler>> st(new script_call<Handler>);
+  ADMIT_ASSERT(wi < fates_.size(), "a call of one of the fleet's workers");
   st->h.emplace(std::move(handler));
+  st->worker = wi;
   st->req = call_req{request.var,   key_,          request.token, request.now_ms, request.lease_ms,
                      request.limit, request.queue_timeout_ms};
-  ++monitors_.lease().redis_calls;
+  facts_.publish(fact::call_sent{wi});
   st->timeout = sched_.schedule_after(redis_call_timeout_ns, [this, st] {
     complete_call(st, boost::asio::error::timed_out, redis::script_reply{});
   });
@@ -258,9 +261,11 @@ void network::start_call(std::size_t wi, redis::script_op op, const gate::script
 template <class Handler>
 void network::start_command(std::size_t wi, const gate::command_request& request, Handler handler) {
   call_ref<command_call<Handler>> st(new command_call<Handler>);
+  ADMIT_ASSERT(wi < fates_.size(), "a call of one of the fleet's workers");
   st->h.emplace(std::move(handler));
+  st->worker = wi;
   st->req = request;
-  ++monitors_.lease().redis_calls;
+  facts_.publish(fact::call_sent{wi});
   // A blocking WAIT: the client's socket timeout runs past the time WAIT may block, as clients of
   // blocking commands set it.
   const vtime_ns socket_timeout_ns =
@@ -280,7 +285,7 @@ void network::complete_call(const call_ref<State>& st, boost::system::error_code
   st->done = true;
   sched_.cancel(st->timeout);
   // A call ended by its process's crash is no error of Redis's.
-  if (ec && ec != boost::asio::error::operation_aborted) ++monitors_.lease().redis_errors;
+  if (ec && ec != boost::asio::error::operation_aborted) facts_.publish(fact::call_failed{st->worker});
   auto slot = boost::asio::get_associated_cancellation_slot(*st->h);
   if (slot.is_connected()) slot.clear();
   auto h(std::move(*st->h));

@@ -15,7 +15,7 @@ void portal::drop_refused(std::size_t wi) {
   ADMIT_ASSERT(refused_open_ > 0, "a live refused attempt is counted");
   r.live = false;
   --refused_open_;
-  monitors_.portal_level(wi, attempted(), cap_, open_);
+  facts_.publish(fact::portal_refusal_over{counts(wi)});
 }
 
 void portal::leave(std::size_t wi, vtime_ns crashed_ns) {
@@ -36,7 +36,6 @@ void portal::permit_lost(std::uint64_t number, const permit_loss& how) {
 
 sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const permit_record* permit,
                                  sim::sim_timer** wait_slot) {
-  const auto number = static_cast<std::int64_t>(item.number);
   ADMIT_ASSERT(wi < on_.size() && (serve_over_cap_ || wi < refused_.size()), "a worker of this fleet");
   ADMIT_ASSERT(item.service_ns >= 0 && item.read_timeout_ns >= 0, "the loader refuses a negative duration");
   ADMIT_ASSERT(open_ >= 0 && refused_open_ >= 0, "the portal's counts are never negative");
@@ -51,11 +50,7 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
       r.under_permit = permit != nullptr;
       r.permit = permit != nullptr ? *permit : permit_record{};
       ++refused_open_;
-      monitors_.refusal(r.filled);
-      monitors_.portal_attempt(wi, attempted(), cap_, open_, true);
-      ++monitors_.lease().portal_429;
-      monitors_.hit(lp_portal_429);
-      monitors_.trace("portal", trace_text("429 for item ").number(number), open_, wi);
+      facts_.publish(fact::portal_refused{counts(wi), item.number, r.filled});
       sched_.schedule_after(item.service_ns, [this, wi, g = r.generation] {
         if (refused_[wi].live && refused_[wi].generation == g) drop_refused(wi);
       });
@@ -82,10 +77,8 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
     c.left.number = item.number;
     c.left.service_ns = item.service_ns;
   }
-  monitors_.portal_attempt(wi, attempted(), cap_, open_, false);
-  tl_.set_portal_open(open_);
-  monitors_.trace("portal", trace_text("open item ").number(number), open_, wi);
-  if (lane* l = tl_.lane_of(item.number)) l->work_start_ns = sched_.now_ns();
+  ADMIT_ASSERT(open_ >= 1 && (serve_over_cap_ || open_ <= cap_), "a connection opens within the cap, unless served over it");
+  facts_.publish(fact::portal_opened{counts(wi), item.number});
   sched_.schedule_after(item.service_ns, [this, n = item.number, wi] { work_ended(n, wi); });
   // sim::sleep_for's body, without a coroutine frame of its own.
   sim::sim_timer wait(sched_);
@@ -97,16 +90,12 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
     auto [ec] = co_await wait.async_wait(boost::asio::as_tuple(sim::use_awaitable));
     *wait_slot = nullptr;
     if (ec) {
-      monitors_.trace("worker", trace_text("gave up item ").number(number), open_, wi);
-      if (lane* l = tl_.lane_of(item.number)) l->gave_up_ns = sched_.now_ns();
+      facts_.publish(fact::client_left{wi, item.number, open_, false});
       client_closed(item.number, wi);
       co_return -1;
     }
     if (served) co_return 200;
-    ++monitors_.metrics().client_timeouts;
-    monitors_.hit(lp_client_read_timeout);
-    monitors_.trace("worker", trace_text("ReadTimeout item ").number(number), open_, wi);
-    if (lane* l = tl_.lane_of(item.number)) l->gave_up_ns = sched_.now_ns();
+    facts_.publish(fact::client_left{wi, item.number, open_, true});
     client_closed(item.number, wi);
     co_return 0;
   }
@@ -117,10 +106,7 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
   }
   wait.expires_after(item.read_timeout_ns);
   co_await wait.async_wait(sim::use_awaitable);
-  ++monitors_.metrics().client_timeouts;
-  monitors_.hit(lp_client_read_timeout);
-  monitors_.trace("worker", trace_text("ReadTimeout item ").number(number), open_, wi);
-  if (lane* l = tl_.lane_of(item.number)) l->gave_up_ns = sched_.now_ns();
+  facts_.publish(fact::client_left{wi, item.number, open_, true});
   client_closed(item.number, wi);
   co_return 0;
 }
@@ -146,10 +132,7 @@ void portal::close(std::uint64_t number, std::size_t wi) {
   }
   --open_;
   ADMIT_ASSERT(open_ >= 0 && !(c.open && c.number == number), "the connection is closed and counted out");
-  monitors_.portal_level(wi, attempted(), cap_, open_);
-  tl_.set_portal_open(open_);
-  monitors_.trace("portal", trace_text("close item ").number(static_cast<std::int64_t>(number)), open_, wi);
-  if (lane* l = tl_.lane_of(number)) l->work_end_ns = sched_.now_ns();
+  facts_.publish(fact::portal_closed{counts(wi), number});
 }
 
 }  // namespace admit::world::lease

@@ -36,8 +36,7 @@
 
 #include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/scheduler.hpp"
-#include "sim/world/lease/lease_monitors.hpp"
-#include "sim/world/lease/lease_timeline.hpp"
+#include "sim/world/lease/facts.hpp"
 #include "sim/world/lease/permit_loss.hpp"
 #include "sim/world/lease/work_items.hpp"
 
@@ -59,17 +58,21 @@ class portal {
     permit_record permit;
   };
 
-  portal(sim::scheduler& sched, lease_monitors& monitors, lease_timeline& tl, std::int64_t cap,
-         vtime_ns read_timeout_default_ns, bool serve_over_cap, bool free_slot_on_close, std::size_t workers)
+  portal(sim::scheduler& sched, fact_bus& facts, std::int64_t cap, vtime_ns read_timeout_default_ns,
+         bool serve_over_cap, bool free_slot_on_close, std::size_t workers)
       : sched_(sched),
-        monitors_(monitors),
-        tl_(tl),
+        facts_(facts),
         cap_(cap),
         read_timeout_default_ns_(read_timeout_default_ns),
         serve_over_cap_(serve_over_cap),
         free_slot_on_close_(free_slot_on_close),
         refused_(serve_over_cap ? 0 : workers),
-        on_(workers) {}
+        on_(workers) {
+    ADMIT_ASSERT(cap >= 1 && read_timeout_default_ns > 0 && workers >= 1,
+                 "the loader refuses a cap of 0, a read timeout of 0 and an empty fleet");
+  }
+  // The counts as a fact tells them.
+  fact::portal_counts counts(std::size_t wi) const noexcept { return {wi, attempted(), cap_, open_}; }
 
   // One call for `item` from worker `wi` under the permit `permit` (nullptr:
   // none): 200, 429, 0 when the client's read timeout came first, or -1 when
@@ -148,8 +151,7 @@ class portal {
   void drop_refused(std::size_t wi);
 
   sim::scheduler& sched_;
-  lease_monitors& monitors_;
-  lease_timeline& tl_;
+  fact_bus& facts_;
   std::int64_t cap_;
   std::int64_t open_ = 0;
   vtime_ns read_timeout_default_ns_;

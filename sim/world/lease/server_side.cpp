@@ -23,10 +23,6 @@ std::int64_t score_as_ms(double score) {
   if (score <= -9.2e18) return std::numeric_limits<std::int64_t>::min();
   return static_cast<std::int64_t>(score);
 }
-const char* op_name(redis::script_op op) {
-  return op == redis::script_op::acquire ? "acquire" : op == redis::script_op::release ? "release" : "renew";
-}
-
 // A reply as a sentence shows it: redis-cli's rendering, a status reply named
 // as one ("status OK"), cut after 80 characters (a long array names its start).
 std::string shown(const redis::reply& r) {
@@ -47,20 +43,14 @@ void server_side::permit_left(std::string_view member, const permit_loss& how, b
     if (portal_ != nullptr)
       if (const auto named = fleet_.parse_token(member)) portal_->permit_lost(named->second, on);
     if (holder == nullptr || !live) return;
-    if (on.by == permit_loss::how::expired_with_key)
-      monitors_.expired_live(member, holder->index);
-    else
-      monitors_.reaped_live(member, holder->index);
+    facts_.publish(fact::permit_taken{member, holder->index, on.by == permit_loss::how::expired_with_key});
     return;
   }
   const worker_state* holder = fleet_.lost_permit(member, how);
   if (portal_ != nullptr)
     if (const auto named = fleet_.parse_token(member)) portal_->permit_lost(named->second, how);
   if (holder == nullptr || !live) return;
-  if (how.by == permit_loss::how::expired_with_key)
-    monitors_.expired_live(member, holder->index);
-  else
-    monitors_.reaped_live(member, holder->index);
+  facts_.publish(fact::permit_taken{member, holder->index, how.by == permit_loss::how::expired_with_key});
 }
 
 permit_loss server_side::reaped_by(std::size_t wi, bool reaper_clock) const {
@@ -137,28 +127,28 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
       ADMIT_ASSERT(!reply.ok() || reply.value != 0 || after == nullptr || w.lost,
                    "a worker releasing a permit it holds has it in the set, or was told it lost it");
   }
-  if (op == redis::script_op::acquire) {
-    // Every permit older than the lease (by the server's clock) must be gone after an acquire.
-    const double stale = static_cast<double>(now_us / 1000 - req.lease_ms);
-    const auto [first, last] =
-        after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
-              : std::pair<std::size_t, std::size_t>{0, 0};
-    const std::size_t oldest = first;  // a lambda captures a variable, not a structured binding (clang 14)
-    monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member, [&] {
-      // Built-in scripts score the time of acquiring: `seed` by the caller's now, the others by the server's.
-      acquire_now n;
-      n.now_ms = script_now_ms(req, now_us);
-      n.callers = req.var == redis::variant::seed;
-      n.past_by_it = after->entries()[oldest].score <= static_cast<double>(n.now_ms - req.lease_ms);
-      return n;
-    });
-    if (reply.ok() && mut_ != scenario::world_mutation::check_then_add)
-      monitors_.acquire_answered(wi, reply.granted(), members - static_cast<std::int64_t>(last - first),
-                                 [&] { return std::to_string(reply.value); });
-  }
-  monitors_.members_after_script(members);
-  tl_.set_members(members);
-  monitors_.script_ran(wi, op, req.token, reply, members, was_member);
+  // An acquire is judged on the holders after it: every permit older than the lease by the server's clock
+  // must be gone (built-in scripts score the time of acquiring: `seed` by the caller's now, the others by
+  // the server's).
+  const bool acquire = op == redis::script_op::acquire;
+  const auto script_now = [&] { return script_now_ms(req, now_us); };
+  const auto reply_text = [&] { return std::to_string(reply.value); };
+  facts_.publish(fact::script_ran{.worker = wi,
+                                  .op = op,
+                                  .token = req.token,
+                                  .reply = reply,
+                                  .members = members,
+                                  .was_member = was_member,
+                                  .judged = acquire,
+                                  .holders_after = after,
+                                  .server_now_ms = now_us / 1000,
+                                  .expiry_offset_ms = req.lease_ms,
+                                  .script_now_ms = script_now,
+                                  .script_now_callers = req.var == redis::variant::seed,
+                                  .progress = acquire && reply.ok() && mut_ != scenario::world_mutation::check_then_add,
+                                  .reply_text = reply_text,
+                                  .free = std::nullopt,
+                                  .held = 0});
   return reply;
 }
 
@@ -167,9 +157,7 @@ void server_side::add_after_check(std::size_t wi, const call_req& req) {
   notice_expiry(req, now_us);
   const std::int64_t members = node_.add_after_check(req, now_us);
   fleet_.granted(wi, req.token, sched_.now_ns(), node_.server_offset_ns());
-  monitors_.members_after_split_add(members);
-  tl_.set_members(members);
-  monitors_.check_split_add(wi, req.token, members);
+  facts_.publish(fact::split_add{wi, req.token, members});
 }
 
 void server_side::use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms,
@@ -252,7 +240,7 @@ void server_side::script_failed(std::size_t wi, const gate::command_request& req
   f.worker = wi;
   f.at_ns = sched_.now_ns();
   failure_ = std::move(f);
-  monitors_.trace("redis", trace_text("script error in ").word(failure_->operation), 0, wi);
+  facts_.publish(fact::script_failed{wi, failure_->operation});
   sched_.stop();
 }
 
@@ -268,7 +256,7 @@ void server_side::protocol_inconsistent(std::size_t wi, const gate::command_requ
                    (acquire ? "a grant" : "a kept permit") + ", but the token is not among the holders at \"" +
                    holders_key_ + "\" (the protocol's holders): either the rule reads a refusal as " +
                    (acquire ? "a grant" : "kept") + ", or holders does not describe where the script keeps its permits";
-  monitors_.trace("redis", trace_text("inconsistent reply for ").word(req.token), 0, wi);
+  facts_.publish(fact::reply_inconsistent{wi, req.token});
   sched_.stop();
 }
 
@@ -337,45 +325,36 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
   }
   // NOSCRIPT: the acquire's script did not run (the client sends its body next), so it reaped nothing yet.
   const bool noscript = answer.is_error();
-  if (req.op == redis::script_op::acquire && !noscript) {
-    // Every permit past its expiry (by the server's clock) must be gone after an acquire.
-    const std::int64_t now_ms = now_us / 1000;
-    const double stale = static_cast<double>(proto_->holders.scores == redis::score_meaning::acquired_at
-                                                 ? now_ms - lease_ms_
-                                                 : now_ms);
-    const auto [first, last] =
-        after ? after->score_range(redis::score_bound{-1e300, false}, redis::score_bound{stale, true})
-              : std::pair<std::size_t, std::size_t>{0, 0};
-    const std::size_t oldest = first;  // a lambda captures a variable, not a structured binding (clang 14)
-    monitors_.after_acquire_reaping(wi, first == last ? nullptr : &after->entries()[first].member, [&] {
-      acquire_now n;
-      n.now_ms = command_now_ms(req, now_us);
-      // The caller's clock, when the acquire passes it whole as an argument ({now_ms} or {expiry_ms}).
-      n.callers = now_args_[static_cast<std::size_t>(req.op)].index >= 0;
-      const double score = after->entries()[oldest].score;
-      n.past_by_it = proto_->holders.scores == redis::score_meaning::acquired_at
-                         ? score <= static_cast<double>(n.now_ms - lease_ms_)
-                         : score <= static_cast<double>(n.now_ms);
-      return n;
-    });
-    // A quorum's node refuses what a majority may still grant: its progress is the fleet's, not a node's.
-    if (!quorum) {
-      const std::int64_t stale_members = static_cast<std::int64_t>(last - first);
-      monitors_.acquire_answered(wi, read.granted(), members - stale_members, [&] {
-        return shown(answer) + " (read by the rule " +
-               redis::reply_rule_names[static_cast<std::size_t>(c.rule)] + ")";
-      });
-    }
-  }
-  if (free_key_ && !quorum) {
-    // A counter that is missing (not set up yet, or wiped with the node's state) is not judged: the next
-    // set-up sets it, and what it sets it to is the gate's count (gate_inflight_le_cap) to judge.
-    if (const std::optional<std::int64_t> free = node_.peek_integer(*free_key_, now_us))
-      monitors_.capacity_after(wi, op_name(req.op), req.token, *free, after ? static_cast<std::int64_t>(after->size()) : 0);
-  }
-  monitors_.members_after_script(members);
-  tl_.set_members(members);
-  monitors_.script_ran(wi, req.op, req.token, read, members, was_member);
+  const bool judged = req.op == redis::script_op::acquire && !noscript;
+  // The now the script compared scores with: the caller's, when the acquire passes it whole as an argument
+  // ({now_ms} or {expiry_ms}).
+  const auto script_now = [&] { return command_now_ms(req, now_us); };
+  const auto reply_text = [&] {
+    return shown(answer) + " (read by the rule " + redis::reply_rule_names[static_cast<std::size_t>(c.rule)] + ")";
+  };
+  // A counter that is missing (not set up yet, or wiped with the node's state) is not judged: the next
+  // set-up sets it, and what it sets it to is the gate's count (gate_inflight_le_cap) to judge. A quorum's
+  // counters are not judged.
+  std::optional<std::int64_t> free;
+  if (free_key_ && !quorum) free = node_.peek_integer(*free_key_, now_us);
+  facts_.publish(fact::script_ran{
+      .worker = wi,
+      .op = req.op,
+      .token = req.token,
+      .reply = read,
+      .members = members,
+      .was_member = was_member && req.op == redis::script_op::acquire,
+      .judged = judged,
+      .holders_after = after,
+      .server_now_ms = now_us / 1000,
+      .expiry_offset_ms = proto_->holders.scores == redis::score_meaning::acquired_at ? lease_ms_ : 0,
+      .script_now_ms = script_now,
+      .script_now_callers = now_args_[static_cast<std::size_t>(req.op)].index >= 0,
+      // A quorum's node refuses what a majority may still grant: its progress is the fleet's, not a node's.
+      .progress = judged && !quorum,
+      .reply_text = reply_text,
+      .free = free,
+      .held = free && after ? static_cast<std::int64_t>(after->size()) : 0});
   return answer;
 }
 

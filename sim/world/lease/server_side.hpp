@@ -32,9 +32,8 @@ namespace admit::world::lease {
 class server_side final : public script_server {
  public:
   // `workers` may be built after it (it reports to them only once calls run).
-  server_side(sim::scheduler& sched, redis_node& node, fleet& workers, lease_monitors& monitors, lease_timeline& tl,
-              scenario::world_mutation mut)
-      : sched_(sched), node_(node), fleet_(workers), monitors_(monitors), tl_(tl), mut_(mut) {}
+  server_side(sim::scheduler& sched, redis_node& node, fleet& workers, fact_bus& facts, scenario::world_mutation mut)
+      : sched_(sched), node_(node), fleet_(workers), facts_(facts), mut_(mut) {}
   // The portal, told of lost permits whose connections their workers left
   // open (built after the server side; a server side tested alone has none).
   void set_portal(portal* svc) noexcept { portal_ = svc; }
@@ -132,8 +131,7 @@ class server_side final : public script_server {
   redis_node& node_;
   fleet& fleet_;
   portal* portal_ = nullptr;
-  lease_monitors& monitors_;
-  lease_timeline& tl_;
+  fact_bus& facts_;
   scenario::world_mutation mut_;
   const redis::protocol* proto_ = nullptr;
   std::string holders_key_;

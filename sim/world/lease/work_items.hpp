@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <deque>
 
 #include "gate/admit_assert.hpp"
@@ -20,7 +19,7 @@
 #include "sim/kernel/prng.hpp"
 #include "sim/kernel/vtime.hpp"
 #include "sim/world/arrivals.hpp"
-#include "sim/world/lease/lease_timeline.hpp"
+#include "sim/world/lease/facts.hpp"
 #include "sim/world/run_record.hpp"
 
 namespace admit::world::lease {
@@ -37,8 +36,8 @@ struct work_item {
 class work_items {
  public:
   // `service_time`: service.service_time, drawn for an arrival without its own; `seed`: the run's.
-  work_items(lease_timeline& tl, run_metrics& metrics, const sim::duration_dist& service_time, std::uint64_t seed)
-      : tl_(tl), metrics_(metrics), service_time_(service_time), service_rng_(sim::substream(seed, "service")) {}
+  work_items(fact_bus& facts, const sim::duration_dist& service_time, std::uint64_t seed)
+      : facts_(facts), service_time_(service_time), service_rng_(sim::substream(seed, "service")) {}
 
   bool empty() const noexcept { return queue_.empty(); }
   // The items waiting for a worker, oldest first.
@@ -65,7 +64,7 @@ class work_items {
     ADMIT_ASSERT(!queue_.empty(), "a worker takes an item only from a non-empty queue");
     work_item it = queue_.front();
     queue_.pop_front();
-    tl_.set_waiting(queue_.size());
+    facts_.publish(fact::item_taken{it.number, queue_.size()});
     return it;
   }
 
@@ -77,37 +76,25 @@ class work_items {
     ADMIT_ASSERT(ended_ + queue_.size() < arrived_, "a requeued item was at work, neither queued nor ended");
     ++requeued_;
     queue_.push_back(it);
-    tl_.set_waiting(queue_.size());
+    facts_.publish(fact::item_queued{it.number, queue_.size(), true});
   }
   std::uint64_t requeued() const noexcept { return requeued_; }
 
   // `how`: "completed" or the reason it was refused (the report's key).
-  // Always inline (every item ends once, from the large coroutine bodies);
-  // a refusal's count, a map lookup, out of line.
-  [[gnu::always_inline]] void end(const work_item& item, const char* how, vtime_ns now) {
+  void end(const work_item& item, const char* how, vtime_ns now) {
     ADMIT_ASSERT(ended_ < arrived_, "an item ends once, after it arrived");
+    ADMIT_ASSERT(now >= item.arrived_ns, "an item ends after it arrived");
     ++ended_;
-    if (lane* l = tl_.lane_of(item.number)) {
-      l->ended_ns = now;
-      l->outcome = how;
-    }
-    if (std::strcmp(how, "completed") == 0)
-      ++metrics_.completed;
-    else
-      count_refused(how);
+    facts_.publish(fact::item_ended{item.number, how});
   }
 
  private:
   void push(const work_item& it, vtime_ns now) {
-    ++metrics_.requests;
+    ADMIT_ASSERT(it.arrived_ns == now, "an arrival joins the queue as it arrives");
     queue_.push_back(it);
-    tl_.set_waiting(queue_.size());
-    if (lane* l = tl_.lane_of(it.number)) l->arrived_ns = now;
+    facts_.publish(fact::item_queued{it.number, queue_.size(), false});
   }
-  [[gnu::noinline]] void count_refused(const char* how) { ++metrics_.refused[how]; }
-
-  lease_timeline& tl_;
-  run_metrics& metrics_;
+  fact_bus& facts_;
   const sim::duration_dist& service_time_;
   sim::prng service_rng_;
   std::deque<work_item> queue_;

@@ -1,0 +1,393 @@
+// facts: what the lease world's parts publish, and who hears it.
+//
+// A part of the lease world (the network, the Redis side, the portal, the
+// fleet's worker loop, the work queue, the fault injector) does its job and
+// says what happened as a typed fact: a script ran (with the holders after
+// it), a permit was taken from a holder still working, a connection opened or
+// closed at the portal, a worker was granted, gave up, crashed; the run
+// ended. It does not judge what happened and it does not know who listens.
+// The monitors (invariants, probes, metrics, trace) and the timeline
+// subscribe to the bus (fact_bus) and each makes of a fact what it needs.
+//
+// A fact lives for the publish call: it refers to the publisher's data (a
+// token, the holders after a script) instead of copying it, and the parts of
+// it that cost to make (the now a script compared with, a reply's text) are
+// callables asked only by a subscriber that needs them (fn_ref). No
+// subscriber keeps a reference into a fact past its handler.
+//
+// Every fact is checked as it is published (`sound`): the worker it names is
+// one of the fleet's, counts are never negative, a level's parts agree. These
+// are the parts' postconditions, checked once at the one place every fact
+// passes; a fact that fails one is a bug of admitsim's, never of the user's
+// input.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "gate/admit_assert.hpp"
+#include "gate/redis/lease_scripts.hpp"
+#include "gate/redis/sorted_set.hpp"
+#include "sim/kernel/scheduler.hpp"
+#include "sim/scenario/scenario.hpp"
+#include "sim/world/lease/permit_loss.hpp"
+
+namespace admit::world::lease {
+
+using sim::vtime_ns;
+
+// A callable referred to, not owned: what a fact offers to compute on demand.
+// It refers to a callable that outlives the publish call (a lambda written in
+// the publishing expression does).
+template <class Sig>
+class fn_ref;
+template <class R>
+class fn_ref<R()> {
+ public:
+  fn_ref() = default;
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, fn_ref> && std::is_invocable_r_v<R, F&>)
+  fn_ref(F&& f) noexcept  // NOLINT(google-explicit-constructor): a lambda where a fn_ref is asked
+      : obj_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* o) -> R { return (*static_cast<std::remove_reference_t<F>*>(o))(); }) {}
+  explicit operator bool() const noexcept { return call_ != nullptr; }
+  R operator()() const {
+    ADMIT_ASSERT(call_ != nullptr, "a fact's callable is asked only when the fact offers it");
+    return call_(obj_);
+  }
+
+ private:
+  void* obj_ = nullptr;
+  R (*call_)(void*) = nullptr;
+};
+
+namespace fact {
+
+// --- the network ------------------------------------------------------------
+// Worker `worker` sent a call to Redis.
+struct call_sent {
+  std::size_t worker;
+};
+// A call ended in an error of Redis's or the network's (a socket timeout, a
+// refused connection), not in its process's crash.
+struct call_failed {
+  std::size_t worker;
+};
+// A call ran on the server but its reply cannot reach its worker.
+struct reply_lost {
+  std::size_t worker;
+};
+
+// --- the Redis side -----------------------------------------------------------
+// A permit of a holder still working left the holders: reaped by a script
+// (worker `by`'s), or gone with its key's expiry (`with_key`).
+struct permit_taken {
+  std::string_view member;
+  std::size_t holder;
+  bool with_key;
+};
+
+// A script (or a protocol's command) ran and its reply was read.
+struct script_ran {
+  std::size_t worker;
+  redis::script_op op;
+  const std::string& token;
+  const redis::script_reply& reply;
+  // The live members of the gate key after it (a quorum run: the fullest node's).
+  std::int64_t members;
+  // An acquire: the token was a member before it ran.
+  bool was_member = false;
+
+  // An acquire whose script ran (a NOSCRIPT reply ran nothing): the holders
+  // after it, for expired_leases_reaped and liveness's progress rule. A score
+  // at or below server_now_ms - expiry_offset_ms is past its expiry by the
+  // server's clock (the offset is the lease for scores that are the time of
+  // acquiring, 0 for scores that are expiries).
+  bool judged = false;
+  const redis::sorted_set* holders_after = nullptr;  // nullptr: the key is gone
+  std::int64_t server_now_ms = 0;
+  std::int64_t expiry_offset_ms = 0;
+  // The now the script compared scores with (asked only for a permit it left past its expiry), and
+  // whether it was the caller's clock (passed whole as an argument).
+  fn_ref<std::int64_t()> script_now_ms;
+  bool script_now_callers = false;
+
+  // The answer counts toward progress (one node's acquire, read by its rule, not the non-atomic
+  // check of a check-then-add); `reply_text` is the answer as a sentence shows it.
+  bool progress = false;
+  fn_ref<std::string()> reply_text;
+
+  // A protocol whose holders count free permits: the counter after it and the holders (this node's).
+  std::optional<std::int64_t> free;
+  std::int64_t held = 0;
+};
+
+// The add of a non-atomic check-then-add (the mutant's second round trip).
+struct split_add {
+  std::size_t worker;
+  const std::string& token;
+  std::int64_t members;
+};
+
+// The user's script failed (the run stops: nothing after it is judged).
+struct script_failed {
+  std::size_t worker;
+  std::string_view operation;
+};
+// A reply its rule reads as a grant for a token the holders do not show (the run stops).
+struct reply_inconsistent {
+  std::size_t worker;
+  std::string_view token;
+};
+
+// --- the portal ---------------------------------------------------------------
+// The portal's counts as a connection changed: `attempted` connections asked
+// for (open, plus refused attempts still counted), `open` of them open, its true cap.
+struct portal_counts {
+  std::size_t worker;
+  std::int64_t attempted;
+  std::int64_t cap;
+  std::int64_t open;
+};
+// Worker's attempt was refused (reject_429): `filled` is the refusal's record, to be filled with what
+// fills the portal now.
+struct portal_refused {
+  portal_counts at;
+  std::uint64_t number;
+  refusal_snapshot& filled;
+};
+struct portal_opened {
+  portal_counts at;
+  std::uint64_t number;
+};
+// A refused attempt stopped counting.
+struct portal_refusal_over {
+  portal_counts at;
+};
+struct portal_closed {
+  portal_counts at;
+  std::uint64_t number;
+};
+// A worker's client left its call: at its read timeout, or given up (a lost renewal's abort).
+struct client_left {
+  std::size_t worker;
+  std::uint64_t number;
+  std::int64_t open;
+  bool read_timeout;
+};
+
+// --- the workers ------------------------------------------------------------
+struct acquiring {
+  std::size_t worker;
+  const std::string& token;
+  std::int64_t holders;
+};
+// Broken on purpose (fail_open): no permit, and the request goes out anyway.
+struct sent_without_permit {
+  std::size_t worker;
+  const std::string& token;
+  std::int64_t holders;
+};
+// Its acquire gave up (`why`, the acquire's error): the item deferred, or (`requeued`, run_fleet) put back
+// at the queue's tail as the worker's loop ended.
+struct gave_up {
+  std::size_t worker;
+  const std::string& token;
+  std::string_view why;
+  std::int64_t holders;
+  bool unreachable;
+  bool requeued;
+};
+struct granted {
+  std::size_t worker;
+  std::uint64_t number;
+  const std::string& token;
+  vtime_ns waited_ns;
+  std::int64_t attempts;
+  std::int64_t holders;
+};
+// Its portal call under a permit took `service_ns`.
+struct served {
+  std::size_t worker;
+  vtime_ns service_ns;
+};
+// Its release got no confirmation (the lease's expiry is the backstop).
+struct release_failed {
+  std::size_t worker;
+};
+struct renewal_lost {
+  std::size_t worker;
+  const std::string& token;
+  std::int64_t holders;
+};
+struct worker_crashed {
+  std::size_t worker;
+  bool held;  // it held a permit
+};
+
+// --- the work items ---------------------------------------------------------
+// An item joined the queue's tail: an arrival, or (`requeued`) an item put back. `waiting` after it.
+struct item_queued {
+  std::uint64_t number;
+  std::size_t waiting;
+  bool requeued;
+};
+struct item_taken {
+  std::uint64_t number;
+  std::size_t waiting;
+};
+// `how`: "completed" or the reason it was refused (the report's key).
+struct item_ended {
+  std::uint64_t number;
+  const char* how;
+};
+
+// --- faults -------------------------------------------------------------------
+// A fault of the schedule began; `what` names it ("pause worker:1").
+struct fault_began {
+  const scenario::fault_spec& spec;
+  std::string_view what;
+};
+
+// --- the end ------------------------------------------------------------------
+// The clock reached checks.liveness_horizon.
+struct horizon_reached {
+  vtime_ns at_ns;
+  std::uint64_t unended;  // items that arrived and had not ended
+  std::int64_t holders;   // workers holding a permit
+};
+// The run finished (not stopped, not inconclusive): what is left to judge liveness by.
+struct run_ended {
+  std::uint64_t arrived;
+  std::uint64_t unended;       // items that never ended
+  bool arrivals_pending;       // arrivals still to come
+  std::int64_t permits_left;   // permits live one lease after the end by the server's clock, every node
+  std::string_view where;      // " (on node 1, node 2)" for the further nodes holding some, else ""
+};
+
+// --- postconditions of the parts, checked as a fact is published ---------------
+inline bool sound(const call_sent& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const call_failed& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const reply_lost& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const permit_taken& f, std::size_t w) { return f.holder < w && !f.member.empty(); }
+inline bool sound(const script_ran& f, std::size_t w) {
+  const bool acquire = f.op == redis::script_op::acquire;
+  return f.worker < w && f.members >= 0 && f.held >= 0 && (!f.was_member || acquire) && (!f.judged || acquire) &&
+         (!f.judged || static_cast<bool>(f.script_now_ms)) && (!f.progress || (f.judged && f.reply_text)) &&
+         (!f.progress || f.reply.ok()) &&
+         (f.holders_after == nullptr || f.held == 0 || f.held == static_cast<std::int64_t>(f.holders_after->size()));
+}
+inline bool sound(const split_add& f, std::size_t w) { return f.worker < w && f.members >= 1; }
+inline bool sound(const script_failed& f, std::size_t w) { return f.worker < w && !f.operation.empty(); }
+inline bool sound(const reply_inconsistent& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const portal_counts& f, std::size_t w) {
+  return f.worker < w && f.cap >= 1 && f.open >= 0 && f.attempted >= f.open;
+}
+inline bool sound(const portal_refused& f, std::size_t w) {
+  return sound(f.at, w) && f.number >= 1 && f.at.attempted > f.at.open && f.at.open >= f.at.cap;
+}
+inline bool sound(const portal_opened& f, std::size_t w) { return sound(f.at, w) && f.number >= 1 && f.at.open >= 1; }
+inline bool sound(const portal_refusal_over& f, std::size_t w) { return sound(f.at, w); }
+inline bool sound(const portal_closed& f, std::size_t w) { return sound(f.at, w) && f.number >= 1; }
+inline bool sound(const client_left& f, std::size_t w) { return f.worker < w && f.number >= 1 && f.open >= 0; }
+inline bool sound(const acquiring& f, std::size_t w) { return f.worker < w && !f.token.empty() && f.holders >= 0; }
+inline bool sound(const sent_without_permit& f, std::size_t w) { return f.worker < w && f.holders >= 0; }
+inline bool sound(const gave_up& f, std::size_t w) {
+  return f.worker < w && !f.token.empty() && !f.why.empty() && f.holders >= 0;
+}
+inline bool sound(const granted& f, std::size_t w) {
+  return f.worker < w && f.number >= 1 && f.waited_ns >= 0 && f.attempts >= 1 && f.holders >= 1;
+}
+inline bool sound(const served& f, std::size_t w) { return f.worker < w && f.service_ns >= 0; }
+inline bool sound(const release_failed& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const renewal_lost& f, std::size_t w) { return f.worker < w && f.holders >= 0; }
+inline bool sound(const worker_crashed& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const item_queued& f, std::size_t) { return f.number >= 1 && f.waiting >= 1; }
+inline bool sound(const item_taken& f, std::size_t) { return f.number >= 1; }
+inline bool sound(const item_ended& f, std::size_t) { return f.number >= 1 && f.how != nullptr && *f.how != '\0'; }
+inline bool sound(const fault_began& f, std::size_t) { return !f.what.empty(); }
+inline bool sound(const horizon_reached& f, std::size_t) { return f.at_ns >= 0 && f.holders >= 0; }
+inline bool sound(const run_ended& f, std::size_t) {
+  return f.unended <= f.arrived && f.permits_left >= 0 && (f.where.empty() || f.permits_left >= 1);
+}
+
+}  // namespace fact
+
+// What hears the facts: one handler per fact, each doing nothing unless overridden.
+class fact_sink {
+ public:
+  virtual void on(const fact::call_sent&) {}
+  virtual void on(const fact::call_failed&) {}
+  virtual void on(const fact::reply_lost&) {}
+  virtual void on(const fact::permit_taken&) {}
+  virtual void on(const fact::script_ran&) {}
+  virtual void on(const fact::split_add&) {}
+  virtual void on(const fact::script_failed&) {}
+  virtual void on(const fact::reply_inconsistent&) {}
+  virtual void on(const fact::portal_refused&) {}
+  virtual void on(const fact::portal_opened&) {}
+  virtual void on(const fact::portal_refusal_over&) {}
+  virtual void on(const fact::portal_closed&) {}
+  virtual void on(const fact::client_left&) {}
+  virtual void on(const fact::acquiring&) {}
+  virtual void on(const fact::sent_without_permit&) {}
+  virtual void on(const fact::gave_up&) {}
+  virtual void on(const fact::granted&) {}
+  virtual void on(const fact::served&) {}
+  virtual void on(const fact::release_failed&) {}
+  virtual void on(const fact::renewal_lost&) {}
+  virtual void on(const fact::worker_crashed&) {}
+  virtual void on(const fact::item_queued&) {}
+  virtual void on(const fact::item_taken&) {}
+  virtual void on(const fact::item_ended&) {}
+  virtual void on(const fact::fault_began&) {}
+  virtual void on(const fact::horizon_reached&) {}
+  virtual void on(const fact::run_ended&) {}
+
+ protected:
+  ~fact_sink() = default;
+};
+
+// The bus: its subscribers hear every fact in the order they subscribed, at
+// the instant it is published (a fact is no event: it adds none and moves no
+// clock). The world subscribes its monitors first, so that a violation's
+// trace and windows are in place before the timeline samples the same instant.
+class fact_bus {
+ public:
+  static constexpr std::size_t max_sinks = 4;
+
+  // `workers`: the fleet's size, which every worker a fact names is below.
+  fact_bus(const sim::scheduler& sched, std::size_t workers) : sched_(sched), workers_(workers) {
+    ADMIT_ASSERT(workers >= 1, "a lease world has at least one worker (the loader refuses 0)");
+  }
+
+  void subscribe(fact_sink& s) {
+    ADMIT_ASSERT(count_ < max_sinks, "a lease world has a fixed few subscribers");
+    for (std::size_t i = 0; i < count_; ++i) ADMIT_ASSERT(sinks_[i] != &s, "a subscriber hears each fact once");
+    sinks_[count_++] = &s;
+  }
+  std::size_t subscribers() const noexcept { return count_; }
+
+  template <class F>
+  void publish(const F& f) {
+    ADMIT_ASSERT(fact::sound(f, workers_), "a part publishes a fact that holds its own postconditions");
+    ADMIT_ASSERT(sched_.now_ns() >= last_ns_, "facts are published in time order");
+    last_ns_ = sched_.now_ns();
+    for (std::size_t i = 0; i < count_; ++i) sinks_[i]->on(f);
+  }
+
+ private:
+  const sim::scheduler& sched_;
+  std::size_t workers_;
+  std::array<fact_sink*, max_sinks> sinks_{};
+  std::size_t count_ = 0;
+  vtime_ns last_ns_ = 0;
+};
+
+}  // namespace admit::world::lease
