@@ -14,6 +14,7 @@
 #include "sim/world/lease/fault_injector.hpp"
 #include "sim/world/lease/fleet.hpp"
 #include "sim/world/lease/lease_causes.hpp"
+#include "sim/world/lease/lease_invariants.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/lease_timeline.hpp"
 #include "sim/world/lease/network.hpp"
@@ -161,8 +162,9 @@ class lease_world {
                                                         scenario::acquire_timeout_policy::requeue_and_exit),
         mutant_requeue_drops_item_(opts.mutant_requeue_drops_item) {
     rec_.lease->requeue_and_exit = requeue_and_exit_;
-    // The monitors hear every fact first; the timeline, when the run records one, after them.
-    facts_.subscribe(monitors_);
+    // The invariants the scenario checks and the monitors hear every fact first; the timeline, when the
+    // run records one, after them.
+    invariants_.emplace(monitors_, facts_);
     if (opts.timeline) {
       rec_.series.keep_lanes_in(opts.lanes_around);
       facts_.subscribe(timeline_.emplace(sched_, rec_.series));
@@ -500,6 +502,7 @@ class lease_world {
   run_record rec_;
   fact_bus facts_;  // every part publishes here; the monitors and the timeline subscribe
   lease_monitors monitors_;
+  std::optional<lease_invariants> invariants_;  // each a subscriber, built from its row
   std::optional<lease_timeline> timeline_;  // only when the run records a timeline
   work_items items_;
   redis_node node_;

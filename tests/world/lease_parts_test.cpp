@@ -8,6 +8,7 @@
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/world/lease/fleet.hpp"
+#include "sim/world/lease/lease_invariants.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/lease_timeline.hpp"
 #include "sim/world/lease/network.hpp"
@@ -38,7 +39,7 @@ struct parts {
   }();
   fact_bus facts{sched, 3};
   lease_monitors monitors{sched, sc, 8, rec.metrics, *rec.lease};
-  bool subscribed = (facts.subscribe(monitors), true);
+  lease_invariants invariants{monitors, facts};
   redis_node node{sc.faults.schedule};
   server_side server{sched, node, workers, facts, scenario::world_mutation::none};
   network net{sched, node, server, facts, sc.gates.front().lease.key, 3, false};
@@ -276,4 +277,31 @@ TEST_CASE("the fact bus refuses a fact that breaks its part's postconditions") {
   CHECK_THROWS_AS(facts.publish(fact::item_ended{0, "completed"}), assertion_failure);       // items count from 1
   CHECK_THROWS_AS(facts.publish(fact::run_ended{1, 2, false, 0, ""}), assertion_failure);   // more unended than arrived
   CHECK(heard.heard.empty());  // a refused fact reaches no subscriber
+}
+
+TEST_CASE("each lease invariant a scenario checks is one component from its row, heard before or after the trace") {
+  parts p;
+  CHECK(p.invariants.built() == l_count);  // every invariant checked by default
+  CHECK(p.facts.subscribers() == l_count + 1);
+
+  // checks.invariants names two: only their components are built.
+  scenario::scenario sc = scenario::load_scenario_text(three_workers);
+  sc.checks.invariants = {"liveness", "gate_inflight_le_cap"};
+  sim::scheduler sched;
+  world::run_record rec;
+  rec.lease.emplace();
+  lease_monitors monitors{sched, sc, 8, rec.metrics, *rec.lease};
+  fact_bus facts{sched, 3};
+  const lease_invariants two{monitors, facts};
+  CHECK(two.built() == 2);
+  CHECK(facts.subscribers() == 3);
+
+  // The gate's count alone is judged after the script's trace entry (a violation's kept trace ends with
+  // that script); every row names a lease invariant of the table.
+  std::size_t after = 0;
+  for (const lease_invariant_row& row : lease_invariant_rows) {
+    if (row.phase == judged::after_trace) ++after;
+    CHECK(check::applies(row.name, check::world_lease));
+  }
+  CHECK(after == 1);
 }

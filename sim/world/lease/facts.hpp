@@ -350,8 +350,7 @@ class fact_sink {
   virtual void on(const fact::horizon_reached&) {}
   virtual void on(const fact::run_ended&) {}
 
- protected:
-  ~fact_sink() = default;
+  virtual ~fact_sink() = default;
 };
 
 // The bus: its subscribers hear every fact in the order they subscribed, at
@@ -360,7 +359,7 @@ class fact_sink {
 // trace and windows are in place before the timeline samples the same instant.
 class fact_bus {
  public:
-  static constexpr std::size_t max_sinks = 4;
+  static constexpr std::size_t max_sinks = 8;
 
   // `workers`: the fleet's size, which every worker a fact names is below.
   fact_bus(const sim::scheduler& sched, std::size_t workers) : sched_(sched), workers_(workers) {

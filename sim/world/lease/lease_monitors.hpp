@@ -1,13 +1,13 @@
-// lease_monitors: what the lease world checks and measures, on the shared
+// lease_monitors: what the lease world records of a run, on the shared
 // check::monitor (invariants, probes, trace ring, what a violation does).
 //
-// The five invariants, in the report's order: live members of the gate key
-// <= the limit after every script (the gate's view); open portal connections
-// <= the portal's true cap; no token granted while already a member; no
-// permit older than the lease survives an acquire; and liveness (every item
-// ended and, one lease after the end, no permit left in the set). The parts
-// report what happened (a script ran, a connection was asked for, a lease
-// was reaped); the monitors judge it, count the probes and trace it.
+// It hears the parts' facts (facts.hpp) and keeps the trace, the probes and
+// the metrics. The five invariants, in the report's order (live members of
+// the gate key <= the limit after every script; connections asked of the
+// portal <= its true cap; no permit past its expiry survives an acquire;
+// liveness; capacity conserved for a protocol that counts free permits) are
+// components of their own (lease_invariants.hpp) that hear the same facts
+// and judge them on this monitor, through check, level and causes_of.
 //
 // A trace entry is kept as its parts (`trace_text`) and made into text only
 // for the entries the report shows: tracing costs no allocation once the
@@ -25,9 +25,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
-#include <functional>
 #include <vector>
 
 #include "gate/redis/lease_scripts.hpp"
@@ -159,20 +159,19 @@ class lease_monitors final : public fact_sink {
   // The world's causes, once every part exists (before the run starts).
   void set_causes(cause_finder* finder) noexcept { causes_ = finder; }
 
-  // --- the facts (facts.hpp) ----------------------------------------------
+  // --- the facts (facts.hpp): the trace, the probes and the metrics ---------
+  // (each invariant is a component of its own that judges the facts on this
+  // monitor: lease_invariants.hpp)
   void on(const fact::call_sent& f) override;
   void on(const fact::call_failed& f) override;
   void on(const fact::reply_lost& f) override;
   void on(const fact::permit_taken& f) override;
-  // The script's trace entry and its checks: expired_leases_reaped (the holders after an acquire),
-  // liveness's progress rule, capacity_conserved, gate_inflight_le_cap, and the probes.
   void on(const fact::script_ran& f) override;
   void on(const fact::split_add& f) override;
   void on(const fact::script_failed& f) override;
   void on(const fact::reply_inconsistent& f) override;
   void on(const fact::portal_refused& f) override;
   void on(const fact::portal_opened& f) override;
-  void on(const fact::portal_refusal_over& f) override;
   void on(const fact::portal_closed& f) override;
   void on(const fact::client_left& f) override;
   void on(const fact::acquiring& f) override;
@@ -186,16 +185,37 @@ class lease_monitors final : public fact_sink {
   void on(const fact::item_queued& f) override;
   void on(const fact::item_ended& f) override;
   void on(const fact::fault_began& f) override;
-  // liveness at checks.liveness_horizon: every item that arrived has ended and no worker holds a permit.
-  void on(const fact::horizon_reached& f) override;
-  // liveness at the end: every item ended, no permit live one lease later, and something was granted
-  // if work arrived.
-  void on(const fact::run_ended& f) override;
 
-  // How long acquires may be refused while permits are free before liveness fails: four leases, room for
-  // the designs that refuse on purpose for a lease or two (a grace after a restart, a fair queue's
-  // timed-out head at twice the lease).
-  vtime_ns progress_bound_ns() const noexcept { return progress_bound_ns_; }
+  // --- for the invariant components (lease_invariants.hpp) ------------------
+  // Whether the scenario checks `which` (checks.invariants).
+  bool checks(lease_inv which) const { return mon_.enabled(which); }
+  template <class Describe>
+  void check(lease_inv which, bool ok, Describe&& describe) {
+    mon_.check(which, ok, std::forward<Describe>(describe));
+  }
+  template <class Describe>
+  void level(lease_inv which, std::int64_t value, std::int64_t bound, Describe&& describe) {
+    mon_.level(which, value, bound, std::forward<Describe>(describe));
+  }
+  // The world's causes (nullptr for a part tested alone).
+  cause_finder* causes() const noexcept { return causes_; }
+  std::int64_t limit() const noexcept { return limit_; }
+  vtime_ns lease_ns() const noexcept { return lease_ns_; }
+  vtime_ns now_ns() const noexcept { return sched_.now_ns(); }
+
+  // The causes a finder gives (none without one), or "unexplained" when it names none.
+  // An "unexplained" cause carries what the run traced last (the calls with their replies, and the
+  // faults), so that a reader can see what the world could not name.
+  template <class Ask>
+  std::vector<check::cause> causes_of(Ask&& ask) {
+    std::vector<check::cause> out;
+    if (causes_ == nullptr) return out;  // a part tested alone
+    ask(*causes_, out);
+    if (out.empty()) out.push_back(check::cause{check::cause_kind("unexplained"), "the world recorded no cause"});
+    for (check::cause& c : out)
+      if (c.kind == "unexplained") c.detail += recent_calls();
+    return out;
+  }
 
   bool stopped() const noexcept { return mon_.stopped(); }
   bool torn_down() const noexcept { return mon_.torn_down(); }
@@ -234,34 +254,11 @@ class lease_monitors final : public fact_sink {
   // trace_ring's stream: one entry to sink_ as a check::trace_line.
   static void stream_entry(void* self, const pending_trace& e) noexcept;
 
-  void check_gate(std::size_t wi, redis::script_op op, const std::string& token, std::int64_t members, bool split_add);
-  // The checks of fact::script_ran, in the order they run.
-  void check_expiry(const fact::script_ran& f, std::int64_t& expired);
-  void acquire_answered(const fact::script_ran& f, std::int64_t live);
-  void capacity_after(const fact::script_ran& f);
-  // A liveness failure at the end: `why`, and whether items were left unended.
-  void not_live(const std::string& why, bool items_unended);
-  void progress_at_end(std::uint64_t arrived);
-  void portal_attempt(const fact::portal_counts& at, bool refused);
-  void portal_level(const fact::portal_counts& at);
-  // The cold half of a trace entry and of a portal check.
+  // The cold half of a trace entry.
   [[gnu::noinline]] void fill(pending_trace& e, const char* source, const trace_text& text, std::int64_t count,
                               std::uint64_t ref);
-  [[gnu::noinline, gnu::cold]] check::finding portal_violation(std::size_t wi, std::int64_t attempted,
-                                                               std::int64_t cap, std::int64_t open, bool refused);
-  // The causes a finder gives (none without one), or "unexplained" when it names none.
-  // An "unexplained" cause carries what the run traced last (the calls with their replies, and the
-  // faults), so that a reader can see what the world could not name.
-  template <class Ask>
-  std::vector<check::cause> causes_of(Ask&& ask) {
-    std::vector<check::cause> out;
-    if (causes_ == nullptr) return out;  // a part tested alone
-    ask(*causes_, out);
-    if (out.empty()) out.push_back(check::cause{check::cause_kind("unexplained"), "the world recorded no cause"});
-    for (check::cause& c : out)
-      if (c.kind == "unexplained") c.detail += recent_calls();
-    return out;
-  }
+  // The portal's maxima (metrics).
+  void portal_counts(const fact::portal_counts& at);
   // "; the last calls and faults the run traced: ..." (up to four), or "" when the run keeps no trace.
   [[gnu::cold]] std::string recent_calls() const;
 
@@ -273,16 +270,7 @@ class lease_monitors final : public fact_sink {
   check::trace_sink* sink_ = nullptr;
   std::string line_text_;  // the text of the entry being streamed
   cause_finder* causes_ = nullptr;
-  // The progress rule (acquire_answered).
-  vtime_ns progress_bound_ns_;
-  std::uint64_t grants_ = 0;            // acquires the server answered with a grant (single-node runs)
-  std::uint64_t holds_ = 0;             // permits workers came to hold (every run: a quorum's too)
-  vtime_ns starved_since_ns_ = -1;      // the first refusal with permits free since the last grant (-1: none)
-  std::uint64_t starved_refusals_ = 0;  // refusals since then
-  std::int64_t starved_live_max_ = 0;   // the most permits live at those refusals
-  bool starved_reported_ = false;       // one violation per window
-  std::uint64_t refusals_ = 0;          // refusals read before any grant
-  std::string first_refusal_;           // the first of them, as the reply read
+  vtime_ns lease_ns_;
 };
 
 }  // namespace admit::world::lease
