@@ -11,7 +11,9 @@
 // With several Redis nodes a fault on "redis" strikes the node its `node`
 // names (its state, clock, pause and links), and a worker's crash, pause or
 // clock step is the same on every link.
-// Each fault is traced and, with a timeline, drawn as a window. A restart or
+// Each fault is published as it begins (fact::fault_began: the monitors trace
+// it, a timeline draws it as a window), and a crash as a worker's (whether it
+// held a permit). A restart or
 // failover also tells the server side which permits the node came back
 // without, and a crash tells the portal that the worker left its connection
 // open, so that a violation can say why (permit_loss.hpp).

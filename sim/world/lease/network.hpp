@@ -8,7 +8,8 @@
 // effect lands even if the client gave up.
 //
 // The network carries a call; what the server does with it is the
-// script_server's (the Redis side of the world: the node and its monitors).
+// script_server's (the Redis side of the world). It publishes each call sent,
+// each call that failed and each reply lost (facts.hpp).
 #pragma once
 
 #include <boost/asio/associated_cancellation_slot.hpp>

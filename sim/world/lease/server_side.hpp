@@ -1,10 +1,12 @@
 // server_side: what happens when a script call reaches the Redis node.
 //
 // The node runs the script (or a mutant's broken acquire); around it the
-// server side asks the node what the monitors need at that instant — was the
-// token already a member, which live holders the acquire reaps, which stale
-// permits survive it, how many members are left — and reports it to the
-// monitors, the fleet (a holder that lost its permit) and the timeline.
+// server side asks the node what happened at that instant — was the token
+// already a member, which live holders the script reaps, the holders and
+// members left after it — and publishes it as facts (facts.hpp: script_ran,
+// permit_taken, split_add) for the invariants, monitors and timeline to
+// judge and record, and tells the fleet of a holder that lost its permit.
+// It judges nothing itself.
 // What a violation will want to know of a permit is written here as it
 // happens: its grant and renewals (into the worker's record), and how it
 // left the set while its work went on (into the worker's record, or the
