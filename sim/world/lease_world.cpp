@@ -378,7 +378,10 @@ class lease_world {
       items_.end(item, unreachable ? "deferred_unreachable" : "deferred", sched_.now_ns());
       co_return;
     }
+    ADMIT_ASSERT(got.attempts >= 1, "a grant comes of an attempt");
     const std::int64_t holders = fleet_.hold(wi, token);
+    ADMIT_ASSERT(w.holding && *w.holding == token && holders <= static_cast<std::int64_t>(fleet_.size()),
+                 "the worker holds its token, and no more permits are held than there are workers");
     facts_.publish(lease::fact::granted{wi, item.number, token, sched_.now_ns() - item.arrived_ns, got.attempts, holders});
     std::shared_ptr<bool> renewing;
     if (fleet_.behaviour().renew_every_ns) {
@@ -414,6 +417,7 @@ class lease_world {
       w.release_failed_item = item.number;
     }
     fleet_.drop_holding(wi);
+    ADMIT_ASSERT(!w.holding.has_value() && !w.renewal.holding, "after its release a worker holds no permit and renews none");
     portal_.detach(wi);  // a connection it leaves open keeps its permit's record
     items_.end(item, outcome_of(status), sched_.now_ns());
   }
@@ -445,6 +449,8 @@ class lease_world {
   // --- the end --------------------------------------------------------------
 
   void finish() {
+    ADMIT_ASSERT(items_.ended() <= items_.arrived() && items_.arrived() <= src_.total(),
+                 "items end after they arrive, and arrive from the source");
     rec_.metrics.simulated_ns = sched_.now_ns();
     rec_.diagnostics = {.events = sched_.events_run(), .sequence_numbers = sched_.next_sequence()};
     fleet_.audit();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "gate/admit_assert.hpp"
 #include "sim/check/causes.hpp"
 #include "sim/world/cause_text.hpp"
 
@@ -35,6 +36,7 @@ std::string clock_ms(std::int64_t unix_ms) {
   two(d / 60'000 % 60);
   out.push_back(':');
   two(d / 1000 % 60);
+  ADMIT_ASSERT(out.size() >= 8, "a time of day has hours, minutes and seconds");
   if (const std::int64_t ms = d % 1000; ms != 0) {
     out.push_back('.');
     out.push_back(static_cast<char>('0' + ms / 100));
@@ -53,6 +55,7 @@ std::string off(vtime_ns ns) {
 }
 
 void add(std::vector<cause>& out, cause c) {
+  ADMIT_ASSERT(!c.kind.empty() && !c.detail.empty(), "a cause is a kind of the table and a sentence");
   for (const cause& o : out)
     if (o.detail == c.detail) return;
   out.push_back(std::move(c));
@@ -69,7 +72,10 @@ lease_causes::lease_causes(sim::scheduler& sched, const scenario::scenario& sc, 
                            const network& net, const work_items& items)
     : sched_(sched), sc_(sc), protocol_(protocol), fleet_(f), portal_(p), node_(node),
       server_(server), net_(net), items_(items), limit_(sc.gates.front().lease.limit),
-      lease_ns_(sc.gates.front().lease.lease_ns) {}
+      lease_ns_(sc.gates.front().lease.lease_ns) {
+  ADMIT_ASSERT(limit_ >= 1 && lease_ns_ > 0, "the loader refuses a limit of 0 and a lease of 0");
+  ADMIT_ASSERT(fleet_.size() == static_cast<std::size_t>(sc.fleet.workers), "the causes read the fleet the scenario built");
+}
 
 const redis::sorted_set* lease_causes::holders() const {
   return node_.peek_set(server_.holders_key(), node_.server_now_us(sched_.now_ns()));
@@ -83,10 +89,13 @@ bool lease_causes::in_set(const redis::sorted_set* set, std::string_view token) 
     const redis::sorted_set* s = n->peek_set(server_.holders_key(), n->server_now_us(sched_.now_ns()));
     if (s != nullptr && s->score(token).has_value()) ++holding;
   }
+  ADMIT_ASSERT(holding <= more_nodes_.size() + 1, "a token is held on at most every node");
   return holding >= (more_nodes_.size() + 1) / 2 + 1;
 }
 
 cause lease_causes::lost(std::string_view token, const permit_record& record, const permit_loss& loss) const {
+  ADMIT_ASSERT(!token.empty() && loss.at_ns >= 0 && loss.at_ns <= sched_.now_ns(),
+               "a permit's loss is recorded when it happens, before the violation it explains");
   const std::string permit = "permit " + std::string(token);
   const std::string granted_ago = record.granted_ns >= 0 ? span(loss.at_ns - record.granted_ns) : std::string("?");
   switch (loss.by) {
@@ -202,6 +211,8 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
 
 cause lease_causes::uncovered(std::size_t wi, std::string_view token, const permit_record& record, vtime_ns opened_ns,
                               bool under_permit) const {
+  ADMIT_ASSERT(wi < fleet_.size() && opened_ns >= 0 && opened_ns <= sched_.now_ns(),
+               "a connection of a worker of the fleet, opened before now");
   if (!under_permit)
     return {cause_kind("failed_open"), "worker " + std::to_string(wi) + " could not reach Redis and sent item " +
                                            std::to_string(record.number) + " to the portal without a permit"};
@@ -215,6 +226,7 @@ cause lease_causes::uncovered(std::size_t wi, std::string_view token, const perm
 }
 
 cause lease_causes::too_many_covered(std::int64_t covered) const {
+  ADMIT_ASSERT(covered > portal_.cap(), "asked only when the covered connections are more than the cap");
   if (limit_ > portal_.cap())
     return {cause_kind("limit_above_cap"), "the lease limit " + std::to_string(limit_) + " is above the portal's cap " +
                                                std::to_string(portal_.cap())};
@@ -274,6 +286,7 @@ void lease_causes::portal(std::vector<cause>& out) {
     if (r.filled.covered > portal_.cap()) add(out, too_many_covered(r.filled.covered));
   }
   if (covered > portal_.cap()) add(out, too_many_covered(covered));
+  ADMIT_ASSERT(covered >= 0 && covered <= portal_.attempted(), "the covered connections are among those asked for");
 }
 
 void lease_causes::refusal(refusal_snapshot& out) {
@@ -303,10 +316,14 @@ void lease_causes::refusal(refusal_snapshot& out) {
     for (const lease::portal::connection& c : r.filled.uncovered)
       if (out.uncovered.size() < check::max_causes_kept) keep(c);
   }
+  ADMIT_ASSERT(out.covered >= 0 && out.covered <= portal_.attempted(), "the covered connections are among those asked for");
+  for (const lease::portal::connection& c : out.uncovered)
+    ADMIT_ASSERT(c.attached == nullptr, "a snapshot keeps copies of the permits' records, not the workers' own");
 }
 
 void lease_causes::gate(std::vector<cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
                         std::int64_t members, bool split_add) {
+  ADMIT_ASSERT(wi < fleet_.size() && members > limit_, "asked only when a worker's step left more members than the limit");
   const std::string limit = std::to_string(limit_);
   if (sc_.gates.front().world_mut == scenario::world_mutation::check_then_add) {
     if (split_add) {
@@ -332,6 +349,7 @@ void lease_causes::gate(std::vector<cause>& out, std::size_t wi, redis::script_o
 }
 
 std::string lease_causes::regrant(std::size_t wi, std::string_view token) {
+  ADMIT_ASSERT(wi < fleet_.size() && !token.empty(), "a token of a worker of the fleet");
   const worker_state& w = fleet_[wi];
   const vtime_ns first =
       w.current && fleet::token_of(wi, w.current->number) == token ? w.permit.granted_ns : vtime_ns{-1};
@@ -347,10 +365,12 @@ std::string lease_causes::regrant(std::size_t wi, std::string_view token) {
   std::string s = "token " + std::string(token);
   s += first >= 0 ? " was granted at " + at(first) + ", but " + why : " was granted, but " + why;
   s += "; the client retried under the same token and was granted again at " + at(sched_.now_ns());
+  ADMIT_ASSERT(first < 0 || first <= sched_.now_ns(), "the first grant came before the second");
   return s;
 }
 
 void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string_view member, const acquire_now& now_read) {
+  ADMIT_ASSERT(wi < fleet_.size() && !member.empty(), "an acquire of a worker of the fleet left a member");
   const vtime_ns now = sched_.now_ns();
   const std::int64_t server_ms = node_.server_now_us(now) / 1000;
   const redis::sorted_set* set = holders();
@@ -441,6 +461,8 @@ bool lease_causes::fleet_exhausted(std::vector<cause>& out, const std::string& p
   }
   if (exited == 0) return false;
   const auto n = static_cast<std::int64_t>(fleet_.size());
+  ADMIT_ASSERT(exited + crashed + retired + drained == n && last_exit_ns >= 0 && last_exit_ns <= sched_.now_ns(),
+               "every worker gone, one way each, the last exit before now");
   std::string s = prefix + (n == 1 ? std::string("the only worker") : "all " + count_text(n, "worker", "workers"));
   if (exited == n) {
     s += " exited after acquire timeouts (the last at " + at(last_exit_ns) + ")";
@@ -480,7 +502,7 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
                     " still queued with no worker left to take them: " + gone});
     return;
   }
-  // Permits left one lease after the end, as finish() counts them.
+  // Permits left one lease after the end, as the world counts them for fact::run_ended.
   const std::int64_t later_us = node_.server_now_us(now) + (lease_ns_ + sim::ms) / 1000;
   std::int64_t deadline_ms = -1;
   const redis::sorted_set* set = node_.peek_set(server_.holders_key(), later_us, &deadline_ms);
@@ -489,7 +511,7 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
                                           : "the holders key expires only at " + clock_ms(deadline_ms);
   std::size_t listed = 0;
   for (const redis::sorted_set::entry& e : set->entries()) {
-    if (!server_.live_score(e.score, later_us / 1000)) continue;  // expired: free capacity, as finish() counts it
+    if (!server_.live_score(e.score, later_us / 1000)) continue;  // expired: free capacity, as the world counts it
     if (listed++ == check::max_causes_kept) break;
     std::string whose;
     if (const auto named = fleet_.parse_token(e.member)) {
@@ -507,6 +529,7 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
 }
 
 void lease_causes::not_idle(std::vector<cause>& out, vtime_ns lh_ns) {
+  ADMIT_ASSERT(lh_ns >= 0 && lh_ns <= sched_.now_ns(), "asked at the liveness horizon, once the clock reached it");
   if (fleet_exhausted(out, "at the liveness horizon (" + at(lh_ns) + ") ")) return;
   std::size_t at_work = 0, holding = 0;
   for (std::size_t wi = 0; wi < fleet_.size(); ++wi) {
@@ -520,6 +543,7 @@ void lease_causes::not_idle(std::vector<cause>& out, vtime_ns lh_ns) {
   if (!queue.empty()) s += " (the oldest since " + at(queue.front().arrived_ns) + ")";
   s += ", " + count_text(n(at_work), "item was", "items were") + " at work and " +
        count_text(n(holding), "worker held a permit", "workers held permits");
+  ADMIT_ASSERT(at_work <= fleet_.size() && holding <= fleet_.size(), "one item and one permit a worker at most");
   add(out, {cause_kind("work_outstanding"), std::move(s)});
 }
 

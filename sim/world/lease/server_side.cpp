@@ -54,6 +54,7 @@ void server_side::permit_left(std::string_view member, const permit_loss& how, b
 }
 
 permit_loss server_side::reaped_by(std::size_t wi, bool reaper_clock) const {
+  ADMIT_ASSERT(wi < fleet_.size(), "a script of a worker of the fleet reaps");
   const vtime_ns now = sched_.now_ns();
   permit_loss loss;
   loss.by = permit_loss::how::reaped;
@@ -96,6 +97,8 @@ void server_side::notice_reaping(std::size_t wi, const call_req& req, std::int64
 }
 
 redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, const call_req& req) {
+  ADMIT_ASSERT(wi < fleet_.size() && proto_ == nullptr, "a built-in variant's script, of a worker of the fleet");
+  ADMIT_ASSERT(req.lease_ms > 0 && req.limit >= 1 && !req.token.empty(), "the client fills a variant's call in");
   const vtime_ns now = sched_.now_ns();
   const std::int64_t now_us = node_.server_now_us(now);
   node_.before_script(now, now_us, op, req);
@@ -156,6 +159,7 @@ void server_side::add_after_check(std::size_t wi, const call_req& req) {
   const std::int64_t now_us = node_.server_now_us(sched_.now_ns());
   notice_expiry(req, now_us);
   const std::int64_t members = node_.add_after_check(req, now_us);
+  ADMIT_ASSERT(members >= 1 && wi < fleet_.size(), "the add leaves at least its own member");
   fleet_.granted(wi, req.token, sched_.now_ns(), node_.server_offset_ns());
   facts_.publish(fact::split_add{wi, req.token, members});
 }
@@ -200,6 +204,8 @@ void server_side::notice_losses(std::size_t wi, const gate::command_request& req
   // The holders mostly keep their order (an acquire reaps the oldest and adds
   // the newest; a release takes one out), so a member is first looked for at
   // the next place of `after` in order, and only then by name.
+  ADMIT_ASSERT(before.size() == holders_before_count_ && holders_before_scores_.size() >= before.size(),
+               "the holders before the command, each with its score");
   using entry = redis::sorted_set::entry;
   const std::span<const entry> kept = after ? after->entries() : std::span<const entry>{};
   std::size_t next = 0;
@@ -240,6 +246,7 @@ void server_side::script_failed(std::size_t wi, const gate::command_request& req
   f.worker = wi;
   f.at_ns = sched_.now_ns();
   failure_ = std::move(f);
+  ADMIT_ASSERT(failure_ && !failure_->operation.empty() && failure_->worker == wi, "the first failure is kept, with its worker");
   facts_.publish(fact::script_failed{wi, failure_->operation});
   sched_.stop();
 }
@@ -262,6 +269,8 @@ void server_side::protocol_inconsistent(std::size_t wi, const gate::command_requ
 
 redis::reply server_side::execute_command(std::size_t wi, const gate::command_request& req) {
   ADMIT_ASSERT(proto_ != nullptr, "a protocol's command reaches a server that runs that protocol");
+  ADMIT_ASSERT(wi < fleet_.size() && !req.argv.empty(), "a command of a worker of the fleet");
+  ADMIT_ASSERT(node_members_ == nullptr || node_index_ < node_members_->size(), "a quorum node's own count slot");
   const vtime_ns now = sched_.now_ns();
   const std::int64_t now_us = node_.server_now_us(now);
   call_req key_only;
