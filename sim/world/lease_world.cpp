@@ -188,7 +188,8 @@ class lease_world {
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
     server_.set_portal(&portal_);
     add_nodes(run, opts);
-    causes_.emplace(sched_, sc_, run.proto != nullptr, fleet_, portal_, node_, server_, net_, items_);
+    causes_.emplace(sched_, sc_, run.proto != nullptr, fleet_, portal_, node_, server_);
+    facts_.subscribe(*causes_);  // before the first fact: the run has not started
     for (const auto& e : extra_) causes_->add_node(e->node);
     monitors_.set_causes(&*causes_);
   }
@@ -368,7 +369,6 @@ class lease_world {
                                           got.ec == gate::gate_errc::unreachable, true});
       if (!mutant_requeue_drops_item_) items_.requeue(item);
       w.exited = true;
-      w.exited_ns = sched_.now_ns();
       fleet_.wake_one();  // a worker idle on an empty queue takes it
       co_return;
     }
@@ -413,8 +413,7 @@ class lease_world {
     const error_code rel = co_await w.link.client->release(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     if (rel) [[unlikely]] {
-      facts_.publish(lease::fact::release_failed{wi});
-      w.release_failed_item = item.number;
+      facts_.publish(lease::fact::release_failed{wi, item.number});
     }
     fleet_.drop_holding(wi);
     ADMIT_ASSERT(!w.holding.has_value() && !w.renewal.holding, "after its release a worker holds no permit and renews none");

@@ -79,8 +79,13 @@ struct call_sent {
 struct call_failed {
   std::size_t worker;
 };
-// A call ran on the server but its reply cannot reach its worker.
+// A call ran on the server but its reply cannot reach its worker: Redis went down (else the link was cut).
 struct reply_lost {
+  std::size_t worker;
+  bool redis_down;
+};
+// A call is about to run on the server after its client gave up on it (a paused server runs it late).
+struct ran_late {
   std::size_t worker;
 };
 
@@ -217,9 +222,10 @@ struct served {
   std::size_t worker;
   vtime_ns service_ns;
 };
-// Its release got no confirmation (the lease's expiry is the backstop).
+// Its release for item `number` got no confirmation (the lease's expiry is the backstop).
 struct release_failed {
   std::size_t worker;
+  std::uint64_t number;
 };
 struct renewal_lost {
   std::size_t worker;
@@ -228,13 +234,15 @@ struct renewal_lost {
 };
 struct worker_crashed {
   std::size_t worker;
-  bool held;  // it held a permit
+  bool held;             // it held a permit
+  std::uint64_t item;    // the item it held a permit for (0: none)
 };
 
 // --- the work items ---------------------------------------------------------
 // An item joined the queue's tail: an arrival, or (`requeued`) an item put back. `waiting` after it.
 struct item_queued {
   std::uint64_t number;
+  vtime_ns arrived_ns;
   std::size_t waiting;
   bool requeued;
 };
@@ -275,6 +283,7 @@ struct run_ended {
 inline bool sound(const call_sent& f, std::size_t w) { return f.worker < w; }
 inline bool sound(const call_failed& f, std::size_t w) { return f.worker < w; }
 inline bool sound(const reply_lost& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const ran_late& f, std::size_t w) { return f.worker < w; }
 inline bool sound(const permit_taken& f, std::size_t w) { return f.holder < w && !f.member.empty(); }
 inline bool sound(const script_ran& f, std::size_t w) {
   const bool acquire = f.op == redis::script_op::acquire;
@@ -305,10 +314,10 @@ inline bool sound(const granted& f, std::size_t w) {
   return f.worker < w && f.number >= 1 && f.waited_ns >= 0 && f.attempts >= 1 && f.holders >= 1;
 }
 inline bool sound(const served& f, std::size_t w) { return f.worker < w && f.service_ns >= 0; }
-inline bool sound(const release_failed& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const release_failed& f, std::size_t w) { return f.worker < w && f.number >= 1; }
 inline bool sound(const renewal_lost& f, std::size_t w) { return f.worker < w && f.holders >= 0; }
-inline bool sound(const worker_crashed& f, std::size_t w) { return f.worker < w; }
-inline bool sound(const item_queued& f, std::size_t) { return f.number >= 1 && f.waiting >= 1; }
+inline bool sound(const worker_crashed& f, std::size_t w) { return f.worker < w && (f.item == 0 || f.held); }
+inline bool sound(const item_queued& f, std::size_t) { return f.number >= 1 && f.arrived_ns >= 0 && f.waiting >= 1; }
 inline bool sound(const item_taken& f, std::size_t) { return f.number >= 1; }
 inline bool sound(const item_ended& f, std::size_t) { return f.number >= 1 && f.how != nullptr && *f.how != '\0'; }
 inline bool sound(const fault_began& f, std::size_t) { return !f.what.empty(); }
@@ -325,6 +334,7 @@ class fact_sink {
   virtual void on(const fact::call_sent&) {}
   virtual void on(const fact::call_failed&) {}
   virtual void on(const fact::reply_lost&) {}
+  virtual void on(const fact::ran_late&) {}
   virtual void on(const fact::permit_taken&) {}
   virtual void on(const fact::script_ran&) {}
   virtual void on(const fact::split_add&) {}

@@ -123,9 +123,12 @@ void fault_injector::apply(const scenario::fault_spec& f) {
 
 void fault_injector::crash(std::size_t wi, const scenario::fault_spec& f) {
   if (!fleet_[wi].alive) return;
+  const worker_state& w = fleet_[wi];
+  const std::uint64_t item = w.current && w.holding ? w.current->number : 0;  // the item it held a permit for
   portal_.worker_crashed(wi, sched_.now_ns());  // the connection it had open runs on without it
-  const bool held = fleet_.crash(wi, [this](const work_item& item) { items_.end(item, "crashed", sched_.now_ns()); });
-  facts_.publish(fact::worker_crashed{wi, held});
+  const bool held = fleet_.crash(wi, [this](const work_item& it) { items_.end(it, "crashed", sched_.now_ns()); });
+  ADMIT_ASSERT(item == 0 || held, "a worker at work on an item under a permit held it as it crashed");
+  facts_.publish(fact::worker_crashed{wi, held, item});
   if (f.duration_ns) sched_.schedule_after(*f.duration_ns, [this, wi] { fleet_.restart(wi); });
 }
 

@@ -100,8 +100,6 @@ bool fleet::crash(std::size_t wi, const std::function<void(const work_item&)>& e
   worker_state& w = *workers_[wi];
   ADMIT_ASSERT(w.alive, "a dead worker does not crash again");
   w.alive = false;
-  w.crashed_ns = sched_.now_ns();
-  w.crashed_item = w.current && w.holding ? w.current->number : 0;
   ++w.generation;
   // The wait goes with the generation's coroutine, and its renewer stops.
   w.renewal.portal_wait = nullptr;

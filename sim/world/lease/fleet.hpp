@@ -106,7 +106,6 @@ struct worker_state {
   // requeued); `drained` on an empty queue after the last arrival. A restart clears both.
   bool exited = false;
   bool drained = false;
-  vtime_ns exited_ns = -1;
   vtime_ns paused_until = 0;
   worker_clock clock;
   worker_link link;
@@ -133,9 +132,6 @@ struct worker_state {
   // it works on the item (read only while `current` is set), so that a grant
   // is matched to the item without parsing the token.
   std::string_view token;
-  vtime_ns crashed_ns = -1;            // its last crash
-  std::uint64_t crashed_item = 0;      // the item it held a permit for then (0: none)
-  std::uint64_t release_failed_item = 0;  // the last item whose release got no confirmation (0: none)
   vtime_ns paused_from_ns = -1;        // its last pause began (it lasts to paused_until)
   // What a lost renewal may act on, by the protocol's client policy.
   struct renewal_state {

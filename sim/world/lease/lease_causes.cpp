@@ -67,12 +67,42 @@ const char* op_name(redis::script_op op) {
 
 }  // namespace
 
+// --- what the causes keep of the facts ------------------------------------------------
+
+void lease_causes::on(const fact::reply_lost& f) {
+  fates_[f.worker].reply_lost_ns = sched_.now_ns();
+  fates_[f.worker].reply_lost_redis_down = f.redis_down;
+}
+
+void lease_causes::on(const fact::ran_late& f) { fates_[f.worker].ran_late_ns = sched_.now_ns(); }
+
+void lease_causes::on(const fact::worker_crashed& f) {
+  fates_[f.worker].crashed_ns = sched_.now_ns();
+  fates_[f.worker].crashed_item = f.item;
+}
+
+void lease_causes::on(const fact::release_failed& f) { fates_[f.worker].release_failed_item = f.number; }
+
+void lease_causes::on(const fact::gave_up& f) {
+  if (f.requeued) fates_[f.worker].exited_ns = sched_.now_ns();
+}
+
+void lease_causes::on(const fact::item_queued& f) {
+  queued_.push_back(queued_item{f.number, f.arrived_ns});
+  ADMIT_ASSERT(queued_.size() == f.waiting, "the causes' queue is the queue");
+}
+
+void lease_causes::on(const fact::item_taken& f) {
+  ADMIT_ASSERT(!queued_.empty() && queued_.front().number == f.number, "an item is taken from the queue's head");
+  queued_.pop_front();
+  ADMIT_ASSERT(queued_.size() == f.waiting, "the causes' queue is the queue");
+}
+
 lease_causes::lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool protocol,
-                           const fleet& f, const lease::portal& p, const redis_node& node, const server_side& server,
-                           const network& net, const work_items& items)
+                           const fleet& f, const lease::portal& p, const redis_node& node, const server_side& server)
     : sched_(sched), sc_(sc), protocol_(protocol), fleet_(f), portal_(p), node_(node),
-      server_(server), net_(net), items_(items), limit_(sc.gates.front().lease.limit),
-      lease_ns_(sc.gates.front().lease.lease_ns) {
+      server_(server), limit_(sc.gates.front().lease.limit),
+      lease_ns_(sc.gates.front().lease.lease_ns), fates_(f.size()) {
   ADMIT_ASSERT(limit_ >= 1 && lease_ns_ > 0, "the loader refuses a limit of 0 and a lease of 0");
   ADMIT_ASSERT(fleet_.size() == static_cast<std::size_t>(sc.fleet.workers), "the causes read the fleet the scenario built");
 }
@@ -353,7 +383,7 @@ std::string lease_causes::regrant(std::size_t wi, std::string_view token) {
   const worker_state& w = fleet_[wi];
   const vtime_ns first =
       w.current && fleet::token_of(wi, w.current->number) == token ? w.permit.granted_ns : vtime_ns{-1};
-  const network::call_fate& fate = net_.fate(wi);
+  const worker_fate& fate = fates_[wi];
   std::string why;
   if (first >= 0 && fate.ran_late_ns == first)
     why = "the script ran after the client's " + span(redis_call_timeout_ns) + " socket timeout";
@@ -440,7 +470,7 @@ void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string
 
 bool lease_causes::fleet_exhausted(std::vector<cause>& out, const std::string& prefix) const {
   if (sc_.fleet.on_acquire_timeout != scenario::acquire_timeout_policy::requeue_and_exit) return false;
-  const std::size_t queued = items_.queued().size();
+  const std::size_t queued = queued_.size();
   if (queued == 0) return false;
   std::int64_t exited = 0, crashed = 0, retired = 0, drained = 0;
   vtime_ns last_exit_ns = -1;
@@ -450,7 +480,7 @@ bool lease_causes::fleet_exhausted(std::vector<cause>& out, const std::string& p
       ++crashed;
     } else if (w.exited) {
       ++exited;
-      last_exit_ns = std::max(last_exit_ns, w.exited_ns);
+      last_exit_ns = std::max(last_exit_ns, fates_[wi].exited_ns);
     } else if (w.drained) {
       ++drained;
     } else if (w.renewal.retired) {
@@ -493,12 +523,12 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
       if (listed > 8) continue;
       if (!gone.empty()) gone += ", ";
       gone += "worker " + std::to_string(wi) +
-              (!w.alive ? " crashed at " + at(w.crashed_ns) + ", never restarted"
+              (!w.alive ? " crashed at " + at(fates_[wi].crashed_ns) + ", never restarted"
                         : std::string(" stopped taking work after a lost renewal (on_renewal_lost stop_new_work)"));
     }
     if (working == 0)
       add(out, {cause_kind("no_worker_left"),
-                count_text(static_cast<std::int64_t>(items_.queued().size()), "item", "items") +
+                count_text(static_cast<std::int64_t>(queued_.size()), "item", "items") +
                     " still queued with no worker left to take them: " + gone});
     return;
   }
@@ -515,7 +545,7 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
     if (listed++ == check::max_causes_kept) break;
     std::string whose;
     if (const auto named = fleet_.parse_token(e.member)) {
-      const worker_state& w = fleet_[named->first];
+      const worker_fate& w = fates_[named->first];
       whose = w.crashed_item == named->second ? "worker " + std::to_string(named->first) + " crashed at " +
                                                     at(w.crashed_ns) + " while holding it"
               : w.release_failed_item == named->second
@@ -536,7 +566,7 @@ void lease_causes::not_idle(std::vector<cause>& out, vtime_ns lh_ns) {
     at_work += fleet_[wi].current.has_value();
     holding += fleet_[wi].holding.has_value();
   }
-  const auto& queue = items_.queued();
+  const auto& queue = queued_;
   const auto n = [](std::size_t k) { return static_cast<std::int64_t>(k); };
   std::string s = "at the liveness horizon (" + at(lh_ns) + ") " + count_text(n(queue.size()), "item", "items") +
                   " waited in the queue";

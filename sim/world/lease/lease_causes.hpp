@@ -2,8 +2,11 @@
 // words, from what the world recorded (never a guess from the symptoms).
 //
 // The monitors ask it only while they describe a violation (a level window
-// opens or peaks, an event check fails: check::monitor's cold path). It reads
-// what the parts keep:
+// opens or peaks, an event check fails: check::monitor's cold path). It
+// keeps what the facts (facts.hpp) tell of each worker's fate (its replies
+// lost or run late, its crashes, failed releases and exits) and of the queue,
+// and reads the permits' records the fleet and the portal keep, and the
+// holders on the nodes now:
 //  * portal_inflight_le_cap: each connection asked of the portal (open, or a
 //    refused attempt still counted) whose permit is not in the set, and the
 //    record of that permit (permit_loss.hpp): how it left the set (reaped by
@@ -30,6 +33,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -39,23 +43,31 @@
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/lease/fleet.hpp"
+#include "sim/world/lease/facts.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
-#include "sim/world/lease/network.hpp"
 #include "sim/world/lease/permit_loss.hpp"
 #include "sim/world/lease/portal.hpp"
 #include "sim/world/lease/redis_node.hpp"
 #include "sim/world/lease/server_side.hpp"
-#include "sim/world/lease/work_items.hpp"
 
 namespace admit::world::lease {
 
-class lease_causes final : public cause_finder {
+class lease_causes final : public cause_finder, public fact_sink {
  public:
   // `protocol`: the run is a protocol's (its scripts are the user's). Whose
   // clock an acquire read is told with each survivor (acquire_now).
   lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool protocol, const fleet& f,
-               const lease::portal& p, const redis_node& node, const server_side& server, const network& net,
-               const work_items& items);
+               const lease::portal& p, const redis_node& node, const server_side& server);
+
+  // What it keeps of the facts: each worker's fate (its calls' replies lost or run late, its last crash
+  // and the item it held then, its last failed release, its last exit) and the queue of items.
+  void on(const fact::reply_lost& f) override;
+  void on(const fact::ran_late& f) override;
+  void on(const fact::worker_crashed& f) override;
+  void on(const fact::release_failed& f) override;
+  void on(const fact::gave_up& f) override;
+  void on(const fact::item_queued& f) override;
+  void on(const fact::item_taken& f) override;
 
   // A quorum run's further nodes (1, 2, ...): a permit is then in the set
   // when a majority of the nodes' sets hold it.
@@ -93,10 +105,24 @@ class lease_causes final : public cause_finder {
   const lease::portal& portal_;
   const redis_node& node_;
   const server_side& server_;
-  const network& net_;
-  const work_items& items_;
   std::int64_t limit_;
   vtime_ns lease_ns_;
+  // What became of a worker, as the facts told it.
+  struct worker_fate {
+    vtime_ns reply_lost_ns = -1;         // the last reply lost on its way back
+    bool reply_lost_redis_down = false;  // lost because the node went down (else the link was cut)
+    vtime_ns ran_late_ns = -1;           // the last call the server ran after its client stopped waiting
+    vtime_ns crashed_ns = -1;            // its last crash
+    std::uint64_t crashed_item = 0;      // the item it held a permit for then (0: none)
+    std::uint64_t release_failed_item = 0;  // the last item whose release got no confirmation (0: none)
+    vtime_ns exited_ns = -1;             // its last exit after an acquire that gave up (requeue_and_exit)
+  };
+  std::vector<worker_fate> fates_;  // per worker
+  struct queued_item {
+    std::uint64_t number;
+    vtime_ns arrived_ns;
+  };
+  std::deque<queued_item> queued_;  // the items waiting, oldest first
   std::vector<const redis_node*> more_nodes_;
 };
 

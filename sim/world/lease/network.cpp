@@ -6,10 +6,10 @@ namespace admit::world::lease {
 
 network::network(sim::scheduler& sched, const redis_node& node, script_server& server, fact_bus& facts,
                  std::string_view key, std::size_t workers, bool split_add)
-    : sched_(sched), node_(node), server_(server), facts_(facts), key_(key), fates_(workers), split_add_(split_add) {
+    : sched_(sched), node_(node), server_(server), facts_(facts), key_(key), split_add_(split_add) {
   worker_names_.reserve(workers);
   for (std::size_t i = 0; i < workers; ++i) worker_names_.push_back("worker:" + std::to_string(i));
-  ADMIT_ASSERT(fates_.size() == workers && worker_names_.size() == workers, "one fate and one name per worker");
+  ADMIT_ASSERT(worker_names_.size() == workers, "one name per worker");
 }
 
 bool network::cut_between(const std::string& a, const std::string& b) const {
@@ -23,7 +23,7 @@ bool network::cut_between(const std::string& a, const std::string& b) const {
 }
 
 void network::listen(std::string channel, std::size_t wi, std::function<void()> on_message) {
-  ADMIT_ASSERT(wi < fates_.size() && on_message, "a worker of this fleet listens with a handler");
+  ADMIT_ASSERT(wi < worker_names_.size() && on_message, "a worker of this fleet listens with a handler");
   listeners_[std::move(channel)][wi] = std::move(on_message);
 }
 

@@ -88,16 +88,6 @@ struct redis_transport {
 
 class network {
  public:
-  // What became of a worker's calls, kept for the causes of a violation
-  // (a token granted twice): the last reply lost on its way back, and the
-  // last call the server ran after its client had stopped waiting for it.
-  struct call_fate {
-    vtime_ns reply_lost_ns = -1;
-    bool reply_lost_redis_down = false;  // lost because the node went down (else the link was cut)
-    vtime_ns ran_late_ns = -1;
-  };
-  const call_fate& fate(std::size_t wi) const { return fates_[wi]; }
-
   // `key`: the gate key every call views; `split_add`: acquires are the
   // mutant's two round trips (count, then add).
   network(sim::scheduler& sched, const redis_node& node, script_server& server, fact_bus& facts,
@@ -185,9 +175,7 @@ class network {
   bool cut_between(const std::string& a, const std::string& b) const;
   // A reply that ran on the server but cannot reach its worker.
   [[gnu::noinline]] void reply_lost(std::size_t wi) {
-    facts_.publish(fact::reply_lost{wi});
-    fates_[wi].reply_lost_ns = sched_.now_ns();
-    fates_[wi].reply_lost_redis_down = node_.down(sched_.now_ns());
+    facts_.publish(fact::reply_lost{wi, node_.down(sched_.now_ns())});
   }
 
   template <class State, class Reply>
@@ -234,7 +222,6 @@ class network {
   std::string_view key_;
   std::vector<std::string> worker_names_;  // "worker:<index>", as partitions name them
   std::vector<cut_spec> cuts_;
-  std::vector<call_fate> fates_;  // per worker
   bool split_add_;
   bool wait_acks_at_once_ = false;
   // Subscribers by channel, by worker (ordered: a PUBLISH delivers in worker order).
@@ -245,7 +232,7 @@ class network {
 template <class Handler>
 void network::start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler) {
   call_ref<script_call<Handler>> st(new script_call<Handler>);
-  ADMIT_ASSERT(wi < fates_.size(), "a call of one of the fleet's workers");
+  ADMIT_ASSERT(wi < worker_names_.size(), "a call of one of the fleet's workers");
   st->h.emplace(std::move(handler));
   st->worker = wi;
   st->req = call_req{request.var,   key_,          request.token, request.now_ms, request.lease_ms,
@@ -262,7 +249,7 @@ void network::start_call(std::size_t wi, redis::script_op op, const gate::script
 template <class Handler>
 void network::start_command(std::size_t wi, const gate::command_request& request, Handler handler) {
   call_ref<command_call<Handler>> st(new command_call<Handler>);
-  ADMIT_ASSERT(wi < fates_.size(), "a call of one of the fleet's workers");
+  ADMIT_ASSERT(wi < worker_names_.size(), "a call of one of the fleet's workers");
   st->h.emplace(std::move(handler));
   st->worker = wi;
   st->req = request;
@@ -304,7 +291,7 @@ void network::deliver_command(std::size_t wi, const call_ref<command_call<Handle
     return;
   }
   if (st->done) [[unlikely]]
-    fates_[wi].ran_late_ns = sched_.now_ns();  // its client already gave up on it
+    facts_.publish(fact::ran_late{wi});  // its client already gave up on it
   if (is_wait(st->req)) [[unlikely]] {
     wait_command(wi, st);
     return;
@@ -360,7 +347,7 @@ void network::deliver(std::size_t wi, redis::script_op op, const call_ref<script
     return;
   }
   if (st->done) [[unlikely]]
-    fates_[wi].ran_late_ns = sched_.now_ns();  // its client already gave up on it
+    facts_.publish(fact::ran_late{wi});  // its client already gave up on it
   const redis::script_reply reply = server_.execute(wi, op, st->req);
   if (op == redis::script_op::acquire && split_add_ && reply.granted()) {
     // Broken on purpose: the count came back below the limit; the add is a

@@ -76,7 +76,7 @@ class work_items {
     ADMIT_ASSERT(ended_ + queue_.size() < arrived_, "a requeued item was at work, neither queued nor ended");
     ++requeued_;
     queue_.push_back(it);
-    facts_.publish(fact::item_queued{it.number, queue_.size(), true});
+    facts_.publish(fact::item_queued{it.number, it.arrived_ns, queue_.size(), true});
   }
   std::uint64_t requeued() const noexcept { return requeued_; }
 
@@ -92,7 +92,7 @@ class work_items {
   void push(const work_item& it, vtime_ns now) {
     ADMIT_ASSERT(it.arrived_ns == now, "an arrival joins the queue as it arrives");
     queue_.push_back(it);
-    facts_.publish(fact::item_queued{it.number, queue_.size(), false});
+    facts_.publish(fact::item_queued{it.number, it.arrived_ns, queue_.size(), false});
   }
   fact_bus& facts_;
   const sim::duration_dist& service_time_;
