@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -363,10 +364,57 @@ class fact_sink {
   virtual ~fact_sink() = default;
 };
 
-// The bus: its subscribers hear every fact in the order they subscribed, at
-// the instant it is published (a fact is no event: it adds none and moves no
-// clock). The world subscribes its monitors first, so that a violation's
-// trace and windows are in place before the timeline samples the same instant.
+// Every fact, in one list: a fact's place in it is its kind (the bus's index).
+using every_fact = std::tuple<fact::call_sent,
+                                 fact::call_failed,
+                                 fact::reply_lost,
+                                 fact::ran_late,
+                                 fact::permit_taken,
+                                 fact::script_ran,
+                                 fact::split_add,
+                                 fact::script_failed,
+                                 fact::reply_inconsistent,
+                                 fact::portal_refused,
+                                 fact::portal_opened,
+                                 fact::portal_refusal_over,
+                                 fact::portal_closed,
+                                 fact::client_left,
+                                 fact::acquiring,
+                                 fact::sent_without_permit,
+                                 fact::gave_up,
+                                 fact::granted,
+                                 fact::served,
+                                 fact::release_failed,
+                                 fact::renewal_lost,
+                                 fact::worker_crashed,
+                                 fact::item_queued,
+                                 fact::item_taken,
+                                 fact::item_ended,
+                                 fact::fault_began,
+                                 fact::horizon_reached,
+                                 fact::run_ended>;
+inline constexpr std::size_t fact_kinds = std::tuple_size_v<every_fact>;
+
+template <class F, std::size_t I = 0>
+constexpr std::size_t kind_of() {
+  static_assert(I < fact_kinds, "a fact of every_fact");
+  if constexpr (std::is_same_v<F, std::tuple_element_t<I, every_fact>>) return I;
+  else return kind_of<F, I + 1>();
+}
+
+// Whether the subscriber type S hears F: it declares its own on(const F&). (A
+// subscriber declares the handlers it has and no using-declaration of the
+// base's, so a fact it does not declare is one it does not hear.)
+template <class S, class F>
+concept hears = requires { static_cast<void (S::*)(const F&)>(&S::on); };
+
+// The bus: a subscriber hears the facts it has handlers for, each in the
+// order the subscribers subscribed, at the instant it is published (a fact is
+// no event: it adds none and moves no clock). Which facts a subscriber hears
+// is found from its type as it subscribes, so that a fact is handed only to
+// those that handle it. The world subscribes its invariants and monitors
+// first, so that a violation's trace and windows are in place before the
+// timeline samples the same instant.
 class fact_bus {
  public:
   static constexpr std::size_t max_sinks = 8;
@@ -376,26 +424,50 @@ class fact_bus {
     ADMIT_ASSERT(workers >= 1, "a lease world has at least one worker (the loader refuses 0)");
   }
 
-  void subscribe(fact_sink& s) {
+  template <class S>
+    requires std::is_base_of_v<fact_sink, S>
+  void subscribe(S& s) {
     ADMIT_ASSERT(count_ < max_sinks, "a lease world has a fixed few subscribers");
-    for (std::size_t i = 0; i < count_; ++i) ADMIT_ASSERT(sinks_[i] != &s, "a subscriber hears each fact once");
-    sinks_[count_++] = &s;
+    for (std::size_t i = 0; i < count_; ++i) ADMIT_ASSERT(all_[i] != &s, "a subscriber hears each fact once");
+    all_[count_++] = &s;
+    std::size_t heard = 0;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((hears<S, std::tuple_element_t<I, every_fact>> ? (add(I, s), ++heard) : 0), ...);
+    }(std::make_index_sequence<fact_kinds>{});
+    ADMIT_ASSERT(heard >= 1, "a subscriber hears at least one fact");
   }
   std::size_t subscribers() const noexcept { return count_; }
+  // How many subscribers hear F.
+  template <class F>
+  std::size_t hearing() const noexcept {
+    return by_kind_[kind_of<F>()].count;
+  }
 
   template <class F>
   void publish(const F& f) {
     ADMIT_ASSERT(fact::sound(f, workers_), "a part publishes a fact that holds its own postconditions");
     ADMIT_ASSERT(sched_.now_ns() >= last_ns_, "facts are published in time order");
     last_ns_ = sched_.now_ns();
-    for (std::size_t i = 0; i < count_; ++i) sinks_[i]->on(f);
+    const listeners& l = by_kind_[kind_of<F>()];
+    for (std::size_t i = 0; i < l.count; ++i) l.sinks[i]->on(f);
   }
 
  private:
+  struct listeners {
+    std::array<fact_sink*, max_sinks> sinks{};
+    std::size_t count = 0;
+  };
+  void add(std::size_t kind, fact_sink& s) {
+    listeners& l = by_kind_[kind];
+    ADMIT_ASSERT(l.count < max_sinks, "no more listeners to a fact than subscribers");
+    l.sinks[l.count++] = &s;
+  }
+
   const sim::scheduler& sched_;
   std::size_t workers_;
-  std::array<fact_sink*, max_sinks> sinks_{};
+  std::array<fact_sink*, max_sinks> all_{};
   std::size_t count_ = 0;
+  std::array<listeners, fact_kinds> by_kind_{};
   vtime_ns last_ns_ = 0;
 };
 

@@ -256,12 +256,27 @@ class capacity_conserved final : public fact_sink {
 
 }  // namespace
 
-std::unique_ptr<fact_sink> make_gate_inflight(lease_monitors& hub) { return std::make_unique<gate_inflight>(hub); }
-std::unique_ptr<fact_sink> make_portal_inflight(lease_monitors& hub) { return std::make_unique<portal_inflight>(hub); }
-std::unique_ptr<fact_sink> make_expired_reaped(lease_monitors& hub) { return std::make_unique<expired_reaped>(hub); }
-std::unique_ptr<fact_sink> make_liveness(lease_monitors& hub) { return std::make_unique<liveness>(hub); }
-std::unique_ptr<fact_sink> make_capacity_conserved(lease_monitors& hub) {
-  return std::make_unique<capacity_conserved>(hub);
+namespace {
+template <class Component>
+std::unique_ptr<fact_sink> build(lease_monitors& hub, fact_bus& bus) {
+  auto c = std::make_unique<Component>(hub);
+  bus.subscribe(*c);
+  return c;
+}
+}  // namespace
+
+std::unique_ptr<fact_sink> make_gate_inflight(lease_monitors& hub, fact_bus& bus) {
+  return build<gate_inflight>(hub, bus);
+}
+std::unique_ptr<fact_sink> make_portal_inflight(lease_monitors& hub, fact_bus& bus) {
+  return build<portal_inflight>(hub, bus);
+}
+std::unique_ptr<fact_sink> make_expired_reaped(lease_monitors& hub, fact_bus& bus) {
+  return build<expired_reaped>(hub, bus);
+}
+std::unique_ptr<fact_sink> make_liveness(lease_monitors& hub, fact_bus& bus) { return build<liveness>(hub, bus); }
+std::unique_ptr<fact_sink> make_capacity_conserved(lease_monitors& hub, fact_bus& bus) {
+  return build<capacity_conserved>(hub, bus);
 }
 
 lease_invariants::lease_invariants(lease_monitors& hub, fact_bus& bus) {
@@ -272,9 +287,8 @@ lease_invariants::lease_invariants(lease_monitors& hub, fact_bus& bus) {
       if (row.phase != phase || !hub.checks(row.index)) continue;
       auto& slot = parts_[row.index];
       ADMIT_ASSERT(slot == nullptr, "one component per invariant");
-      slot = row.make(hub);
+      slot = row.make(hub, bus);
       ADMIT_ASSERT(slot != nullptr, "a row's component is built");
-      bus.subscribe(*slot);
       ++built_;
     }
   }

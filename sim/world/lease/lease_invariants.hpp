@@ -33,8 +33,8 @@ namespace admit::world::lease {
 
 enum class judged : unsigned char { before_trace, after_trace };
 
-// The component of one invariant: a subscriber that judges on `hub`'s monitor.
-using make_invariant = std::unique_ptr<fact_sink> (*)(lease_monitors& hub);
+// The component of one invariant: a subscriber that judges on `hub`'s monitor, built and subscribed to `bus`.
+using make_invariant = std::unique_ptr<fact_sink> (*)(lease_monitors& hub, fact_bus& bus);
 
 struct lease_invariant_row {
   const char* name;  // the invariant table's row
@@ -43,11 +43,11 @@ struct lease_invariant_row {
   make_invariant make;
 };
 
-std::unique_ptr<fact_sink> make_gate_inflight(lease_monitors& hub);
-std::unique_ptr<fact_sink> make_portal_inflight(lease_monitors& hub);
-std::unique_ptr<fact_sink> make_expired_reaped(lease_monitors& hub);
-std::unique_ptr<fact_sink> make_liveness(lease_monitors& hub);
-std::unique_ptr<fact_sink> make_capacity_conserved(lease_monitors& hub);
+std::unique_ptr<fact_sink> make_gate_inflight(lease_monitors& hub, fact_bus& bus);
+std::unique_ptr<fact_sink> make_portal_inflight(lease_monitors& hub, fact_bus& bus);
+std::unique_ptr<fact_sink> make_expired_reaped(lease_monitors& hub, fact_bus& bus);
+std::unique_ptr<fact_sink> make_liveness(lease_monitors& hub, fact_bus& bus);
+std::unique_ptr<fact_sink> make_capacity_conserved(lease_monitors& hub, fact_bus& bus);
 
 // In subscription order within each phase.
 inline constexpr std::array<lease_invariant_row, l_count> lease_invariant_rows = {{
