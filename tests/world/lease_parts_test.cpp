@@ -305,3 +305,27 @@ TEST_CASE("each lease invariant a scenario checks is one component from its row,
   }
   CHECK(after == 1);
 }
+
+TEST_CASE("the fact bus hands a fact only to the subscribers that handle it, in the order they subscribed") {
+  struct ends_only final : fact_sink {
+    std::vector<std::string>* log = nullptr;
+    void on(const fact::item_ended& f) override { log->push_back(std::string("ends_only ") + f.how); }
+  };
+  static_assert(hears<item_facts, fact::item_queued> && hears<item_facts, fact::item_ended>);
+  static_assert(!hears<ends_only, fact::item_queued> && hears<ends_only, fact::item_ended>);
+  sim::scheduler sched;
+  fact_bus facts(sched, 1);
+  ends_only first;
+  item_facts second;
+  std::vector<std::string> log;
+  first.log = &log;
+  facts.subscribe(first);
+  facts.subscribe(second);
+  CHECK(facts.hearing<fact::item_queued>() == 1);
+  CHECK(facts.hearing<fact::item_ended>() == 2);
+  CHECK(facts.hearing<fact::script_ran>() == 0);
+  facts.publish(fact::item_queued{1, 0, 1, false});
+  facts.publish(fact::item_ended{1, "completed"});
+  CHECK(log == std::vector<std::string>{"ends_only completed"});
+  CHECK(second.heard == std::vector<std::string>{"queued 1, waiting 1", "ended 1 completed"});
+}
