@@ -1227,6 +1227,7 @@ void script_engine::open_state() {
     close_state();
     throw std::runtime_error("admitsim: cannot set up the Lua state: " + text);
   }
+  ADMIT_ASSERT(lua_gettop(lua_) == 0 && !side_->unlimited, "a state set up leaves its stack empty, under its limit");
 }
 
 void script_engine::close_state() noexcept {
@@ -1241,6 +1242,8 @@ void script_engine::script_flush() {
   ++generation_;
   if (generation_ == 0) generation_ = 1;  // 0 marks an invalid handle
   open_state();
+  ADMIT_ASSERT(scripts_.empty() && by_sha_.empty() && generation_ != 0 && lua_ != nullptr,
+               "a flush leaves no script cached, a fresh state and a new generation");
 }
 
 const std::size_t* script_engine::find_sha(std::string_view sha) const noexcept {
@@ -1315,6 +1318,7 @@ reply script_engine::script_load(std::string_view body) {
   const std::string sha = sha1_hex(body);
   std::size_t index = 0;
   if (!find_or_compile(body, sha, index)) return fail(sha, compile_error_);
+  ADMIT_ASSERT(sha.size() == 40 && index < scripts_.size() && scripts_[index].sha == sha, "a loaded script is cached by its SHA");
   return reply::bulk(sha);
 }
 
@@ -1325,6 +1329,7 @@ script_handle script_engine::load_handle(std::string_view body) {
     fail(sha, compile_error_);
     return script_handle{};
   }
+  ADMIT_ASSERT(index < scripts_.size() && generation_ != 0, "a handle names a cached script of this generation");
   return script_handle{static_cast<std::uint32_t>(index), generation_};
 }
 
@@ -1348,6 +1353,7 @@ reply script_engine::evalsha(std::string_view sha, std::span<const std::string> 
                              std::span<const std::string> args, std::int64_t server_now_us) {
   const std::size_t* index = find_sha(sha);
   if (index == nullptr) return fail(std::string(sha), std::string(noscript_text));
+  ADMIT_ASSERT(*index < scripts_.size(), "a SHA found names a cached script");
   return run(*index, keys, args, server_now_us, false);
 }
 
