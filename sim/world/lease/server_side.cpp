@@ -375,7 +375,11 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
   }
   monitors_.members_after_script(members);
   tl_.set_members(members);
-  monitors_.script_ran(wi, req.op, req.token, read, members, was_member);
+  // A release is traced with the server's number when it answers one (a ZREM's count: 0 for a token that held no
+  // permit, as a waiter's that gave up), as a built-in's is: under the default rule `any` every release reads as yes.
+  redis::script_reply traced = read;
+  if (req.op == redis::script_op::release && answer.type == redis::reply::kind::integer) traced.value = answer.integer;
+  monitors_.script_ran(wi, req.op, req.token, traced, members, was_member);
   return answer;
 }
 
