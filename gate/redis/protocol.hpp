@@ -179,6 +179,14 @@ struct client_policy {
   friend bool operator==(const client_policy&, const client_policy&) = default;
 };
 
+// What a built-in variant's client does when its acquire gives up: what the
+// variant's protocol file (gate/redis/protocols/) says, so that the two run
+// alike. Only `fair` keeps something of a waiter at the server (its place in
+// line), which its release script removes.
+[[nodiscard]] constexpr give_up_action variant_on_give_up(variant v) noexcept {
+  return v == variant::fair ? give_up_action::release : give_up_action::stop;
+}
+
 // Where the permits live and what their scores mean.
 enum class score_meaning : std::uint8_t { acquired_at, expires_at };
 inline constexpr const char* score_meaning_names[] = {"acquired_at", "expires_at"};

@@ -79,7 +79,7 @@ gate::lease_client_config client_config(const scenario::gate_spec& gate, const l
   cfg.backoff.max_ns = lp.backoff.max_ns;
   cfg.backoff.full_jitter = lp.backoff.jit == scenario::backoff_spec::jitter::full;
   if (const std::optional<vtime_ns> every = renew_interval(gate, run)) cfg.renew_every_ns = *every;
-  cfg.on_give_up = run.proto ? run.proto->proto->client.on_give_up : redis::give_up_action::stop;
+  cfg.on_give_up = run.proto ? run.proto->proto->client.on_give_up : redis::variant_on_give_up(to_redis(run.variant));
   if (run.proto) {
     // The protocol's client policy; where it is silent, the gate's.
     const redis::client_policy& c = run.proto->proto->client;

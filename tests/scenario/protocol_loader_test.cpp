@@ -215,8 +215,14 @@ TEST_CASE("every built-in protocol file loads through inline_protocol_files and 
     }
     CHECK(p.holders.key.text() == "{key}");
     CHECK(p.holders.scores == admit::redis::score_meaning::acquired_at);
-    // The built-ins leave every client field to the gate.
-    CHECK(p.client == admit::redis::client_policy{});
+    // The built-ins leave every client field to the gate, but for what a give-up does, which is the variant's own:
+    // fair's waiter leaves the line.
+    admit::redis::client_policy variants_client;
+    const std::optional<admit::redis::variant> v = admit::redis::parse_variant(p.name);
+    REQUIRE(v.has_value());
+    variants_client.on_give_up = admit::redis::variant_on_give_up(*v);
+    CHECK(p.client == variants_client);
+    CHECK((p.client.on_give_up == admit::redis::give_up_action::release) == (row.file == "fair.json"));
     CHECK(p.uses(placeholder::queue_timeout_ms) == (row.file == "fair.json"));
     CHECK(p.uses(placeholder::now_ms) == (row.file == "seed.json"));
   }
