@@ -8,6 +8,10 @@
 //            the client fails closed and never reports a permit it did not
 //            see confirmed. It gives up with `acquire_timeout`, or with
 //            `unreachable` when the last attempt could not reach Redis.
+//            With `on_give_up` release, it first runs its release call
+//            once (best effort, not retried, its outcome not reported): a
+//            server that keeps waiters in line (`fair`) drops it at once
+//            rather than at its queue timeout.
 //   release  run the release script once; a failure is returned, not
 //            retried — the lease's expiry is the backstop.
 //   renew    (renewal variant) run the renew script; false means the lease
@@ -21,19 +25,19 @@
 // (or the plain command a release may be), and the protocol's reply rule
 // reads the answer. A NOSCRIPT answer (the server lost its script cache, as
 // a restart does) is followed by one EVAL of the script's body, as script
-// clients do. The backoff, the acquire timeout and the renewal interval come
-// from the configuration, which the caller fills from the protocol's client
-// policy. With the policy's `wake_on` channel, a client waiting between
-// attempts is subscribed to it through the transport (`subscribe(channel,
-// on_message)` returns a subscription that ends when it is destroyed), and a
-// message ends the wait early. With the policy's `acknowledge`, a grant
-// counts only once replicas hold it: after an acquire that granted, the
-// client sends `WAIT replicas timeout_ms` (a plain command through
-// async_command); an integer answer >= replicas holds the permit. Fewer
-// acknowledgements, an error reply or a lost call make the client release
-// the permit once (best effort) and count the attempt as not granted: it
-// backs off and polls again until the acquire timeout, the same token each
-// time.
+// clients do. The backoff, the acquire timeout, the renewal interval and what
+// a give-up does come from the configuration, which the caller fills from the
+// protocol's client policy. With the policy's `wake_on` channel, a client
+// waiting between attempts is subscribed to it through the transport
+// (`subscribe(channel, on_message)` returns a subscription that ends when it
+// is destroyed), and a message ends the wait early. With the policy's
+// `acknowledge`, a grant counts only once replicas hold it: after an acquire
+// that granted, the client sends `WAIT replicas timeout_ms` (a plain command
+// through async_command); an integer answer >= replicas holds the permit.
+// Fewer acknowledgements, an error reply or a lost call make the client
+// release the permit once (best effort) and count the attempt as not
+// granted: it backs off and polls again until the acquire timeout, the same
+// token each time.
 //
 // Environment and transport. `Env` gives the executor, timer and monotonic
 // clock (as for async_fifo_gate). `Transport` carries script calls to Redis:
@@ -123,6 +127,8 @@ struct lease_client_config {
   std::int64_t queue_timeout_ms = 0;  // fair, and a protocol's {queue_timeout_ms}
   backoff_policy backoff;
   std::int64_t renew_every_ns = 0;    // keep_renewed's interval (0: the client does not renew)
+  // An acquire that gives up: stop polling, or release once first (redis::give_up_action).
+  redis::give_up_action on_give_up = redis::give_up_action::stop;
   // The protocol to run; null: the built-in variant `var` (its typed calls).
   std::shared_ptr<const redis::protocol> proto;
   // A protocol's client.quorum "majority" or "all": acquire and release on every node of the transport.
@@ -223,6 +229,9 @@ class lease_client {
       const std::int64_t now = Env::now_ns(ex_);
       if (now >= deadline_ns) {
         out.ec = unreachable ? gate_errc::unreachable : gate_errc::acquire_timeout;
+        // Leave whatever the server keeps of this token (a place in line; a grant whose reply was lost), as the
+        // acknowledge step does: once, best effort. Its failure changes nothing: the give-up stands either way.
+        if (cfg_.on_give_up == redis::give_up_action::release) (void)co_await release(token);
         co_return out;
       }
       std::int64_t wait = cfg_.backoff.ceiling_ns(out.attempts);

@@ -6,11 +6,11 @@
 // templates over the call's values, or (release only) a plain command. A
 // reply rule says how a reply reads: granted / kept, or not. The client
 // policy says how the caller behaves around the calls: how it retries an
-// acquire, how long it waits in all, how often it renews, what a lost
-// renewal does to the work under it, and what a client timeout does to the
-// permit. The holders rule says where the server keeps the permits and what
-// a permit's score means, so that a checker can count the holders as the
-// server sees them.
+// acquire, how long it waits in all, what it does when it gives up, how
+// often it renews, what a lost renewal does to the work under it, and what a
+// client timeout does to the permit. The holders rule says where the server
+// keeps the permits and what a permit's score means, so that a checker can
+// count the holders as the server sees them.
 //
 // Templates. An argument is literal text with placeholders in braces:
 // {key} (the gate's key), {token} (the caller's identity for this
@@ -123,6 +123,14 @@ enum class timeout_permit : std::uint8_t {
 };
 inline constexpr const char* timeout_permit_names[] = {"release", "hold_to_end"};
 
+// What a client whose acquire gives up (acquire_timeout or unreachable) does
+// before it reports so.
+enum class give_up_action : std::uint8_t {
+  stop,     // it stops polling (the default): whatever the server keeps of it stays until the server drops it
+  release,  // it runs its release call once (best effort, not retried): a waiter leaves a server-side line
+};
+inline constexpr const char* give_up_action_names[] = {"stop", "release"};
+
 // How many Redis nodes an acquisition runs on (the scenario's gate.redis_nodes).
 enum class quorum_rule : std::uint8_t {
   single,    // one node (node 0 of the world)
@@ -155,6 +163,7 @@ struct acknowledge_policy {
 struct client_policy {
   std::optional<retry_policy> retry;                // unset: the scenario's (or the default) backoff
   std::optional<std::int64_t> acquire_timeout_ns;   // unset: the scenario's
+  give_up_action on_give_up = give_up_action::stop;
   std::optional<std::int64_t> renew_every_ns;       // a fixed interval ...
   std::optional<double> renew_every_lease_fraction; // ... or a fraction of the lease (0.8 = every 0.8 lease)
   renewal_loss on_renewal_lost = renewal_loss::keep_working;
@@ -169,6 +178,14 @@ struct client_policy {
 
   friend bool operator==(const client_policy&, const client_policy&) = default;
 };
+
+// What a built-in variant's client does when its acquire gives up: what the
+// variant's protocol file (gate/redis/protocols/) says, so that the two run
+// alike. Only `fair` keeps something of a waiter at the server (its place in
+// line), which its release script removes.
+[[nodiscard]] constexpr give_up_action variant_on_give_up(variant v) noexcept {
+  return v == variant::fair ? give_up_action::release : give_up_action::stop;
+}
 
 // Where the permits live and what their scores mean.
 enum class score_meaning : std::uint8_t { acquired_at, expires_at };

@@ -129,6 +129,8 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
   if (const json* x = r.get("retry")) c.retry = read_retry(*x, child(path, "retry"));
   if (const json* x = r.get("acquire_timeout"))
     c.acquire_timeout_ns = read_duration(*x, child(path, "acquire_timeout"), 0, day_ns);
+  if (const json* x = r.get("on_give_up"))
+    c.on_give_up = read_named<redis::give_up_action>(*x, child(path, "on_give_up"), redis::give_up_action_names);
   if (const json* x = r.get("renew_every")) {
     const std::string at = child(path, "renew_every");
     if (!p.renew) fail(at, "no \"renew_every\" in a protocol without a \"renew\" call", *x);

@@ -65,7 +65,8 @@ std::optional<vtime_ns> renew_interval(const scenario::gate_spec& gate, const le
   return gate.lease.renew_every_ns;
 }
 
-gate::lease_client_config client_config(const scenario::gate_spec& gate, const lease_run& run) {
+gate::lease_client_config client_config(const scenario::gate_spec& gate, const lease_run& run,
+                                        const lease_run_options& opts) {
   const scenario::lease_params& lp = gate.lease;
   gate::lease_client_config cfg;
   cfg.var = run.proto ? redis::variant::seed : to_redis(run.variant);
@@ -80,6 +81,8 @@ gate::lease_client_config client_config(const scenario::gate_spec& gate, const l
   cfg.backoff.max_ns = lp.backoff.max_ns;
   cfg.backoff.full_jitter = lp.backoff.jit == scenario::backoff_spec::jitter::full;
   if (const std::optional<vtime_ns> every = renew_interval(gate, run)) cfg.renew_every_ns = *every;
+  cfg.on_give_up = run.proto ? run.proto->proto->client.on_give_up : redis::variant_on_give_up(to_redis(run.variant));
+  if (opts.mutant_give_up_stays_in_line) cfg.on_give_up = redis::give_up_action::stop;
   if (run.proto) {
     // The protocol's client policy; where it is silent, the gate's.
     const redis::client_policy& c = run.proto->proto->client;
@@ -151,7 +154,7 @@ class lease_world {
         node_(sc.faults.schedule), server_(sched_, node_, fleet_, facts_, gate().world_mut),
         net_(sched_, node_, server_, facts_, gate().lease.key, static_cast<std::size_t>(sc.fleet.workers),
              gate().world_mut == scenario::world_mutation::check_then_add),
-        fleet_(sched_, net_, client_config(gate(), run), sc, seed),
+        fleet_(sched_, net_, client_config(gate(), run, opts), sc, seed),
         portal_(sched_, facts_, sc.service.portal_cap.value_or(gate().lease.limit),
                 sc.service.client_timeout_ns.value_or(default_portal_read_timeout_ns),
                 sc.service.over_cap == scenario::service_spec::over_cap_policy::serve,

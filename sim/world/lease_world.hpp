@@ -78,6 +78,12 @@ struct lease_run_options {
   // can fail (tests/world/run_fleet_test.cpp): under fleet.on_acquire_timeout
   // requeue_and_exit the item an acquire gave up on is dropped, not requeued.
   bool mutant_requeue_drops_item = false;
+  // Broken on purpose, for the test that shows the generated-scenario
+  // property can fail on fair's line (tests/explore/scenario_property_test.cpp):
+  // a client whose acquire gives up only stops polling, whatever its variant
+  // or protocol says (client.on_give_up "stop"), so a fair waiter that gave up
+  // keeps its place in line until queue_timeout.
+  bool mutant_give_up_stays_in_line = false;
 };
 
 run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,

@@ -397,3 +397,130 @@ TEST_CASE("an acknowledging client that never gets its replicas reports no permi
     CHECK(data.zcard("k", 1'700'000'000'000'000 + s.now_ns() / 1000) == 0);
   }
 }
+
+TEST_CASE("a client whose acquire gives up releases once first when its policy says so", "[lease_client]") {
+  // Goal: lease_client_config::on_give_up (a protocol's client.on_give_up). Method: a gate that refuses every call
+  // until the 1 s deadline, then one that is never reached, each under "stop" and "release": "release" adds exactly
+  // one release after the last acquire, and the give-up's error is the same whatever that release answers (a
+  // refusal, an error code); "stop" sends none.
+  for (const bool unreachable : {false, true}) {
+    for (const auto policy : {redis::give_up_action::stop, redis::give_up_action::release}) {
+      CAPTURE(unreachable, static_cast<int>(policy));
+      scheduler s;
+      fake_transport t{s, {}, {}, {}};
+      // Six acquires (0 to 1 s), then the release's answer: the same failure as the acquires'.
+      for (int i = 0; i < 7; ++i)
+        t.answers.push_back({unreachable ? error_code(asio::error::timed_out) : error_code{}, 0});
+      gate::lease_client_config cfg = config();
+      cfg.on_give_up = policy;
+      client c(s.get_executor(), t, cfg, [] { return 0; }, [](std::int64_t x) { return x; });
+      gate::acquire_outcome got;
+      asio::co_spawn(s.get_executor(), c.acquire("tok"), [&](std::exception_ptr e, gate::acquire_outcome o) {
+        REQUIRE(!e);
+        got = o;
+      });
+      s.run();
+      CHECK(got.ec == (unreachable ? gate::gate_errc::unreachable : gate::gate_errc::acquire_timeout));
+      CHECK(got.attempts == 6);
+      std::vector<redis::script_op> want(6, redis::script_op::acquire);
+      if (policy == redis::give_up_action::release) want.push_back(redis::script_op::release);
+      CHECK(t.ops == want);
+      CHECK(t.calls.back().second.token == "tok");
+      // The give-up returns once the release has answered (1 ms after the deadline's attempt answered).
+      CHECK(s.now_ns() == 1 * sec + (policy == redis::give_up_action::release ? 2 : 1) * ms);
+    }
+  }
+}
+
+TEST_CASE("a granted acquire never releases, whatever its give-up policy", "[lease_client]") {
+  // Goal: on_give_up acts on a give-up only. Method: refuse twice, then grant, under "release": no release is sent.
+  scheduler s;
+  fake_transport t{s, {{{}, 0}, {{}, 0}, {{}, 1}}, {}, {}};
+  gate::lease_client_config cfg = config();
+  cfg.on_give_up = redis::give_up_action::release;
+  client c(s.get_executor(), t, cfg, [] { return 0; }, [](std::int64_t x) { return x; });
+  gate::acquire_outcome got;
+  asio::co_spawn(s.get_executor(), c.acquire("tok"), [&](std::exception_ptr, gate::acquire_outcome o) { got = o; });
+  s.run();
+  CHECK(!got.ec);
+  CHECK(t.ops == std::vector<redis::script_op>(3, redis::script_op::acquire));
+}
+
+namespace {
+
+// Several nodes, each its own engine over its own replica: a quorum client's transport (node_count and
+// async_command_on); each command is recorded with its node.
+struct fake_nodes : fake_transport {
+  std::vector<redis::script_engine*> nodes{};
+  std::vector<std::pair<std::size_t, std::vector<std::string>>> sent{};
+
+  std::size_t node_count() const { return nodes.size(); }
+  template <class Token>
+  auto async_command_on(std::size_t node, const gate::command_request& req, Token&& token) {
+    return asio::async_initiate<Token, void(error_code, redis::reply)>(
+        [this, node, req](auto handler) {
+          sent.emplace_back(node, req.argv);
+          redis::reply answer = nodes.at(node)->execute(req.argv, 1'700'000'000'000'000 + s.now_ns() / 1000);
+          s.schedule_after(1 * ms, [h = std::move(handler), answer]() mutable { std::move(h)(error_code{}, answer); });
+        },
+        token);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a quorum client that gives up releases on every node once more under on_give_up release", "[lease_client][protocol]") {
+  // Goal: the give-up's release of a quorum client is release_everywhere. Method: three nodes with a limit of 1,
+  // nodes 1 and 2 full (another token holds their permit), so no round reaches a majority and each round releases
+  // on every node; under "release" the give-up adds one more release on each node after the last round, under
+  // "stop" it adds none. The error stays acquire_timeout.
+  for (const auto policy : {redis::give_up_action::stop, redis::give_up_action::release}) {
+    CAPTURE(static_cast<int>(policy));
+    scheduler s;
+    redis::replica data[3];
+    redis::script_engine e0(data[0]), e1(data[1]), e2(data[2]);
+    fake_nodes t{{s, {}, {}, {}}};
+    t.nodes = {&e0, &e1, &e2};
+    gate::lease_client_config cfg = config();
+    cfg.limit = 1;
+    cfg.proto = seed_protocol();
+    cfg.quorum = true;
+    cfg.on_give_up = policy;
+    // Another holder's permit on nodes 1 and 2, scored far ahead of the caller's clock so that no acquire reaps it.
+    const std::vector<std::string> other{"ZADD", "k", "9000000000000", "other"};
+    for (redis::script_engine* e : t.nodes) {
+      for (const auto& sc : cfg.proto->scripts) (void)e->script_load(sc.source);
+      if (e != &e0) (void)e->execute(other, 1'700'000'000'000'000);
+    }
+    using fake_client = gate::lease_client<sim_env, fake_nodes>;
+    fake_client c(s.get_executor(), t, cfg, [&] { return std::int64_t{5'000} + s.now_ns() / ms; },
+                  [](std::int64_t x) { return x; });
+    gate::acquire_outcome got;
+    asio::co_spawn(s.get_executor(), c.acquire("tok"), [&](std::exception_ptr e, gate::acquire_outcome o) {
+      REQUIRE(!e);
+      got = o;
+    });
+    s.run();
+    CHECK(got.ec == gate::gate_errc::acquire_timeout);
+    REQUIRE(got.attempts >= 2);
+    const std::string release_sha = cfg.proto->scripts[1].sha;
+    std::size_t releases[3] = {0, 0, 0};
+    for (const auto& [node, argv] : t.sent)
+      if (argv.size() > 1 && argv[1] == release_sha) ++releases[node];
+    const auto rounds = static_cast<std::size_t>(got.attempts);
+    const std::size_t want = rounds + (policy == redis::give_up_action::release ? 1 : 0);
+    CHECK(releases[0] == want);
+    CHECK(releases[1] == want);
+    CHECK(releases[2] == want);
+    // The last three commands are the give-up's releases, in node order, under "release".
+    if (policy == redis::give_up_action::release) {
+      REQUIRE(t.sent.size() >= 6);
+      for (std::size_t n = 0; n < 3; ++n) {
+        const auto& [node, argv] = t.sent[t.sent.size() - 3 + n];
+        CHECK(node == n);
+        CHECK(argv == std::vector<std::string>{"EVALSHA", release_sha, "1", "k", "tok"});
+      }
+    }
+    CHECK(data[0].zcard("k", 1'700'000'000'000'000 + s.now_ns() / 1000) == 0);
+  }
+}

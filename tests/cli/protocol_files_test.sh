@@ -32,6 +32,13 @@ expect_rc 2 "$bin" run "$tmp/s.json" --out "$tmp/s.out.json"
 one_line "/gate/protocol: $tmp/p/protocol.json: /scripts/acquire/file: expected a readable Lua file: $tmp/p/missing.lua: cannot open the file"
 [ ! -e "$tmp/s.out.json" ] || fail "a refused scenario left a report"
 
+# A client policy word the loader does not know (client.on_give_up takes "stop" or "release"): exit 2, one line.
+sed 's/"on_client_timeout": "release"/"on_client_timeout": "release", "on_give_up": "leave_line"/' \
+  "$root/scenarios/protocols/expiry_scored/protocol.json" >"$tmp/p/protocol.json"
+expect_rc 2 "$bin" run "$tmp/s.json" --out "$tmp/s.out.json"
+one_line "/gate/protocol/client/on_give_up: expected one of \"stop\", \"release\", got \"leave_line\""
+[ ! -e "$tmp/s.out.json" ] || fail "a refused scenario left a report"
+
 # A script that fails (ARGV[2] is nil when the acquire passes two arguments): inconclusive, exit 1, named.
 sed 's/"{lease_ms}", "{limit}", "{token}"\], "granted_when"/"{lease_ms}", "{token}"], "granted_when"/' \
   "$root/scenarios/protocols/expiry_scored/protocol.json" >"$tmp/p/protocol.json"

@@ -215,8 +215,14 @@ TEST_CASE("every built-in protocol file loads through inline_protocol_files and 
     }
     CHECK(p.holders.key.text() == "{key}");
     CHECK(p.holders.scores == admit::redis::score_meaning::acquired_at);
-    // The built-ins leave every client field to the gate.
-    CHECK(p.client == admit::redis::client_policy{});
+    // The built-ins leave every client field to the gate, but for what a give-up does, which is the variant's own:
+    // fair's waiter leaves the line.
+    admit::redis::client_policy variants_client;
+    const std::optional<admit::redis::variant> v = admit::redis::parse_variant(p.name);
+    REQUIRE(v.has_value());
+    variants_client.on_give_up = admit::redis::variant_on_give_up(*v);
+    CHECK(p.client == variants_client);
+    CHECK((p.client.on_give_up == admit::redis::give_up_action::release) == (row.file == "fair.json"));
     CHECK(p.uses(placeholder::queue_timeout_ms) == (row.file == "fair.json"));
     CHECK(p.uses(placeholder::now_ms) == (row.file == "seed.json"));
   }
@@ -584,6 +590,8 @@ TEST_CASE("a protocol's client policy, commands, rules and holders read into the
   CHECK(p.holders.scores == admit::redis::score_meaning::expires_at);
   CHECK(renew_every_ns(p, 9 * sec) == 4 * sec);
 
+  CHECK(p.client.on_give_up == admit::redis::give_up_action::stop);  // the default
+
   const admit::redis::protocol fixed = only_protocol(load_scenario_text(
       lease_scenario(inline_protocol("a", R"("client": {"retry": {"kind": "fixed"}})"))));
   CHECK(fixed.client.retry == admit::redis::retry_policy{});  // fixed, 200ms
@@ -608,6 +616,28 @@ TEST_CASE("a protocol's client policy, commands, rules and holders read into the
         "/gate/protocol/client/renew_every: missing required key \"lease_fraction\" (a number above 0 and below 1)");
   const admit::redis::protocol silent = only_protocol(load_scenario_text(lease_scenario(renewing_protocol("a"))));
   CHECK(renew_every_ns(silent, 9 * sec) == 3 * sec);  // lease / 3, the renewal variant's default
+}
+
+TEST_CASE("client.on_give_up reads \"stop\" and \"release\", and refuses anything else at its path") {
+  // Goal: what a client whose acquire gives up does is the protocol's, spelt one of two ways. Method: each value in a
+  // protocol with and one without a renew call, then the refusals of another word, of a wrong case and of a number.
+  using admit::redis::give_up_action;
+  for (const auto& [text, want] : {std::pair{"stop", give_up_action::stop}, std::pair{"release", give_up_action::release}}) {
+    CAPTURE(text);
+    const std::string client = std::string(R"("client": {"on_give_up": ")") + text + "\"}";
+    CHECK(only_protocol(load_scenario_text(lease_scenario(inline_protocol("a", client)))).client.on_give_up == want);
+    CHECK(only_protocol(load_scenario_text(lease_scenario(renewing_protocol("a", client)))).client.on_give_up == want);
+  }
+  CHECK(rejection(lease_scenario(inline_protocol("a", R"("client": {"on_give_up": "leave"})"))) ==
+        "/gate/protocol/client/on_give_up: expected one of \"stop\", \"release\", got \"leave\"");
+  CHECK(rejection(lease_scenario(inline_protocol("a", R"("client": {"on_give_up": "Release"})"))) ==
+        "/gate/protocol/client/on_give_up: expected one of \"stop\", \"release\", got \"Release\"");
+  CHECK(rejection(lease_scenario(inline_protocol("a", R"("client": {"on_give_up": 1})"))) ==
+        "/gate/protocol/client/on_give_up: expected one of \"stop\", \"release\", got 1");
+  // In a list, the path names the protocol's index.
+  CHECK(rejection(lease_scenario("[" + inline_protocol("a") + ", " +
+                                 inline_protocol("b", R"("client": {"on_give_up": true})") + "]")) ==
+        "/gate/protocol/1/client/on_give_up: expected one of \"stop\", \"release\", got true");
 }
 
 // --- written back and read again -----------------------------------------------------

@@ -167,6 +167,58 @@ TEST_CASE("a worker releasing a permit it holds has it in the set, or was told i
   CHECK_NOTHROW(p.server.execute(1, redis::script_op::release, p.req(redis::script_op::release, "w1-1")));
 }
 
+TEST_CASE("a release of a token its worker does not hold changes no holder, counts no loss and trips nothing") {
+  // Goal: a client that gives up runs its release (client.on_give_up release): for fair a waiter's place in line, or
+  // a grant whose reply was lost; neither is a permit the worker holds. Method: fair with a limit of 1; worker 1
+  // holds the permit, worker 0 waits in line and releases; then worker 2's grant is taken as lost (no hold) and
+  // worker 2 releases it. No assertion, no worker told of a loss, no live lease counted reaped, no holder dropped;
+  // worker 0 has left the line (worker 2 is first in it once the permit is free) and worker 2's grant is gone.
+  parts p;
+  auto fair_req = [&](redis::script_op op, const std::string& token) {
+    call_req r = p.req(op, token);
+    r.var = redis::variant::fair;
+    r.limit = 1;
+    r.queue_timeout_ms = 30'000;
+    return r;
+  };
+  const std::string queue_key = p.sc.gates.front().lease.key + ":queue";
+  const auto in_line = [&](const std::string& token) {
+    const redis::sorted_set* q = p.node.peek_set(queue_key, p.node.server_now_us(p.sched.now_ns()));
+    return q != nullptr && q->score(token).has_value();
+  };
+  CHECK(p.server.execute(1, redis::script_op::acquire, fair_req(redis::script_op::acquire, "w1-1")).value == 1);
+  CHECK(p.workers.hold(1, "w1-1") == 1);
+  p.workers.take(0, work_item{5, 0, 0, 0});
+  CHECK(p.server.execute(0, redis::script_op::acquire, fair_req(redis::script_op::acquire, "w0-5")).value == 0);
+  CHECK(in_line("w0-5"));
+  // Worker 0 gives up and leaves the line.
+  redis::script_reply left;
+  REQUIRE_NOTHROW(left = p.server.execute(0, redis::script_op::release, fair_req(redis::script_op::release, "w0-5")));
+  CHECK(left.value == 0);  // it held no permit
+  CHECK_FALSE(in_line("w0-5"));
+  CHECK_FALSE(p.workers[0].lost);
+  CHECK_FALSE(p.workers[0].holding.has_value());
+  CHECK(p.workers.holders() == 1);
+  CHECK(*p.workers[1].holding == "w1-1");
+  // Worker 2 queues behind nobody: once worker 1 releases, it is granted at its next poll.
+  p.workers.take(2, work_item{6, 0, 0, 0});
+  CHECK(p.server.execute(2, redis::script_op::acquire, fair_req(redis::script_op::acquire, "w2-6")).value == 0);
+  CHECK(p.server.execute(1, redis::script_op::release, fair_req(redis::script_op::release, "w1-1")).value == 1);
+  p.workers.drop_holding(1);
+  CHECK(p.server.execute(2, redis::script_op::acquire, fair_req(redis::script_op::acquire, "w2-6")).value == 1);
+  // Its reply is lost (no hold): the client gives up and releases the grant it never saw.
+  redis::script_reply dropped;
+  REQUIRE_NOTHROW(dropped = p.server.execute(2, redis::script_op::release, fair_req(redis::script_op::release, "w2-6")));
+  CHECK(dropped.value == 1);
+  CHECK_FALSE(p.workers[2].lost);
+  CHECK(p.workers.holders() == 0);
+  CHECK(p.rec.lease->leases_reaped_live == 0);
+  CHECK(p.rec.lease->failed_releases == 0);
+  const redis::sorted_set* gate = p.node.peek_set(p.sc.gates.front().lease.key, p.node.server_now_us(p.sched.now_ns()));
+  CHECK((gate == nullptr || gate->size() == 0));
+  p.workers.audit();
+}
+
 TEST_CASE("a gate key that expires under a working holder takes its permit, and the holder is told") {
   // Goal: PEXPIRE is a way to lose a permit as real as a reap (fuzz/regressions/fuzz_short_run/
   // lease-key-expired-under-a-working-holder). Method: worker 0 acquires at 0 (the key's deadline is

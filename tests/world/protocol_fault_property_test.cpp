@@ -293,6 +293,7 @@ generated_protocol protocol_doc(std::int64_t lease_ms) {
     if (one_in(2)) client["on_renewal_lost"] = one_of<std::string>({"keep_working", "stop_new_work", "abort_request"});
   }
   if (one_in(2)) client["on_client_timeout"] = one_of<std::string>({"release", "hold_to_end"});
+  if (one_in(2)) client["on_give_up"] = one_of<std::string>({"stop", "release"});
   if (wake) client["wake_on"] = "{key}:free";
   if (!g.quorum && one_in(4)) client["acknowledge"] = {{"replicas", pick(1, 2)}, {"timeout", duration_between(1, 3000)}};
   if (quorum != "single" || one_in(4)) client["quorum"] = quorum;

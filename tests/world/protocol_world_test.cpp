@@ -1,13 +1,16 @@
 // Lease protocols in the world: the built-in protocol files run through the
 // embedded Lua exactly as their C++ bodies do, a user's script error is an
-// inconclusive run that names the script, and the monitors judge a user's
+// inconclusive run that names the script, the monitors judge a user's
 // protocol as they judge the built-ins (a protocol that forgets to reap is
-// caught).
+// caught), and each client policy field does what it says (on a lost
+// renewal, a client timeout, a wake-up, a give-up).
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "sim/check/trace_sink.hpp"
 #include "world_test_support.hpp"
 
 namespace {
@@ -294,4 +297,110 @@ TEST_CASE("a waiter listening on its protocol's channel is woken by a release's 
   CHECK(polling.rec.metrics.wait_ns.max() >= 5 * admit::sim::sec);
   CHECK(woken.rec.metrics.wait_ns.max() < 1100 * admit::sim::ms);
   CHECK(woken.rec.metrics.wait_ns.max() >= 990 * admit::sim::ms);  // b came 10ms after a
+}
+
+namespace {
+
+// fair's starved line (docs/designs.md, "`fair` and the waiters that give up"): one worker, a limit of 1, a 10s
+// lease, a 5s acquire budget and an item a second. The worker crashes at 1s holding the permit it was granted at
+// 0.5ms and is back at 2s; the permit stays live until 10.0005s, so the waiters before then give up.
+json fair_give_up_doc() {
+  return json::parse(R"({"name": "fair_give_up", "seed": 1,
+    "gate": {"kind": "lease", "limit": 1, "lease": "10s", "acquire_timeout": "5s",
+             "backoff": {"kind": "fixed", "delay": "200ms"}},
+    "fleet": {"workers": 1},
+    "service": {"portal_cap": 1, "service_time": "3s", "client_timeout": "20s"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 60, "every": "1s"}]},
+    "faults": {"schedule": [{"at": "1s", "kind": "crash", "target": "worker:0", "duration": "1s"}]}})");
+}
+
+// The times of a run's grants and of its releases that found no permit (the redis entries "acquire T -> 1" and
+// "release T -> 0"), from the whole trace.
+class fair_line_log final : public admit::check::trace_sink {
+ public:
+  std::vector<admit::sim::vtime_ns> grants, empty_releases;
+  void begin_run(std::string_view) override {}
+  void entry(const admit::check::trace_line& e) noexcept override {
+    if (e.source != "redis") return;
+    if (e.what.starts_with("acquire ") && e.what.ends_with(" -> 1")) grants.push_back(e.at_ns);
+    if (e.what.starts_with("release ") && e.what.ends_with(" -> 0")) empty_releases.push_back(e.at_ns);
+  }
+  void end_run() override {}
+  void lost(std::string_view) noexcept override {}
+};
+
+admit::world::run_record run_fair_line(const json& doc, fair_line_log& log) {
+  json parsed;
+  const admit::scenario::scenario sc =
+      admit::scenario::load_scenario_text(doc.dump(2), parsed, {".", admit::scenario::plain_file_reader()});
+  std::vector<admit::world::run_record> runs = admit::world::run_all(sc, 1, {}, &log);
+  REQUIRE(runs.size() == 1);
+  return std::move(runs.front());
+}
+
+// The first grant at or after `from`, or -1.
+admit::sim::vtime_ns first_grant_from(const fair_line_log& log, admit::sim::vtime_ns from) {
+  for (const admit::sim::vtime_ns at : log.grants)
+    if (at >= from) return at;
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("a fair waiter that gives up leaves the line, and the one behind it is granted once a permit is free", "[world][protocol]") {
+  // Goal: client.on_give_up "release" (the variant fair's, and fair.json's) removes the starvation of fair's line.
+  // Method: fair_give_up_doc through the variant, through fair.json as shipped, and through fair.json with
+  // on_give_up "stop" (the client before the fix, kept as the contrast that shows the test can fail). Releasing:
+  // every waiter that gave up before 10s left the line, the next poll after the permit's expiry is granted, every
+  // invariant holds and only the crashed item and the one that gave up are lost. Stopping: the waiters who gave up
+  // keep their places for the queue timeout (20s) and each newcomer queues behind them, so acquires are refused
+  // with the permit free from 10s to past the progress bound (40s): liveness, refused_with_free_capacity, at 50s.
+  constexpr admit::sim::vtime_ns sec = admit::sim::sec, ms = admit::sim::ms;
+  constexpr admit::sim::vtime_ns permit_free_ns = 10 * sec + 500'000;  // the crashed holder's grant plus the lease
+  json variant = fair_give_up_doc();
+  variant["gate"]["variant"] = "fair";
+  json shipped = fair_give_up_doc();
+  shipped["gate"]["protocol"] = "gate/redis/protocols/fair.json";
+  json stopping = fair_give_up_doc();
+  json p = builtin_inline("fair");
+  REQUIRE(p["client"]["on_give_up"] == "release");
+  p["client"]["on_give_up"] = "stop";
+  stopping["gate"]["protocol"] = p;
+
+  for (const json* doc : {&variant, &shipped}) {
+    INFO(doc->dump());
+    fair_line_log log;
+    const admit::world::run_record rec = run_fair_line(*doc, log);
+    CHECK_FALSE(rec.inconclusive.has_value());
+    CHECK_FALSE(rec.any_violation());
+    CHECK(invariant(rec, "liveness").holds);
+    // The crashed worker's item, and item 2, which waited 2s to 7s behind the live permit and gave up.
+    CHECK(rec.metrics.completed == 58);
+    CHECK(rec.lease->deferred == 1);
+    // Its release found no permit, in the world as in the Lua (it held a place in line only).
+    CHECK(log.empty_releases == std::vector<admit::sim::vtime_ns>{7 * sec + 1'500'000});
+    // Granted at the first poll after the permit's expiry: within one retry (200ms) and a round trip.
+    const admit::sim::vtime_ns next = first_grant_from(log, permit_free_ns);
+    CHECK(next >= permit_free_ns);
+    CHECK(next <= permit_free_ns + 200 * ms + 2 * ms);
+  }
+
+  fair_line_log log;
+  const admit::world::run_record rec = run_fair_line(stopping, log);
+  CHECK_FALSE(rec.inconclusive.has_value());
+  CHECK(log.empty_releases.empty());
+  const admit::world::invariant_result& live = invariant(rec, "liveness");
+  CHECK_FALSE(live.holds);
+  REQUIRE(live.first.has_value());
+  CHECK(live.first->at_ns >= 50 * sec);
+  CHECK(live.first->at_ns < 51 * sec);
+  CHECK(live.first->detail.find("refused from 10.016s to 50.024s") != std::string::npos);
+  REQUIRE_FALSE(live.causes.empty());
+  for (const auto& c : live.causes) CHECK(c.kind == "refused_with_free_capacity");
+  // No grant after the crashed holder's: each waiter that gave up blocks the next for 20s, longer than its 5s
+  // budget, so the line never recovers and no item completes. Every other invariant holds (a liveness defect only).
+  CHECK(first_grant_from(log, permit_free_ns) == -1);
+  CHECK(rec.metrics.completed == 0);
+  for (const auto& inv : rec.invariants)
+    if (inv.name != "liveness") CHECK(inv.holds);
 }

@@ -157,6 +157,33 @@ TEST_CASE("run_fleet: a crashed worker and an exited one; a restart brings an ex
   require_items_conserved(rec);
 }
 
+TEST_CASE("run_fleet: a worker that exited and crashed afterwards still counts as exited", "[world][run_fleet]") {
+  // Goal: fleet_exhausted names a fleet emptied by a drain and an exit, whatever befell the exited worker after
+  // (the run_fleet property found it with RC_PARAMS="seed=59", once fair's waiter released on giving up).
+  // Method: fair, two workers, one permit. Worker 1's acquire gives up at 2.3s behind worker 0's permit and its
+  // release runs; worker 0's release answers at the same instant, finds the queue empty after the last arrival and
+  // returns; worker 1 then requeues its item and exits, and crashes at 2.4s. The item is left with nobody to take it.
+  const json doc = json::parse(R"({"name": "run_fleet_drained", "seed": 1,
+    "gate": {"kind": "lease", "variant": "fair", "limit": 1, "lease": "10s", "acquire_timeout": "1s"},
+    "fleet": {"workers": 2, "on_acquire_timeout": "requeue_and_exit"},
+    "service": {"portal_cap": 1, "service_time": "1400ms", "client_timeout": "20s"},
+    "workload": {"requests": [{"at": "900ms"}, {"at": "1300ms"}]},
+    "faults": {"schedule": [{"at": "2400ms", "kind": "crash", "target": "worker:1"}]}})");
+  const auto runs = admit::world::run_all(load(doc), 1);
+  const run_record& rec = runs.front();
+  CHECK(rec.lease->workers_exited == 1);
+  CHECK(rec.lease->items_left == 1);
+  const invariant_result& live = inv(rec, "liveness");
+  REQUIRE_FALSE(live.holds);
+  REQUIRE(live.causes.size() == 1);
+  CHECK(live.causes[0].kind == "fleet_exhausted");
+  INFO(live.causes[0].example);
+  CHECK(live.causes[0].example ==
+        "all 2 workers gone: 1 exited after acquire timeouts (the last at 00:00:02.302), 1 found the queue empty after "
+        "the last arrival and returned; 1 item left in the queue");
+  require_items_conserved(rec);
+}
+
 TEST_CASE("run_fleet: the cap holds while the fleet shrinks", "[world][run_fleet]") {
   // Goal: requeue_and_exit changes liveness only. Method: the catalogue's run_fleet_surge: its safety invariants
   // hold, and the portal never saw more than its cap.

@@ -476,11 +476,12 @@ bool lease_causes::fleet_exhausted(std::vector<cause>& out, const std::string& p
   vtime_ns last_exit_ns = -1;
   for (std::size_t wi = 0; wi < fleet_.size(); ++wi) {
     const worker_state& w = fleet_[wi];
-    if (!w.alive) {
-      ++crashed;
-    } else if (w.exited) {
+    // A worker that exited and crashed afterwards was gone at its exit (a crash never restarted changes nothing).
+    if (w.exited) {
       ++exited;
       last_exit_ns = std::max(last_exit_ns, fates_[wi].exited_ns);
+    } else if (!w.alive) {
+      ++crashed;
     } else if (w.drained) {
       ++drained;
     } else if (w.renewal.retired) {

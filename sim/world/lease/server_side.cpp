@@ -346,11 +346,15 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
   // counters are not judged.
   std::optional<std::int64_t> free;
   if (free_key_ && !quorum) free = node_.peek_integer(*free_key_, now_us);
+  // A release is traced with the server's number when it answers one (a ZREM's count: 0 for a token that held no
+  // permit, as a waiter's that gave up), as a built-in's is: under the default rule `any` every release reads as yes.
+  redis::script_reply traced = read;
+  if (req.op == redis::script_op::release && answer.type == redis::reply::kind::integer) traced.value = answer.integer;
   facts_.publish(fact::script_ran{
       .worker = wi,
       .op = req.op,
       .token = req.token,
-      .reply = read,
+      .reply = traced,
       .members = members,
       .was_member = was_member && req.op == redis::script_op::acquire,
       .judged = judged,
