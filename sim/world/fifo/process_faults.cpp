@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/world/fault_window_of.hpp"
+
 namespace admit::world::fifo_world {
 
 void process_faults::schedule() {
@@ -19,14 +21,7 @@ void process_faults::apply(const scenario::fault_spec& f) {
   const auto& texts = fifo_monitors::fault_texts;
   const vtime_ns now = ctx_.sched.now_ns();
   const vtime_ns dur = f.duration_ns.value_or(0);
-  fault_window fw;
-  fw.kind = scenario::fault_kind_names[static_cast<std::size_t>(f.kind)];
-  fw.target = f.target    ? scenario::to_string(*f.target)
-              : f.between ? scenario::to_string(f.between->first) + "|" + scenario::to_string(f.between->second)
-                          : std::string();
-  fw.start_ns = now;
-  fw.end_ns = now + (f.kind == fk::crash && !f.duration_ns ? 0 : dur);
-  ctx_.rec.series.add_window(std::move(fw));
+  ctx_.rec.series.add_window(window_of(f, now));
   switch (f.kind) {
     case fk::crash:
       monitors_.trace(nullptr, texts[0], 0, 0, 0);

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "sim/kernel/scheduler.hpp"
+#include "sim/world/fault_window_of.hpp"
 #include "sim/world/lease/facts.hpp"
 #include "sim/world/series_sampler.hpp"
 #include "sim/world/timeline.hpp"
@@ -58,19 +59,7 @@ class lease_timeline final : public fact_sink {
       l->outcome = f.how;
     }
   }
-  void on(const fact::fault_began& f) override {
-    using fk = scenario::fault_kind;
-    const scenario::fault_spec& spec = f.spec;
-    const vtime_ns now = sched_.now_ns();
-    fault_window fw;
-    fw.kind = scenario::fault_kind_names[static_cast<std::size_t>(spec.kind)];
-    fw.target = spec.target    ? scenario::to_string(*spec.target)
-                : spec.between ? scenario::to_string(spec.between->first) + "|" + scenario::to_string(spec.between->second)
-                               : std::string();
-    fw.start_ns = now;
-    fw.end_ns = now + (spec.kind == fk::crash && !spec.duration_ns ? 0 : spec.duration_ns.value_or(0));
-    series_.add_window(std::move(fw));
-  }
+  void on(const fact::fault_began& f) override { series_.add_window(window_of(f.spec, sched_.now_ns())); }
 
  private:
   void set_members(std::int64_t n) {
