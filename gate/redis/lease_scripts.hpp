@@ -122,6 +122,10 @@ struct lease_keys {
 // --- The Lua side ---------------------------------------------------------
 
 enum class script_op : std::uint8_t { acquire, release, renew };
+// "acquire", "release" or "renew", as reports and sentences name the operation.
+constexpr const char* script_op_name(script_op op) noexcept {
+  return op == script_op::acquire ? "acquire" : op == script_op::release ? "release" : "renew";
+}
 
 // File name under lua_dir() of a variant's script, e.g. "seed_acquire.lua".
 [[nodiscard]] std::string_view lua_file(variant v, script_op op);

@@ -61,10 +61,6 @@ void add(std::vector<cause>& out, cause c) {
   out.push_back(std::move(c));
 }
 
-const char* op_name(redis::script_op op) {
-  return op == redis::script_op::acquire ? "acquire" : op == redis::script_op::release ? "release" : "renew";
-}
-
 }  // namespace
 
 // --- what the causes keep of the facts ------------------------------------------------
@@ -371,7 +367,7 @@ void lease_causes::gate(std::vector<cause>& out, std::size_t wi, redis::script_o
     return;
   }
   if (protocol_) {
-    add(out, {cause_kind("protocol_over_limit"), "the protocol's " + std::string(op_name(op)) + " for " +
+    add(out, {cause_kind("protocol_over_limit"), "the protocol's " + std::string(redis::script_op_name(op)) + " for " +
                                                      std::string(token) + " (worker " + std::to_string(wi) + ") left " +
                                                      std::to_string(members) + " live permits, above the limit " + limit});
     return;

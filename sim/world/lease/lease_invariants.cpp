@@ -25,10 +25,6 @@ std::pair<std::size_t, std::size_t> expired_range(const fact::script_ran& f) {
   return range;
 }
 
-const char* op_word(redis::script_op op) {
-  return op == redis::script_op::acquire ? "acquire" : op == redis::script_op::release ? "release" : "renew";
-}
-
 // gate_inflight_le_cap: the live members of the gate key after every script (and after the add of a
 // non-atomic check-then-add) against the limit.
 class gate_inflight final : public fact_sink {
@@ -240,7 +236,7 @@ class capacity_conserved final : public fact_sink {
       const std::string sum = std::to_string(free) + " free + " + std::to_string(held) + " held = " +
                               std::to_string(free + held);
       const std::string detail =
-          "after worker " + std::to_string(f.worker) + "'s " + op_word(f.op) + " for " + f.token + " at " +
+          "after worker " + std::to_string(f.worker) + "'s " + redis::script_op_name(f.op) + " for " + f.token + " at " +
           span_text(hub_.now_ns()) + ", " + sum + (off < 0 ? ", below" : ", above") + " the limit " +
           std::to_string(limit) + ": " +
           (off < 0 ? count_text(-off, "permit", "permits") + " lost for good (no caller can take it, no holder holds it)"

@@ -230,9 +230,7 @@ void server_side::script_failed(std::size_t wi, const gate::command_request& req
   const redis::script_error_info& e = node_.last_script_error();
   const redis::protocol_call& c = proto_->call(req.op);
   script_failure f;
-  f.operation = req.op == redis::script_op::acquire   ? "acquire"
-                : req.op == redis::script_op::release ? "release"
-                                                      : "renew";
+  f.operation = redis::script_op_name(req.op);
   if (!c.is_command()) {
     f.script = proto_->scripts[c.script].name;
     f.origin = proto_->scripts[c.script].origin;
