@@ -109,6 +109,28 @@ TEST_CASE("a reply rule that reads a refusal as a grant makes the run inconclusi
   CHECK_FALSE(reaped->holds);
 }
 
+TEST_CASE("a permit named by the empty string, left past its lease, is a violation with its cause, not an abort",
+          "[world][trust]") {
+  // Goal: a user's script may ZADD any string, the empty one too; the cause finder asked why that member survived
+  // an acquire must answer, not trip an assertion of its own. Method: an acquire that adds "" scored 1 (long past
+  // its lease) and never reaps; expired_leases_reaped must break and the run end with a verdict.
+  json doc = json::parse(R"js({"name": "empty_member",
+    "gate": {"kind": "lease", "limit": 2, "lease": "5s", "acquire_timeout": "2s",
+      "protocol": {"format": "admitsim-protocol/1", "name": "empty",
+        "scripts": {"acquire": {"source": "redis.call('ZADD', KEYS[1], 1, '') return 0"}},
+        "acquire": {"script": "acquire", "keys": ["{key}"], "args": ["{token}"], "granted_when": "equals_1"},
+        "release": {"command": ["ZREM", "{key}", "{token}"]}}},
+    "fleet": {"workers": 1},
+    "service": {"service_time": "100ms"},
+    "workload": {"requests": [{"at": "1s"}]}})js");
+  const std::vector<run_record> runs = run_doc(doc, 1);
+  REQUIRE(runs.size() == 1);
+  const admit::world::invariant_result* reaped = find_inv(runs.front(), "expired_leases_reaped");
+  REQUIRE(reaped != nullptr);
+  CHECK_FALSE(reaped->holds);
+  CHECK(std::string(runs.front().verdict()) == "violation");
+}
+
 TEST_CASE("a protocol whose acquire never grants is not a pass", "[world][trust]") {
   // Goal: the false pass a user met (0 of 40 requests completed, exit 0) is a liveness violation naming what the
   // acquire replied. Method: an acquire answering a status reply that the rule equals_1 reads as a refusal.
