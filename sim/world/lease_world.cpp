@@ -165,15 +165,19 @@ class lease_world {
                                                         scenario::acquire_timeout_policy::requeue_and_exit),
         mutant_requeue_drops_item_(opts.mutant_requeue_drops_item) {
     rec_.lease->requeue_and_exit = requeue_and_exit_;
-    // The invariants the scenario checks and the monitors hear every fact first; the timeline, when the
-    // run records one, after them.
+    // The causes hear every fact first (what they keep is whole when an invariant asks them), then the
+    // invariants the scenario checks and the monitors; the timeline, when the run records one, after them.
+    const std::optional<vtime_ns> renew_every = renew_interval(gate(), run);
+    causes_.emplace(sched_, sc_, run.proto != nullptr, renew_every, node_, server_);
+    facts_.subscribe(*causes_);  // before the first fact: the run has not started
+    monitors_.set_causes(&*causes_);
     invariants_.emplace(monitors_, facts_);
     if (opts.timeline) {
       rec_.series.keep_lanes_in(opts.lanes_around);
       facts_.subscribe(timeline_.emplace(sched_, rec_.series));
     }
     client_behaviour b;
-    b.renew_every_ns = renew_interval(gate(), run);
+    b.renew_every_ns = renew_every;
     if (run.proto) {
       b.on_renewal_lost = run.proto->proto->client.on_renewal_lost;
       b.on_client_timeout = run.proto->proto->client.on_client_timeout;
@@ -189,12 +193,8 @@ class lease_world {
     }
     fleet_.set_behaviour(b);
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
-    server_.set_portal(&portal_);
     add_nodes(run, opts);
-    causes_.emplace(sched_, sc_, run.proto != nullptr, fleet_, portal_, node_, server_);
-    facts_.subscribe(*causes_);  // before the first fact: the run has not started
     for (const auto& e : extra_) causes_->add_node(e->node);
-    monitors_.set_causes(&*causes_);
   }
 
   ~lease_world() { tear_down(); }
@@ -213,7 +213,9 @@ class lease_world {
     if (lh && rec_.status == sim::run_status::time_limit && !guard_.wall_hit()) {
       // Events remain after it, so moving the clock to it changes no later time.
       if (sched_.now_ns() < *lh) sched_.run_until(*lh, 0);
-      facts_.publish(lease::fact::horizon_reached{*lh, items_.unended(), fleet_.holders()});
+      std::int64_t at_work = 0;
+      for (std::size_t wi = 0; wi < fleet_.size(); ++wi) at_work += fleet_[wi].current.has_value();
+      facts_.publish(lease::fact::horizon_reached{*lh, items_.unended(), fleet_.holders(), at_work});
       if (monitors_.stopped()) rec_.status = sim::run_status::stopped;
       else rec_.status = guard_.run(sched_, sc_.checks.horizon_ns);
     }
@@ -264,7 +266,6 @@ class lease_world {
       e.node.set_index(i);
       e.server.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms,
                             free_key(gate(), run));
-      e.server.set_portal(&portal_);
       e.server.set_quorum(i, &node_members_);
       nets_.push_back(&e.net);
       faults_.add_node(e.node, e.server, e.net);
@@ -314,7 +315,7 @@ class lease_world {
       case next_step::work: return false;
       case next_step::end: return woken;
       case next_step::drain:
-        if (woken) fleet_[wi].drained = true;
+        if (woken) drained(wi);
         return woken;
       case next_step::wait: fleet_.park_unstarted(wi, gen); return true;
     }
@@ -329,7 +330,7 @@ class lease_world {
       const next_step next = next_for(w);
       if (next == next_step::end) co_return;
       if (next == next_step::drain) {
-        w.drained = true;
+        drained(wi);
         co_return;
       }
       if (next == next_step::wait) {
@@ -342,9 +343,15 @@ class lease_world {
       const std::string token = fleet::token_of(wi, item.number);
       fleet_.take(wi, item, token);
       co_await process(wi, gen, item, token);
+      facts_.publish(lease::fact::left_item{wi, item.number});
       w.current.reset();
       if (w.exited) co_return;  // requeue_and_exit: its acquire gave up, its item is back in the queue
     }
+  }
+
+  void drained(std::size_t wi) {
+    fleet_[wi].drained = true;
+    facts_.publish(lease::fact::worker_drained{wi});
   }
 
   static const char* outcome_of(int status) {
@@ -353,14 +360,14 @@ class lease_world {
 
   sim::awaitable<void> process(std::size_t wi, std::uint64_t gen, work_item item, const std::string& token) {
     worker_state& w = fleet_[wi];
-    facts_.publish(lease::fact::acquiring{wi, token, fleet_.holders()});
+    facts_.publish(lease::fact::acquiring{wi, token, fleet_.holders(), item.number, item.service_ns});
     gate::acquire_outcome got = co_await w.link.client->acquire(token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     // The rare branches marked so, that GCC moves them out of the hot path of the coroutine's body.
     if (got.ec == gate::gate_errc::unreachable && gate().world_mut == scenario::world_mutation::fail_open) [[unlikely]] {
       // Broken on purpose: no confirmed permit, and the request goes out anyway.
       facts_.publish(lease::fact::sent_without_permit{wi, token, fleet_.holders()});
-      const int st = co_await portal_.call(wi, item, nullptr);
+      const int st = co_await portal_.call(wi, item, false);
       ADMIT_CHECKPOINT(fleet_, wi, gen);
       items_.end(item, outcome_of(st), sched_.now_ns());
       co_return;
@@ -397,9 +404,7 @@ class lease_world {
     const vtime_ns started = sched_.now_ns();
     const client_behaviour& policy = fleet_.behaviour();
     const bool may_abort = policy.renew_every_ns && policy.on_renewal_lost == redis::renewal_loss::abort_request;
-    const int status = co_await portal_.call(wi, item, &w.permit, may_abort ? &w.renewal.portal_wait : nullptr);
-    if (status <= 0) [[unlikely]]
-      w.permit.client_left_ns = sched_.now_ns();  // its connection may stay open without it
+    const int status = co_await portal_.call(wi, item, true, may_abort ? &w.renewal.portal_wait : nullptr);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     if (status == 0 && policy.on_client_timeout == redis::timeout_permit::hold_to_end && !portal_.frees_slot_on_close()) {
       // The client gave up waiting, but its protocol holds the permit until the connection really ends
@@ -420,7 +425,7 @@ class lease_world {
     }
     fleet_.drop_holding(wi);
     ADMIT_ASSERT(!w.holding.has_value() && !w.renewal.holding, "after its release a worker holds no permit and renews none");
-    portal_.detach(wi);  // a connection it leaves open keeps its permit's record
+    portal_.detach(wi);  // a connection it leaves open runs on without it
     items_.end(item, outcome_of(status), sched_.now_ns());
   }
 
@@ -439,9 +444,9 @@ class lease_world {
     const bool kept = co_await w.link.client->keep_renewed(token, holding, std::move(ready));
     if (kept || !*holding) co_return;
     w.lost = true;
-    facts_.publish(lease::fact::renewal_lost{wi, token, fleet_.holders()});
     // What the protocol does about it (keep_working: nothing).
     const redis::renewal_loss loss = fleet_.behaviour().on_renewal_lost;
+    facts_.publish(lease::fact::renewal_lost{wi, token, fleet_.holders(), loss == redis::renewal_loss::stop_new_work});
     if (loss == redis::renewal_loss::stop_new_work) w.renewal.retired = true;
     if (loss == redis::renewal_loss::abort_request && w.renewal.portal_wait != nullptr)
       w.renewal.portal_wait->cancel();
@@ -524,7 +529,7 @@ class lease_world {
   std::vector<std::unique_ptr<extra_node>> extra_;
   std::vector<network*> nets_;
   std::vector<std::int64_t> node_members_;
-  std::optional<lease_causes> causes_;  // built once every part it reads exists
+  std::optional<lease_causes> causes_;  // built first: it keeps what the facts tell, and reads the nodes' data
   arrival_source src_;
   arrival_pump<lease_world> pump_;  // the arrivals, one ahead, to on_arrival
   const bool requeue_and_exit_;     // fleet.on_acquire_timeout: the run_fleet worker model

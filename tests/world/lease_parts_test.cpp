@@ -8,6 +8,7 @@
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/world/lease/fleet.hpp"
+#include "sim/world/lease/lease_causes.hpp"
 #include "sim/world/lease/lease_invariants.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/lease_timeline.hpp"
@@ -73,6 +74,7 @@ TEST_CASE("series_sampler leaves out only a sample that repeats the last one ins
 
 TEST_CASE("the fleet's holders count and idle set must agree with its workers") {
   parts p;
+  p.workers.take(0, work_item{1, 0, 0, 0});
   CHECK(p.workers.hold(0, "w0-1") == 1);
   p.workers.audit();
   CHECK_THROWS_AS(p.workers.hold(0, "w0-2"), assertion_failure);  // one permit at a time
@@ -158,7 +160,9 @@ TEST_CASE("a worker releasing a permit it holds has it in the set, or was told i
   parts p;
   // Worker 1's permit is in the set; worker 0 believes it holds one that is not.
   (void)p.server.execute(1, redis::script_op::acquire, p.req(redis::script_op::acquire, "w1-1"));
+  p.workers.take(1, work_item{1, 0, 0, 0});
   (void)p.workers.hold(1, "w1-1");
+  p.workers.take(0, work_item{1, 0, 0, 0});
   (void)p.workers.hold(0, "w0-1");
   CHECK_THROWS_AS(p.server.execute(0, redis::script_op::release, p.req(redis::script_op::release, "w0-1")),
                   assertion_failure);
@@ -187,6 +191,7 @@ TEST_CASE("a release of a token its worker does not hold changes no holder, coun
     return q != nullptr && q->score(token).has_value();
   };
   CHECK(p.server.execute(1, redis::script_op::acquire, fair_req(redis::script_op::acquire, "w1-1")).value == 1);
+  p.workers.take(1, work_item{1, 0, 0, 0});
   CHECK(p.workers.hold(1, "w1-1") == 1);
   p.workers.take(0, work_item{5, 0, 0, 0});
   CHECK(p.server.execute(0, redis::script_op::acquire, fair_req(redis::script_op::acquire, "w0-5")).value == 0);
@@ -225,10 +230,12 @@ TEST_CASE("a gate key that expires under a working holder takes its permit, and 
   // the 15 s lease), nobody acquires until 16 s, then worker 1 does; worker 0 releases afterwards.
   parts p;
   (void)p.server.execute(0, redis::script_op::acquire, p.req(redis::script_op::acquire, "w0-1"));
+  p.workers.take(0, work_item{1, 0, 0, 0});
   (void)p.workers.hold(0, "w0-1");
   p.sched.run_until(16 * sim::sec);
   REQUIRE(p.sched.now_ns() == 16 * sim::sec);
   (void)p.server.execute(1, redis::script_op::acquire, p.req(redis::script_op::acquire, "w1-1"));
+  p.workers.take(1, work_item{1, 0, 0, 0});
   (void)p.workers.hold(1, "w1-1");
   CHECK(p.workers[0].lost);
   CHECK_FALSE(p.workers[1].lost);
@@ -250,9 +257,11 @@ TEST_CASE("a renew that reaps another holder's stale permit tells that holder") 
     return r;
   };
   (void)p.server.execute(0, redis::script_op::acquire, renewal_req(redis::script_op::acquire, "w0-1"));
+  p.workers.take(0, work_item{1, 0, 0, 0});
   (void)p.workers.hold(0, "w0-1");
   p.sched.run_until(10 * sim::sec);
   (void)p.server.execute(1, redis::script_op::acquire, renewal_req(redis::script_op::acquire, "w1-1"));
+  p.workers.take(1, work_item{1, 0, 0, 0});
   (void)p.workers.hold(1, "w1-1");
   p.sched.run_until(16 * sim::sec);
   const redis::script_reply kept =
@@ -267,12 +276,22 @@ TEST_CASE("a renew that reaps another holder's stale permit tells that holder") 
 TEST_CASE("a reaped permit marks its worker, holding it or with the grant on its way") {
   parts p;
   p.workers.take(2, work_item{7, 0, 0, 0});
-  CHECK(p.workers.lost_permit("w2-7") == nullptr);  // not held yet
+  const auto not_held = p.workers.lost_permit("w2-7");  // not held yet: the grant is on its way
+  REQUIRE(not_held);
+  CHECK((not_held->worker == 2 && not_held->number == 7 && not_held->current && not_held->holder == nullptr));
   CHECK(p.workers[2].lost);
+  p.workers.take(0, work_item{1, 0, 0, 0});
   (void)p.workers.hold(0, "w0-1");
-  CHECK(p.workers.lost_permit("w0-1") == &p.workers[0]);
+  const auto held = p.workers.lost_permit("w0-1");
+  REQUIRE(held);
+  CHECK((held->current && held->holder == &p.workers[0]));
   CHECK(p.workers[0].lost);
-  CHECK(p.workers.lost_permit("not-a-token") == nullptr);
+  // A permit of an item its worker has left: named, but no one is told.
+  const auto gone = p.workers.lost_permit("w1-3");
+  REQUIRE(gone);
+  CHECK((gone->worker == 1 && !gone->current && gone->holder == nullptr));
+  CHECK_FALSE(p.workers[1].lost);
+  CHECK_FALSE(p.workers.lost_permit("not-a-token"));
 }
 
 // What a part published, fact by fact, for a test to read.
@@ -322,10 +341,13 @@ TEST_CASE("the fact bus refuses a fact that breaks its part's postconditions") {
   item_facts heard;
   facts.subscribe(heard);
   const std::string token = "w0-1";
-  CHECK_NOTHROW(facts.publish(fact::acquiring{1, token, 0}));
-  CHECK_THROWS_AS(facts.publish(fact::acquiring{2, token, 0}), assertion_failure);   // no worker 2
-  CHECK_THROWS_AS(facts.publish(fact::acquiring{0, token, -1}), assertion_failure);  // a negative count
-  CHECK_THROWS_AS(facts.publish(fact::portal_opened{{0, 1, 1, 2}, 1}), assertion_failure);  // more open than asked
+  CHECK_NOTHROW(facts.publish(fact::acquiring{1, token, 0, 1, 0}));
+  CHECK_THROWS_AS(facts.publish(fact::acquiring{2, token, 0, 1, 0}), assertion_failure);   // no worker 2
+  CHECK_THROWS_AS(facts.publish(fact::acquiring{0, token, -1, 1, 0}), assertion_failure);  // a negative count
+  CHECK_THROWS_AS(facts.publish(fact::acquiring{0, token, 0, 0, 0}), assertion_failure);   // items count from 1
+  CHECK_THROWS_AS(facts.publish(fact::portal_opened{{0, 1, 1, 2}, 1, true, 0}), assertion_failure);  // more open than asked
+  CHECK_THROWS_AS(facts.publish(fact::portal_opened{{0, 1, 1, 1}, 1, true, -1}), assertion_failure);  // a negative service
+  CHECK_THROWS_AS(facts.publish(fact::horizon_reached{0, 0, 2, 1}), assertion_failure);  // more holding than at work
   CHECK_THROWS_AS(facts.publish(fact::item_ended{0, "completed"}), assertion_failure);       // items count from 1
   CHECK_THROWS_AS(facts.publish(fact::run_ended{1, 2, false, 0, ""}), assertion_failure);   // more unended than arrived
   CHECK(heard.heard.empty());  // a refused fact reaches no subscriber
@@ -380,4 +402,38 @@ TEST_CASE("the fact bus hands a fact only to the subscribers that handle it, in 
   facts.publish(fact::item_ended{1, "completed"});
   CHECK(log == std::vector<std::string>{"ends_only completed"});
   CHECK(second.heard == std::vector<std::string>{"queued 1, waiting 1", "ended 1 completed"});
+}
+
+TEST_CASE("the cause finder tells a portal violation's causes from the facts alone, and keeps the portal's counts") {
+  parts p;
+  lease_causes causes{p.sched, p.sc, false, std::nullopt, p.node, p.server};
+  p.facts.subscribe(causes);
+  const std::string token = "w0-1";
+  // Worker 0 starts on item 1 (a 20s request), is granted its permit, and opens its connection.
+  p.facts.publish(fact::acquiring{0, token, 0, 1, 20 * sim::sec});
+  p.facts.publish(fact::permit_granted{0, token, 0, 0});
+  p.facts.publish(fact::portal_opened{{0, 1, 2, 1}, 1, true, 20 * sim::sec});
+  // 15s later worker 1's acquire reaps it while the request still runs.
+  p.sched.run_until(15 * sim::sec);
+  permit_loss reaped;
+  reaped.by = permit_loss::how::reaped;
+  reaped.at_ns = 15 * sim::sec;
+  reaped.reaper = 1;
+  p.facts.publish(fact::permit_lost{0, 1, reaped, true, -1, -1});
+  std::vector<check::cause> out;
+  causes.portal(out);  // the node's set is empty: the connection is covered by no permit
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == "lease_outlived");
+  CHECK(out[0].detail == "permit w0-1 expired: a 20s request on a 15s lease, no renewal");
+  // The worker leaves the connection open: the copy it keeps still says why.
+  p.facts.publish(fact::connection_left{0, 1, -1});
+  p.facts.publish(fact::left_item{0, 1});
+  out.clear();
+  causes.portal(out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == "lease_outlived");
+  // A portal fact whose counts are not those the causes kept is a broken invariant of ours.
+  CHECK_THROWS_AS(p.facts.publish(fact::portal_opened{{1, 3, 2, 3}, 2, false, sim::sec}), assertion_failure);
+  // A grant for an item its worker is not on, likewise.
+  CHECK_THROWS_AS(p.facts.publish(fact::permit_granted{2, "w2-9", 0, 0}), assertion_failure);
 }

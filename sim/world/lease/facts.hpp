@@ -152,6 +152,43 @@ struct reply_inconsistent {
   std::string_view token;
 };
 
+// --- the permits' story (what a violation's causes tell) -------------------------
+// The server granted worker `worker` the permit `token` of its current item, the first time (a quorum run:
+// once enough nodes hold it); the server's clock against true time and the worker's clock steps then.
+struct permit_granted {
+  std::size_t worker;
+  std::string_view token;
+  vtime_ns server_offset_ns;
+  vtime_ns clock_step_ns;
+};
+// The server kept renewed the permit `token` its worker holds.
+struct permit_renewed {
+  std::size_t worker;
+  std::string_view token;
+};
+// check_then_add: the count of worker `worker`'s acquire saw `members` (its grant is the add, later).
+struct permit_counted {
+  std::size_t worker;
+  std::int64_t members;
+};
+// The permit of item `number` of worker `worker` left the set (`how`). `current`: the worker is still on
+// that item (holding its permit or with the grant on its way back), and its pause, if it paused.
+struct permit_lost {
+  std::size_t worker;
+  std::uint64_t number;
+  const permit_loss& how;
+  bool current;
+  vtime_ns paused_from_ns;
+  vtime_ns paused_until_ns;
+};
+// A restart or failover kept the permit `token`, which worker `worker` holds, with an older score than its
+// last renewal had set.
+struct permit_rolled_back {
+  std::size_t worker;
+  std::string_view token;
+  const permit_rollback& how;
+};
+
 // --- the portal ---------------------------------------------------------------
 // The portal's counts as a connection changed: `attempted` connections asked
 // for (open, plus refused attempts still counted), `open` of them open, its true cap.
@@ -166,11 +203,20 @@ struct portal_counts {
 struct portal_refused {
   portal_counts at;
   std::uint64_t number;
-  refusal_snapshot& filled;
+  bool under_permit;  // false: sent without one (mutation fail_open)
 };
 struct portal_opened {
   portal_counts at;
   std::uint64_t number;
+  bool under_permit;   // false: sent without one (mutation fail_open)
+  vtime_ns service_ns;  // the work it asked for
+};
+// Worker `worker` left the connection of item `number` open: the item is over for it, or (crashed_ns >= 0)
+// it crashed.
+struct connection_left {
+  std::size_t worker;
+  std::uint64_t number;
+  vtime_ns crashed_ns;
 };
 // A refused attempt stopped counting.
 struct portal_refusal_over {
@@ -186,13 +232,30 @@ struct client_left {
   std::uint64_t number;
   std::int64_t open;
   bool read_timeout;
+  bool under_permit;
 };
 
 // --- the workers ------------------------------------------------------------
+// It starts on item `number` (its request `service_ns` long) and asks for the item's permit.
 struct acquiring {
   std::size_t worker;
   const std::string& token;
   std::int64_t holders;
+  std::uint64_t number;
+  vtime_ns service_ns;
+};
+// It is done with item `number` (ended, deferred or put back); a crash ends its item too (worker_crashed).
+struct left_item {
+  std::size_t worker;
+  std::uint64_t number;
+};
+// Its loop found the queue empty after the last arrival, and returned.
+struct worker_drained {
+  std::size_t worker;
+};
+// A crashed worker came back: its next generation starts afresh.
+struct worker_restarted {
+  std::size_t worker;
 };
 // Broken on purpose (fail_open): no permit, and the request goes out anyway.
 struct sent_without_permit {
@@ -232,6 +295,7 @@ struct renewal_lost {
   std::size_t worker;
   const std::string& token;
   std::int64_t holders;
+  bool stops_new_work;  // the protocol's on_renewal_lost stop_new_work: it takes no new item until a restart
 };
 struct worker_crashed {
   std::size_t worker;
@@ -270,6 +334,7 @@ struct horizon_reached {
   vtime_ns at_ns;
   std::uint64_t unended;  // items that arrived and had not ended
   std::int64_t holders;   // workers holding a permit
+  std::int64_t at_work;   // workers on an item
 };
 // The run finished (not stopped, not inconclusive): what is left to judge liveness by.
 struct run_ended {
@@ -296,17 +361,34 @@ inline bool sound(const script_ran& f, std::size_t w) {
 inline bool sound(const split_add& f, std::size_t w) { return f.worker < w && f.members >= 1; }
 inline bool sound(const script_failed& f, std::size_t w) { return f.worker < w && !f.operation.empty(); }
 inline bool sound(const reply_inconsistent& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const permit_granted& f, std::size_t w) { return f.worker < w && !f.token.empty(); }
+inline bool sound(const permit_renewed& f, std::size_t w) { return f.worker < w && !f.token.empty(); }
+inline bool sound(const permit_counted& f, std::size_t w) { return f.worker < w && f.members >= 0; }
+inline bool sound(const permit_lost& f, std::size_t w) {
+  return f.worker < w && f.number >= 1 && f.how.at_ns >= 0 && (f.paused_from_ns < 0 || f.paused_until_ns >= f.paused_from_ns);
+}
+inline bool sound(const permit_rolled_back& f, std::size_t w) {
+  return f.worker < w && !f.token.empty() && f.how.kept_score < f.how.lost_score;
+}
 inline bool sound(const portal_counts& f, std::size_t w) {
   return f.worker < w && f.cap >= 1 && f.open >= 0 && f.attempted >= f.open;
 }
 inline bool sound(const portal_refused& f, std::size_t w) {
   return sound(f.at, w) && f.number >= 1 && f.at.attempted > f.at.open && f.at.open >= f.at.cap;
 }
-inline bool sound(const portal_opened& f, std::size_t w) { return sound(f.at, w) && f.number >= 1 && f.at.open >= 1; }
+inline bool sound(const portal_opened& f, std::size_t w) {
+  return sound(f.at, w) && f.number >= 1 && f.at.open >= 1 && f.service_ns >= 0;
+}
+inline bool sound(const connection_left& f, std::size_t w) { return f.worker < w && f.number >= 1 && f.crashed_ns >= -1; }
 inline bool sound(const portal_refusal_over& f, std::size_t w) { return sound(f.at, w); }
 inline bool sound(const portal_closed& f, std::size_t w) { return sound(f.at, w) && f.number >= 1; }
 inline bool sound(const client_left& f, std::size_t w) { return f.worker < w && f.number >= 1 && f.open >= 0; }
-inline bool sound(const acquiring& f, std::size_t w) { return f.worker < w && !f.token.empty() && f.holders >= 0; }
+inline bool sound(const acquiring& f, std::size_t w) {
+  return f.worker < w && !f.token.empty() && f.holders >= 0 && f.number >= 1 && f.service_ns >= 0;
+}
+inline bool sound(const left_item& f, std::size_t w) { return f.worker < w && f.number >= 1; }
+inline bool sound(const worker_drained& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const worker_restarted& f, std::size_t w) { return f.worker < w; }
 inline bool sound(const sent_without_permit& f, std::size_t w) { return f.worker < w && f.holders >= 0; }
 inline bool sound(const gave_up& f, std::size_t w) {
   return f.worker < w && !f.token.empty() && !f.why.empty() && f.holders >= 0;
@@ -322,7 +404,9 @@ inline bool sound(const item_queued& f, std::size_t) { return f.number >= 1 && f
 inline bool sound(const item_taken& f, std::size_t) { return f.number >= 1; }
 inline bool sound(const item_ended& f, std::size_t) { return f.number >= 1 && f.how != nullptr && *f.how != '\0'; }
 inline bool sound(const fault_began& f, std::size_t) { return !f.what.empty(); }
-inline bool sound(const horizon_reached& f, std::size_t) { return f.at_ns >= 0 && f.holders >= 0; }
+inline bool sound(const horizon_reached& f, std::size_t w) {
+  return f.at_ns >= 0 && f.holders >= 0 && f.at_work >= f.holders && f.at_work <= static_cast<std::int64_t>(w);
+}
 inline bool sound(const run_ended& f, std::size_t) {
   return f.unended <= f.arrived && f.permits_left >= 0 && (f.where.empty() || f.permits_left >= 1);
 }
@@ -341,12 +425,21 @@ class fact_sink {
   virtual void on(const fact::split_add&) {}
   virtual void on(const fact::script_failed&) {}
   virtual void on(const fact::reply_inconsistent&) {}
+  virtual void on(const fact::permit_granted&) {}
+  virtual void on(const fact::permit_renewed&) {}
+  virtual void on(const fact::permit_counted&) {}
+  virtual void on(const fact::permit_lost&) {}
+  virtual void on(const fact::permit_rolled_back&) {}
   virtual void on(const fact::portal_refused&) {}
   virtual void on(const fact::portal_opened&) {}
+  virtual void on(const fact::connection_left&) {}
   virtual void on(const fact::portal_refusal_over&) {}
   virtual void on(const fact::portal_closed&) {}
   virtual void on(const fact::client_left&) {}
   virtual void on(const fact::acquiring&) {}
+  virtual void on(const fact::left_item&) {}
+  virtual void on(const fact::worker_drained&) {}
+  virtual void on(const fact::worker_restarted&) {}
   virtual void on(const fact::sent_without_permit&) {}
   virtual void on(const fact::gave_up&) {}
   virtual void on(const fact::granted&) {}
@@ -374,12 +467,21 @@ using every_fact = std::tuple<fact::call_sent,
                                  fact::split_add,
                                  fact::script_failed,
                                  fact::reply_inconsistent,
+                                 fact::permit_granted,
+                                 fact::permit_renewed,
+                                 fact::permit_counted,
+                                 fact::permit_lost,
+                                 fact::permit_rolled_back,
                                  fact::portal_refused,
                                  fact::portal_opened,
+                                 fact::connection_left,
                                  fact::portal_refusal_over,
                                  fact::portal_closed,
                                  fact::client_left,
                                  fact::acquiring,
+                                 fact::left_item,
+                                 fact::worker_drained,
+                                 fact::worker_restarted,
                                  fact::sent_without_permit,
                                  fact::gave_up,
                                  fact::granted,

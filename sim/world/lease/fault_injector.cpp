@@ -129,7 +129,11 @@ void fault_injector::crash(std::size_t wi, const scenario::fault_spec& f) {
   const bool held = fleet_.crash(wi, [this](const work_item& it) { items_.end(it, "crashed", sched_.now_ns()); });
   ADMIT_ASSERT(item == 0 || held, "a worker at work on an item under a permit held it as it crashed");
   facts_.publish(fact::worker_crashed{wi, held, item});
-  if (f.duration_ns) sched_.schedule_after(*f.duration_ns, [this, wi] { fleet_.restart(wi); });
+  if (f.duration_ns)
+    sched_.schedule_after(*f.duration_ns, [this, wi] {
+      facts_.publish(fact::worker_restarted{wi});  // first: its next generation may start at once
+      fleet_.restart(wi);
+    });
 }
 
 }  // namespace admit::world::lease

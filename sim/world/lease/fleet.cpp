@@ -148,45 +148,36 @@ const worker_state* fleet::holder_of(std::string_view token) const {
   return nullptr;
 }
 
-std::optional<std::pair<std::size_t, std::uint64_t>> fleet::parse_token(std::string_view token) const {
+std::optional<std::pair<std::size_t, std::uint64_t>> fleet::parse_token(std::string_view token, std::size_t workers) {
   std::size_t wi = 0;
   std::uint64_t number = 0;
   if (token.size() < 4 || token[0] != 'w') return std::nullopt;
   const char* end = token.data() + token.size();
   const auto [dash, ec] = std::from_chars(token.data() + 1, end, wi);
-  if (ec != std::errc{} || dash == end || *dash != '-' || wi >= workers_.size()) return std::nullopt;
+  if (ec != std::errc{} || dash == end || *dash != '-' || wi >= workers) return std::nullopt;
   const auto [last, ec2] = std::from_chars(dash + 1, end, number);
   if (ec2 != std::errc{} || last != end) return std::nullopt;
   return std::pair{wi, number};
 }
 
-void fleet::renewed(std::size_t wi, std::string_view token, vtime_ns now) {
-  worker_state& w = *workers_[wi];
-  if (w.holding && *w.holding == token) w.permit.renewed_ns = now;
-}
-
-void fleet::rolled_back(std::string_view token, const permit_rollback& how) {
+const worker_state* fleet::rolled_back(std::string_view token, const permit_rollback& how) const {
   ADMIT_ASSERT(how.kept_score < how.lost_score, "a rollback brings back an older score");
   const auto named = parse_token(token);
-  if (!named) return;
-  worker_state& w = *workers_[named->first];
-  if (w.holding && *w.holding == token) w.permit.rollback = how;
+  if (!named) return nullptr;
+  const worker_state& w = *workers_[named->first];
+  return w.holding && *w.holding == token ? &w : nullptr;
 }
 
-const worker_state* fleet::lost_permit(std::string_view token, const permit_loss& how) {
+std::optional<fleet::loss_of> fleet::lost_permit(std::string_view token) {
   // The token names its worker: holding it, or with the grant on its way back.
   const auto named = parse_token(token);
-  if (!named) return nullptr;
+  if (!named) return std::nullopt;
   worker_state& w = *workers_[named->first];
   const bool holds = w.holding && *w.holding == token;
-  if (!holds && (!w.current || w.current->number != named->second)) return nullptr;
-  w.lost = true;
-  permit_loss& loss = w.permit.loss.emplace(how);
-  if (w.paused_from_ns >= 0) {
-    loss.paused_from_ns = w.paused_from_ns;
-    loss.paused_until_ns = w.paused_until;
-  }
-  return holds ? &w : nullptr;
+  const bool current = w.current && w.current->number == named->second;
+  ADMIT_ASSERT(!holds || current, "a worker holds only the permit of the item it is on");
+  if (current) w.lost = true;
+  return loss_of{named->first, named->second, current, holds ? &w : nullptr};
 }
 
 void fleet::lost_all_permits() {
@@ -226,7 +217,7 @@ bool fleet::lost_on(std::string_view token, std::size_t node) {
   worker_state& w = *workers_[named->first];
   if (!w.current || w.current->number != named->second) return false;
   // Under "all" a token short of every node was never a permit (its round released it): no loss.
-  if (all_ && w.permit.granted_ns < 0) {
+  if (all_ && !w.permit_granted) {
     w.node_bits = static_cast<std::uint16_t>(w.node_bits & ~(1U << node));
     return false;
   }

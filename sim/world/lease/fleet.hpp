@@ -26,9 +26,9 @@
 // has been told it lost it (`lost`: its lease was reaped, its renewal found
 // it gone, the node restarted or failed over). The Redis side asserts that a
 // worker releasing a permit it holds either still has it in the set or has
-// lost it in one of those ways. What the world knows of the permit of its
-// current item (when it was granted and renewed, how it was lost) is kept
-// beside it (`permit`, permit_loss.hpp), for a violation to say why.
+// lost it in one of those ways. The story of a permit (when it was granted
+// and renewed, how it was lost) the fleet does not keep: the Redis side
+// publishes it as facts (facts.hpp), and the causes keep what they need.
 #pragma once
 
 #include <boost/asio/async_result.hpp>
@@ -127,7 +127,7 @@ struct worker_state {
   // Quorum runs: the nodes whose sets hold the current item's token (bit n: node n).
   std::uint16_t node_bits = 0;
   std::optional<work_item> current;    // the item it works on
-  permit_record permit;                // what the world knows of the current item's permit
+  bool permit_granted = false;         // the current item's permit was granted (first grant recorded)
   // The current item's token: a view of the one its worker loop holds while
   // it works on the item (read only while `current` is set), so that a grant
   // is matched to the item without parsing the token.
@@ -238,16 +238,7 @@ class fleet {
     w.token = token;
     w.lost = false;
     w.node_bits = 0;
-    // Field by field: most items lose nothing, and the loss's storage is only reset.
-    permit_record& p = w.permit;
-    p.number = item.number;
-    p.service_ns = item.service_ns;
-    p.granted_ns = -1;
-    p.renewed_ns = -1;
-    p.counted = -1;
-    p.client_left_ns = -1;
-    p.crashed_ns = -1;
-    p.loss.reset();
+    w.permit_granted = false;
   }
   // Returns the holders.
   [[gnu::always_inline]] std::int64_t hold(std::size_t wi, const std::string& token) {
@@ -267,27 +258,38 @@ class fleet {
   // The worker that believes it holds the permit `token` (tokens are unique per acquisition).
   const worker_state* holder_of(std::string_view token) const;
   // The worker and item a token names ("w<worker>-<item>"), if it names one of this fleet.
-  std::optional<std::pair<std::size_t, std::uint64_t>> parse_token(std::string_view token) const;
-  // The server granted (or kept renewed) the permit `token` at `now`; the
-  // record is the current item's only (a late grant of an item given up is not).
-  // Inline: every grant asks, and nearly every one is the current item's first.
-  [[gnu::always_inline]] void granted(std::size_t wi, std::string_view token, vtime_ns now, vtime_ns server_offset_ns) {
-    worker_state& w = *workers_[wi];
-    permit_record& p = w.permit;
-    // Granted again under the same token: the first grant is the story.
-    if (!w.current || p.granted_ns >= 0 || w.token != token) return;
-    p.granted_ns = now;
-    p.server_offset_ns = server_offset_ns;
-    p.clock_step_ns = w.clock.step_ns;
+  std::optional<std::pair<std::size_t, std::uint64_t>> parse_token(std::string_view token) const {
+    return parse_token(token, workers_.size());
   }
-  void renewed(std::size_t wi, std::string_view token, vtime_ns now);
-  // A restart or failover kept the permit `token` with an older score than its last renewal had set.
-  void rolled_back(std::string_view token, const permit_rollback& how);
-  // check_then_add: the count of worker `wi`'s acquire saw `members`.
-  void counted(std::size_t wi, std::int64_t members) { workers_[wi]->permit.counted = members; }
-  // The permit `token` left the set (`how`): its worker (holding it, or with
-  // the acquire in flight) lost it. Returns the worker that held it, if one did.
-  const worker_state* lost_permit(std::string_view token, const permit_loss& how = {});
+  // The same for a fleet of `workers` workers.
+  static std::optional<std::pair<std::size_t, std::uint64_t>> parse_token(std::string_view token, std::size_t workers);
+  // The server granted the permit `token`: whether it is the current item's
+  // first grant (a late grant of an item given up is not; granted again under
+  // the same token, the first grant is the story). Inline: every grant asks.
+  [[gnu::always_inline]] bool granted(std::size_t wi, std::string_view token) {
+    worker_state& w = *workers_[wi];
+    if (!w.current || w.permit_granted || w.token != token) return false;
+    w.permit_granted = true;
+    return true;
+  }
+  // The server kept the permit `token` renewed: whether its worker holds it.
+  bool renewed(std::size_t wi, std::string_view token) const {
+    const worker_state& w = *workers_[wi];
+    return w.holding && *w.holding == token;
+  }
+  // A restart or failover kept the permit `token` with an older score than its
+  // last renewal had set: the worker that holds it, if one does.
+  const worker_state* rolled_back(std::string_view token, const permit_rollback& how) const;
+  // The permit `token` left the set: which worker and item it names, whether
+  // that worker is still on the item (then told it lost it), and the worker
+  // that held it, if one did.
+  struct loss_of {
+    std::size_t worker = 0;
+    std::uint64_t number = 0;
+    bool current = false;
+    const worker_state* holder = nullptr;
+  };
+  std::optional<loss_of> lost_permit(std::string_view token);
   // The node lost its state (restart, failover): every worker on an item may have lost its permit.
   void lost_all_permits();
 

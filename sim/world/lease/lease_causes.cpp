@@ -65,6 +65,19 @@ void add(std::vector<cause>& out, cause c) {
 
 // --- what the causes keep of the facts ------------------------------------------------
 
+lease_causes::lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool protocol,
+                           std::optional<vtime_ns> renew_every_ns, const redis_node& node, const server_side& server)
+    : sched_(sched), sc_(sc), protocol_(protocol), renew_every_ns_(renew_every_ns), node_(node), server_(server),
+      limit_(sc.gates.front().lease.limit), lease_ns_(sc.gates.front().lease.lease_ns),
+      cap_(sc.service.portal_cap.value_or(limit_)), fates_(static_cast<std::size_t>(sc.fleet.workers)),
+      on_(fates_.size()),
+      refused_(sc.service.over_cap == scenario::service_spec::over_cap_policy::serve ? 0 : fates_.size()) {
+  ADMIT_ASSERT(limit_ >= 1 && lease_ns_ > 0 && cap_ >= 1, "the loader refuses a limit, a lease and a cap of 0");
+  ADMIT_ASSERT(!fates_.empty(), "the loader refuses an empty fleet");
+  ADMIT_ASSERT(!renew_every_ns || *renew_every_ns > 0, "a renewal interval is positive");
+  for (std::size_t wi = 0; wi < fates_.size(); ++wi) fates_[wi].clock.spec = sc.fleet.clock_of(static_cast<std::int64_t>(wi));
+}
+
 void lease_causes::on(const fact::reply_lost& f) {
   fates_[f.worker].reply_lost_ns = sched_.now_ns();
   fates_[f.worker].reply_lost_redis_down = f.redis_down;
@@ -73,14 +86,183 @@ void lease_causes::on(const fact::reply_lost& f) {
 void lease_causes::on(const fact::ran_late& f) { fates_[f.worker].ran_late_ns = sched_.now_ns(); }
 
 void lease_causes::on(const fact::worker_crashed& f) {
-  fates_[f.worker].crashed_ns = sched_.now_ns();
-  fates_[f.worker].crashed_item = f.item;
+  worker_fate& w = fates_[f.worker];
+  ADMIT_ASSERT(w.alive, "a worker crashes while alive");
+  ADMIT_ASSERT(f.item == 0 || (w.on_item && w.permit.number == f.item), "the item it held a permit for is the one it was on");
+  w.crashed_ns = sched_.now_ns();
+  w.crashed_item = f.item;
+  w.alive = false;
+  w.on_item = false;  // its item ended with it
 }
+
+void lease_causes::on(const fact::worker_restarted& f) {
+  worker_fate& w = fates_[f.worker];
+  ADMIT_ASSERT(!w.alive && !w.on_item, "only a crashed worker restarts, on no item");
+  w.alive = true;
+  w.exited = w.drained = w.retired = false;  // its next generation starts afresh
+}
+
+void lease_causes::on(const fact::worker_drained& f) { fates_[f.worker].drained = true; }
 
 void lease_causes::on(const fact::release_failed& f) { fates_[f.worker].release_failed_item = f.number; }
 
 void lease_causes::on(const fact::gave_up& f) {
-  if (f.requeued) fates_[f.worker].exited_ns = sched_.now_ns();
+  if (!f.requeued) return;
+  fates_[f.worker].exited_ns = sched_.now_ns();
+  fates_[f.worker].exited = true;
+}
+
+void lease_causes::on(const fact::renewal_lost& f) {
+  if (f.stops_new_work) fates_[f.worker].retired = true;
+}
+
+void lease_causes::on(const fact::fault_began& f) {
+  // A step of a worker's clock (a step of the server's is the node's: its offset is read from the node).
+  const scenario::fault_spec& s = f.spec;
+  if (s.kind != scenario::fault_kind::clock_step || !s.target || s.target->k != scenario::node_ref::kind::worker) return;
+  const auto wi = static_cast<std::size_t>(s.target->worker);
+  ADMIT_ASSERT(wi < workers(), "the loader refuses a worker the fleet does not have");
+  fates_[wi].clock.step_ns += s.step_ns;
+}
+
+void lease_causes::on(const fact::acquiring& f) {
+  worker_fate& w = fates_[f.worker];
+  ADMIT_ASSERT(w.alive && !w.on_item, "a live worker starts on an item after it is done with the last");
+  w.on_item = true;
+  w.permit = permit_record{};
+  w.permit.number = f.number;
+  w.permit.service_ns = f.service_ns;
+  ADMIT_ASSERT(fleet::token_of(f.worker, f.number) == f.token, "an item's token names its worker and number");
+}
+
+void lease_causes::on(const fact::left_item& f) {
+  ADMIT_ASSERT(current(f.worker, f.number) != nullptr, "a worker leaves the item it is on");
+  fates_[f.worker].on_item = false;
+}
+
+void lease_causes::on(const fact::permit_granted& f) {
+  worker_fate& w = fates_[f.worker];
+  ADMIT_ASSERT(on_token(f.worker, f.token) && w.permit.granted_ns < 0, "the first grant of the item the worker is on");
+  w.permit.granted_ns = sched_.now_ns();
+  w.permit.server_offset_ns = f.server_offset_ns;
+  w.permit.clock_step_ns = f.clock_step_ns;
+  ADMIT_ASSERT(f.clock_step_ns == w.clock.step_ns, "the worker's clock steps as the faults told them");
+}
+
+void lease_causes::on(const fact::permit_renewed& f) {
+  ADMIT_ASSERT(on_token(f.worker, f.token), "a worker holds only the permit of the item it is on");
+  fates_[f.worker].permit.renewed_ns = sched_.now_ns();
+}
+
+void lease_causes::on(const fact::permit_counted& f) { fates_[f.worker].permit.counted = f.members; }
+
+void lease_causes::on(const fact::permit_lost& f) {
+  if (f.current) {
+    permit_record* p = current(f.worker, f.number);
+    ADMIT_ASSERT(p != nullptr, "a permit lost while its worker is on its item is that item's");
+    permit_loss& loss = p->loss.emplace(f.how);
+    if (f.paused_from_ns >= 0) {
+      loss.paused_from_ns = f.paused_from_ns;
+      loss.paused_until_ns = f.paused_until_ns;
+    }
+  }
+  // A connection its worker left open keeps why too.
+  for (portal_connection& c : left_)
+    if (c.number == f.number) c.left.loss = f.how;
+}
+
+void lease_causes::on(const fact::permit_rolled_back& f) {
+  ADMIT_ASSERT(on_token(f.worker, f.token), "a worker holds only the permit of the item it is on");
+  fates_[f.worker].permit.rollback = f.how;
+}
+
+void lease_causes::agrees(const fact::portal_counts& at) const {
+  ADMIT_ASSERT(at.cap == cap_ && at.open == open_ && at.attempted == open_ + refused_open_,
+               "the connections the causes keep are the portal's");
+  ADMIT_ASSERT(open_ >= static_cast<std::int64_t>(left_.size()) && refused_open_ >= 0, "the counts are whole");
+}
+
+void lease_causes::on(const fact::portal_opened& f) {
+  const std::size_t wi = f.at.worker;
+  const vtime_ns now = sched_.now_ns();
+  if (f.under_permit) {
+    ADMIT_ASSERT(!on_[wi].open && current(wi, f.number) != nullptr, "a worker opens one connection, for its item");
+    portal_connection& c = on_[wi];
+    c = portal_connection{};
+    c.open = true;
+    c.worker = wi;
+    c.number = f.number;
+    c.opened_ns = now;
+    c.attached = &fates_[wi].permit;
+  } else {
+    // Sent without a permit (fail_open): no worker's record covers it.
+    portal_connection& c = left_.emplace_back();
+    c.open = true;
+    c.worker = wi;
+    c.number = f.number;
+    c.opened_ns = now;
+    c.under_permit = false;
+    c.left.number = f.number;
+    c.left.service_ns = f.service_ns;
+  }
+  ++open_;
+  agrees(f.at);
+}
+
+void lease_causes::on(const fact::connection_left& f) {
+  portal_connection& c = on_[f.worker];
+  ADMIT_ASSERT(c.open && c.number == f.number && c.attached != nullptr, "a worker leaves the connection it is on");
+  portal_connection& l = left_.emplace_back(c);
+  l.left = *c.attached;
+  l.attached = nullptr;
+  if (f.crashed_ns >= 0) l.left.crashed_ns = f.crashed_ns;
+  c.open = false;
+  c.attached = nullptr;
+}
+
+void lease_causes::on(const fact::client_left& f) {
+  if (!f.under_permit) return;
+  if (permit_record* p = current(f.worker, f.number)) p->client_left_ns = sched_.now_ns();  // its connection may stay open
+}
+
+void lease_causes::on(const fact::portal_closed& f) {
+  portal_connection& c = on_[f.at.worker];
+  if (c.open && c.number == f.number) {
+    c.open = false;
+    c.attached = nullptr;
+  } else {
+    const auto it = std::find_if(left_.begin(), left_.end(), [&](const portal_connection& l) { return l.number == f.number; });
+    ADMIT_ASSERT(it != left_.end(), "a connection closes once, while open");
+    left_.erase(it);  // keeps the order they were left in
+  }
+  --open_;
+  agrees(f.at);
+}
+
+void lease_causes::on(const fact::portal_refused& f) {
+  const std::size_t wi = f.at.worker;
+  ADMIT_ASSERT(wi < refused_.size(), "refused attempts are kept under reject_429");
+  refused_attempt& r = refused_[wi];
+  ADMIT_ASSERT(!r.live, "a worker's refused attempt is over before its next call");
+  r.live = true;
+  r.number = f.number;
+  r.under_permit = f.under_permit;
+  r.permit = f.under_permit ? fates_[wi].permit : permit_record{};
+  ++refused_open_;
+  agrees(f.at);
+  // What fills the portal now, kept without its sentences (made only if a violation asks). Emptied
+  // first: the attempt being refused is among those read.
+  r.filled.uncovered.clear();
+  r.filled.covered = 0;
+  refusal(wi, r.filled);
+}
+
+void lease_causes::on(const fact::portal_refusal_over& f) {
+  refused_attempt& r = refused_[f.at.worker];
+  ADMIT_ASSERT(r.live && refused_open_ > 0, "a live refused attempt stops counting once");
+  r.live = false;
+  --refused_open_;
+  agrees(f.at);
 }
 
 void lease_causes::on(const fact::item_queued& f) {
@@ -92,15 +274,6 @@ void lease_causes::on(const fact::item_taken& f) {
   ADMIT_ASSERT(!queued_.empty() && queued_.front().number == f.number, "an item is taken from the queue's head");
   queued_.pop_front();
   ADMIT_ASSERT(queued_.size() == f.waiting, "the causes' queue is the queue");
-}
-
-lease_causes::lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool protocol,
-                           const fleet& f, const lease::portal& p, const redis_node& node, const server_side& server)
-    : sched_(sched), sc_(sc), protocol_(protocol), fleet_(f), portal_(p), node_(node),
-      server_(server), limit_(sc.gates.front().lease.limit),
-      lease_ns_(sc.gates.front().lease.lease_ns), fates_(f.size()) {
-  ADMIT_ASSERT(limit_ >= 1 && lease_ns_ > 0, "the loader refuses a limit of 0 and a lease of 0");
-  ADMIT_ASSERT(fleet_.size() == static_cast<std::size_t>(sc.fleet.workers), "the causes read the fleet the scenario built");
 }
 
 const redis::sorted_set* lease_causes::holders() const {
@@ -173,9 +346,9 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
   if (into < lease_ns_) {
     // Early: a clock said the lease was over before it was.
     if (loss.by == permit_loss::how::reaped && loss.reaper_clock) {
-      const auto named = fleet_.parse_token(token);
+      const auto named = fleet::parse_token(token, workers());
       const vtime_ns victim_off =
-          named ? fleet_[named->first].clock.offset_ns(record.granted_ns, record.clock_step_ns) : 0;
+          named ? fates_[named->first].clock.offset_ns(record.granted_ns, record.clock_step_ns) : 0;
       if (loss.reaper_offset_ns != victim_off) {
         std::string s = permit;
         if (victim_off != 0 && named)
@@ -208,7 +381,7 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
                                                    span(jump) + " ahead since it was granted"};
     return {cause_kind("unexplained"), permit + " " + how + " " + into_lease + ", and no clock moved"};
   }
-  const std::optional<vtime_ns>& every = fleet_.behaviour().renew_every_ns;
+  const std::optional<vtime_ns>& every = renew_every_ns_;
   if (every && record.crashed_ns >= 0 && record.crashed_ns <= loss.at_ns)
     return {cause_kind("crashed_holder"),
             permit + " expired " + span(loss.at_ns - record.crashed_ns) + " after its holder crashed at " +
@@ -237,7 +410,7 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
 
 cause lease_causes::uncovered(std::size_t wi, std::string_view token, const permit_record& record, vtime_ns opened_ns,
                               bool under_permit) const {
-  ADMIT_ASSERT(wi < fleet_.size() && opened_ns >= 0 && opened_ns <= sched_.now_ns(),
+  ADMIT_ASSERT(wi < workers() && opened_ns >= 0 && opened_ns <= sched_.now_ns(),
                "a connection of a worker of the fleet, opened before now");
   if (!under_permit)
     return {cause_kind("failed_open"), "worker " + std::to_string(wi) + " could not reach Redis and sent item " +
@@ -252,23 +425,23 @@ cause lease_causes::uncovered(std::size_t wi, std::string_view token, const perm
 }
 
 cause lease_causes::too_many_covered(std::int64_t covered) const {
-  ADMIT_ASSERT(covered > portal_.cap(), "asked only when the covered connections are more than the cap");
-  if (limit_ > portal_.cap())
+  ADMIT_ASSERT(covered > cap_, "asked only when the covered connections are more than the cap");
+  if (limit_ > cap_)
     return {cause_kind("limit_above_cap"), "the lease limit " + std::to_string(limit_) + " is above the portal's cap " +
-                                               std::to_string(portal_.cap())};
+                                               std::to_string(cap_)};
   if (!more_nodes_.empty() && limit_ > 1) {
     // Every node within its limit, yet more tokens than the limit each on a majority: the sets diverged.
     const std::size_t nodes = more_nodes_.size() + 1;
     const std::size_t majority = nodes / 2 + 1;
     return {cause_kind("quorum_spread"),
             std::to_string(covered) + " connections at the portal hold permits granted by a majority of the " +
-                std::to_string(nodes) + " nodes, above its cap " + std::to_string(portal_.cap()) +
+                std::to_string(nodes) + " nodes, above its cap " + std::to_string(cap_) +
                 ": the nodes' sets differ, and a counting semaphore over majorities admits up to " +
                 std::to_string(nodes * static_cast<std::size_t>(limit_) / majority) + " holders with each node at its limit " +
                 std::to_string(limit_)};
   }
   const std::string s = std::to_string(covered) + " connections at the portal hold permits in the set, above its cap " +
-                        std::to_string(portal_.cap()) + " though the limit is " + std::to_string(limit_) +
+                        std::to_string(cap_) + " though the limit is " + std::to_string(limit_) +
                         ": the set held more permits than its limit";
   if (sc_.gates.front().world_mut == scenario::world_mutation::check_then_add)
     return {cause_kind("check_then_add"), s + " (a non-atomic check-then-add)"};
@@ -279,25 +452,27 @@ cause lease_causes::too_many_covered(std::int64_t covered) const {
 void lease_causes::portal(std::vector<cause>& out) {
   const redis::sorted_set* set = holders();
   std::int64_t covered = 0;
-  portal_.for_each_connection([&](const lease::portal::connection& c) {
+  const auto one = [&](const portal_connection& c) {
     const std::string token = fleet::token_of(c.worker, c.number);
     if (c.under_permit && in_set(set, token)) {
       ++covered;
       return;
     }
     add(out, uncovered(c.worker, token, c.permit(), c.opened_ns, c.under_permit));
-  });
-  const std::span<const lease::portal::refused_attempt> refused = portal_.refused();
-  for (std::size_t wi = 0; wi < refused.size(); ++wi) {
-    const lease::portal::refused_attempt& r = refused[wi];
+  };
+  for (const portal_connection& c : on_)
+    if (c.open) one(c);
+  for (const portal_connection& c : left_) one(c);
+  for (std::size_t wi = 0; wi < refused_.size(); ++wi) {
+    const refused_attempt& r = refused_[wi];
     if (!r.live) continue;
     const std::string token = fleet::token_of(wi, r.number);
     if (in_set(set, token)) {
       ++covered;  // its worker still holds the permit it was refused under (its release is on its way)
       continue;
     }
-    const worker_state& w = fleet_[wi];
-    if (w.current && w.current->number == r.number && w.permit.loss) {
+    const worker_fate& w = fates_[wi];
+    if (w.on_item && w.permit.number == r.number && w.permit.loss) {
       add(out, lost(token, w.permit, *w.permit.loss));
       continue;
     }
@@ -307,29 +482,32 @@ void lease_causes::portal(std::vector<cause>& out) {
       continue;
     }
     // Its worker released the permit after the 429: what filled the portal then is why.
-    for (const lease::portal::connection& c : r.filled.uncovered)
+    for (const portal_connection& c : r.filled.uncovered)
       add(out, uncovered(c.worker, fleet::token_of(c.worker, c.number), c.left, c.opened_ns, c.under_permit));
-    if (r.filled.covered > portal_.cap()) add(out, too_many_covered(r.filled.covered));
+    if (r.filled.covered > cap_) add(out, too_many_covered(r.filled.covered));
   }
-  if (covered > portal_.cap()) add(out, too_many_covered(covered));
-  ADMIT_ASSERT(covered >= 0 && covered <= portal_.attempted(), "the covered connections are among those asked for");
+  if (covered > cap_) add(out, too_many_covered(covered));
+  ADMIT_ASSERT(covered >= 0 && covered <= open_ + refused_open_, "the covered connections are among those asked for");
 }
 
-void lease_causes::refusal(refusal_snapshot& out) {
+void lease_causes::refusal(std::size_t refused_wi, refusal_snapshot& out) const {
+  ADMIT_ASSERT(out.uncovered.empty() && out.covered == 0, "a refusal's snapshot starts empty");
   const redis::sorted_set* set = holders();
-  const auto keep = [&](const lease::portal::connection& c) {
-    lease::portal::connection& k = out.uncovered.emplace_back(c);
+  const auto keep = [&](const portal_connection& c) {
+    portal_connection& k = out.uncovered.emplace_back(c);
     if (c.attached != nullptr) k.left = *c.attached;
     k.attached = nullptr;
   };
-  portal_.for_each_connection([&](const lease::portal::connection& c) {
+  const auto one = [&](const portal_connection& c) {
     if (c.under_permit && in_set(set, fleet::token_of(c.worker, c.number))) ++out.covered;
     else keep(c);
-  });
-  const std::span<const lease::portal::refused_attempt> refused = portal_.refused();
+  };
+  for (const portal_connection& c : on_)
+    if (c.open) one(c);
+  for (const portal_connection& c : left_) one(c);
   const bool open_ones = !out.uncovered.empty();
-  for (std::size_t wi = 0; wi < refused.size(); ++wi) {
-    const lease::portal::refused_attempt& r = refused[wi];
+  for (std::size_t wi = 0; wi < refused_.size(); ++wi) {
+    const refused_attempt& r = refused_[wi];
     if (!r.live) continue;
     if (in_set(set, fleet::token_of(wi, r.number))) {
       ++out.covered;
@@ -338,22 +516,22 @@ void lease_causes::refusal(refusal_snapshot& out) {
     // Only when the open connections show nothing, what the attempts refused
     // before it inherited (so that old causes do not ride a long run of
     // refusals); never from the attempt being refused, whose snapshot this is.
-    if (open_ones || &r.filled == &out) continue;
-    for (const lease::portal::connection& c : r.filled.uncovered)
+    if (open_ones || wi == refused_wi) continue;
+    for (const portal_connection& c : r.filled.uncovered)
       if (out.uncovered.size() < check::max_causes_kept) keep(c);
   }
-  ADMIT_ASSERT(out.covered >= 0 && out.covered <= portal_.attempted(), "the covered connections are among those asked for");
-  for (const lease::portal::connection& c : out.uncovered)
+  ADMIT_ASSERT(out.covered >= 0 && out.covered <= open_ + refused_open_, "the covered connections are among those asked for");
+  for (const portal_connection& c : out.uncovered)
     ADMIT_ASSERT(c.attached == nullptr, "a snapshot keeps copies of the permits' records, not the workers' own");
 }
 
 void lease_causes::gate(std::vector<cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
                         std::int64_t members, bool split_add) {
-  ADMIT_ASSERT(wi < fleet_.size() && members > limit_, "asked only when a worker's step left more members than the limit");
+  ADMIT_ASSERT(wi < workers() && members > limit_, "asked only when a worker's step left more members than the limit");
   const std::string limit = std::to_string(limit_);
   if (sc_.gates.front().world_mut == scenario::world_mutation::check_then_add) {
     if (split_add) {
-      const std::int64_t counted = fleet_[wi].permit.counted;
+      const std::int64_t counted = fates_[wi].permit.counted;
       add(out, {cause_kind("check_then_add"),
                 "worker " + std::to_string(wi) + " counted " + count_text(counted, "live permit", "live permits") +
                     ", below the limit " + limit + ", then added " + std::string(token) +
@@ -375,11 +553,9 @@ void lease_causes::gate(std::vector<cause>& out, std::size_t wi, redis::script_o
 }
 
 std::string lease_causes::regrant(std::size_t wi, std::string_view token) {
-  ADMIT_ASSERT(wi < fleet_.size() && !token.empty(), "a token of a worker of the fleet");
-  const worker_state& w = fleet_[wi];
-  const vtime_ns first =
-      w.current && fleet::token_of(wi, w.current->number) == token ? w.permit.granted_ns : vtime_ns{-1};
+  ADMIT_ASSERT(wi < workers() && !token.empty(), "a token of a worker of the fleet");
   const worker_fate& fate = fates_[wi];
+  const vtime_ns first = on_token(wi, token) ? fate.permit.granted_ns : vtime_ns{-1};
   std::string why;
   if (first >= 0 && fate.ran_late_ns == first)
     why = "the script ran after the client's " + span(redis_call_timeout_ns) + " socket timeout";
@@ -396,7 +572,7 @@ std::string lease_causes::regrant(std::size_t wi, std::string_view token) {
 }
 
 void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string_view member, const acquire_now& now_read) {
-  ADMIT_ASSERT(wi < fleet_.size(), "an acquire of a worker of the fleet");  // a member may be "" (a script ZADDs any string)
+  ADMIT_ASSERT(wi < workers(), "an acquire of a worker of the fleet");  // a member may be "" (a script ZADDs any string)
   const vtime_ns now = sched_.now_ns();
   const std::int64_t server_ms = node_.server_now_us(now) / 1000;
   const redis::sorted_set* set = holders();
@@ -430,11 +606,11 @@ void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string
   if (now_read.callers) {
     // The script's now was behind the server's: the caller's clock was behind, or the now was old by
     // the time the script ran (taken when the call was sent, the call held up on its way).
-    const worker_state& w = fleet_[wi];
+    const worker_fate& w = fates_[wi];
     const std::int64_t caller_ms = w.clock.wall_ms(now);
     const std::int64_t behind_ms = server_ms - caller_ms;  // the caller's clock behind the server's, now
     const std::int64_t aged_ms = caller_ms - now_read.now_ms;  // how old the now was when the script ran
-    const std::string theirs = (w.current && fleet::token_of(wi, w.current->number) == member ? "its own " : "") +
+    const std::string theirs = (on_token(wi, member) ? "its own " : "") +
                                permit + (scored ? " (score " + clock_ms(score_ms) + ")" : std::string());
     if (aged_ms > behind_ms) {
       add(out, {cause_kind("stale_caller_now"),
@@ -445,7 +621,7 @@ void lease_causes::survivor(std::vector<cause>& out, std::size_t wi, std::string
       return;
     }
     std::string s;
-    if (w.current && fleet::token_of(wi, w.current->number) == member)
+    if (on_token(wi, member))
       s = own + " scored its own " + permit + " by its clock, " + off(w.clock.offset_ns(now)) + ": score " +
           clock_ms(score_ms) + ", which the server's clock (" + clock_ms(server_ms) + ") already counts past its " +
           span(lease_ns_) + " lease";
@@ -470,24 +646,23 @@ bool lease_causes::fleet_exhausted(std::vector<cause>& out, const std::string& p
   if (queued == 0) return false;
   std::int64_t exited = 0, crashed = 0, retired = 0, drained = 0;
   vtime_ns last_exit_ns = -1;
-  for (std::size_t wi = 0; wi < fleet_.size(); ++wi) {
-    const worker_state& w = fleet_[wi];
+  for (const worker_fate& w : fates_) {
     // A worker that exited and crashed afterwards was gone at its exit (a crash never restarted changes nothing).
     if (w.exited) {
       ++exited;
-      last_exit_ns = std::max(last_exit_ns, fates_[wi].exited_ns);
+      last_exit_ns = std::max(last_exit_ns, w.exited_ns);
     } else if (!w.alive) {
       ++crashed;
     } else if (w.drained) {
       ++drained;
-    } else if (w.renewal.retired) {
+    } else if (w.retired) {
       ++retired;
     } else {
       return false;  // a worker is still there to take the queue
     }
   }
   if (exited == 0) return false;
-  const auto n = static_cast<std::int64_t>(fleet_.size());
+  const auto n = static_cast<std::int64_t>(workers());
   ADMIT_ASSERT(exited + crashed + retired + drained == n && last_exit_ns >= 0 && last_exit_ns <= sched_.now_ns(),
                "every worker gone, one way each, the last exit before now");
   std::string s = prefix + (n == 1 ? std::string("the only worker") : "all " + count_text(n, "worker", "workers"));
@@ -510,9 +685,9 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
   if (items_unended) {
     std::string gone;
     std::size_t working = 0, listed = 0;
-    for (std::size_t wi = 0; wi < fleet_.size(); ++wi) {
-      const worker_state& w = fleet_[wi];
-      if (w.alive && !w.renewal.retired) {
+    for (std::size_t wi = 0; wi < workers(); ++wi) {
+      const worker_fate& w = fates_[wi];
+      if (w.alive && !w.retired) {
         ++working;
         continue;
       }
@@ -520,7 +695,7 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
       if (listed > 8) continue;
       if (!gone.empty()) gone += ", ";
       gone += "worker " + std::to_string(wi) +
-              (!w.alive ? " crashed at " + at(fates_[wi].crashed_ns) + ", never restarted"
+              (!w.alive ? " crashed at " + at(w.crashed_ns) + ", never restarted"
                         : std::string(" stopped taking work after a lost renewal (on_renewal_lost stop_new_work)"));
     }
     if (working == 0)
@@ -541,7 +716,7 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
     if (!server_.live_score(e.score, later_us / 1000)) continue;  // expired: free capacity, as the world counts it
     if (listed++ == check::max_causes_kept) break;
     std::string whose;
-    if (const auto named = fleet_.parse_token(e.member)) {
+    if (const auto named = fleet::parse_token(e.member, workers())) {
       const worker_fate& w = fates_[named->first];
       whose = w.crashed_item == named->second ? "worker " + std::to_string(named->first) + " crashed at " +
                                                     at(w.crashed_ns) + " while holding it"
@@ -555,22 +730,21 @@ void lease_causes::not_live(std::vector<cause>& out, bool items_unended) {
   }
 }
 
-void lease_causes::not_idle(std::vector<cause>& out, vtime_ns lh_ns) {
+void lease_causes::not_idle(std::vector<cause>& out, const fact::horizon_reached& h) {
+  const vtime_ns lh_ns = h.at_ns;
   ADMIT_ASSERT(lh_ns >= 0 && lh_ns <= sched_.now_ns(), "asked at the liveness horizon, once the clock reached it");
   if (fleet_exhausted(out, "at the liveness horizon (" + at(lh_ns) + ") ")) return;
-  std::size_t at_work = 0, holding = 0;
-  for (std::size_t wi = 0; wi < fleet_.size(); ++wi) {
-    at_work += fleet_[wi].current.has_value();
-    holding += fleet_[wi].holding.has_value();
-  }
+  const std::int64_t at_work = h.at_work, holding = h.holders;
+  ADMIT_ASSERT(at_work == std::count_if(fates_.begin(), fates_.end(), [](const worker_fate& w) { return w.on_item; }),
+               "the workers on an item are those the causes keep on one");
   const auto& queue = queued_;
   const auto n = [](std::size_t k) { return static_cast<std::int64_t>(k); };
   std::string s = "at the liveness horizon (" + at(lh_ns) + ") " + count_text(n(queue.size()), "item", "items") +
                   " waited in the queue";
   if (!queue.empty()) s += " (the oldest since " + at(queue.front().arrived_ns) + ")";
-  s += ", " + count_text(n(at_work), "item was", "items were") + " at work and " +
-       count_text(n(holding), "worker held a permit", "workers held permits");
-  ADMIT_ASSERT(at_work <= fleet_.size() && holding <= fleet_.size(), "one item and one permit a worker at most");
+  s += ", " + count_text(at_work, "item was", "items were") + " at work and " +
+       count_text(holding, "worker held a permit", "workers held permits");
+  ADMIT_ASSERT(at_work <= n(workers()) && holding <= at_work, "one item and one permit a worker at most");
   add(out, {cause_kind("work_outstanding"), std::move(s)});
 }
 

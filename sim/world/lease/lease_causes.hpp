@@ -2,11 +2,18 @@
 // words, from what the world recorded (never a guess from the symptoms).
 //
 // The monitors ask it only while they describe a violation (a level window
-// opens or peaks, an event check fails: check::monitor's cold path). It
-// keeps what the facts (facts.hpp) tell of each worker's fate (its replies
-// lost or run late, its crashes, failed releases and exits) and of the queue,
-// and reads the permits' records the fleet and the portal keep, and the
-// holders on the nodes now:
+// opens or peaks, an event check fails: check::monitor's cold path). It reads
+// no part of the world: it keeps what the facts (facts.hpp) tell, and it is
+// subscribed first, so that what it keeps is whole at every instant an
+// invariant judges. It keeps each worker's fate (its replies lost or run late,
+// its crashes, failed releases, exits, drains and lost renewals, its clock's
+// steps), the story of the permit of the item it is on (permit_loss.hpp: its
+// grant, renewals, loss, rollback, its client leaving the portal), the
+// portal's connections with the permits they run under (a copy once their
+// worker left them open), each refused attempt still counted with what filled
+// the portal then, and the queue of items. The one thing it reads beside the
+// facts is the Redis nodes' data (the holders now), read-only, as any client
+// of the server would read it: a fact would have to copy the sets whole.
 //  * portal_inflight_le_cap: each connection asked of the portal (open, or a
 //    refused attempt still counted) whose permit is not in the set, and the
 //    record of that permit (permit_loss.hpp): how it left the set (reaped by
@@ -33,8 +40,9 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,11 +50,10 @@
 #include "sim/check/results.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
-#include "sim/world/lease/fleet.hpp"
 #include "sim/world/lease/facts.hpp"
+#include "sim/world/lease/fleet.hpp"  // worker_clock, the tokens' form
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/permit_loss.hpp"
-#include "sim/world/lease/portal.hpp"
 #include "sim/world/lease/redis_node.hpp"
 #include "sim/world/lease/server_side.hpp"
 
@@ -56,16 +63,37 @@ class lease_causes final : public cause_finder, public fact_sink {
  public:
   // `protocol`: the run is a protocol's (its scripts are the user's). Whose
   // clock an acquire read is told with each survivor (acquire_now).
-  lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool protocol, const fleet& f,
-               const lease::portal& p, const redis_node& node, const server_side& server);
+  // `renew_every_ns`: how often holders renew (the client's policy), if they do.
+  lease_causes(sim::scheduler& sched, const scenario::scenario& sc, bool protocol,
+               std::optional<vtime_ns> renew_every_ns, const redis_node& node, const server_side& server);
 
-  // What it keeps of the facts: each worker's fate (its calls' replies lost or run late, its last crash
-  // and the item it held then, its last failed release, its last exit) and the queue of items.
+  // --- what it keeps of the facts --------------------------------------------------
+  // The workers' fates.
   void on(const fact::reply_lost& f) override;
   void on(const fact::ran_late& f) override;
   void on(const fact::worker_crashed& f) override;
+  void on(const fact::worker_restarted& f) override;
+  void on(const fact::worker_drained& f) override;
   void on(const fact::release_failed& f) override;
   void on(const fact::gave_up& f) override;
+  void on(const fact::renewal_lost& f) override;
+  void on(const fact::fault_began& f) override;
+  // The permit of the item each worker is on.
+  void on(const fact::acquiring& f) override;
+  void on(const fact::left_item& f) override;
+  void on(const fact::permit_granted& f) override;
+  void on(const fact::permit_renewed& f) override;
+  void on(const fact::permit_counted& f) override;
+  void on(const fact::permit_lost& f) override;
+  void on(const fact::permit_rolled_back& f) override;
+  // The portal's connections and refused attempts.
+  void on(const fact::portal_opened& f) override;
+  void on(const fact::connection_left& f) override;
+  void on(const fact::client_left& f) override;
+  void on(const fact::portal_closed& f) override;
+  void on(const fact::portal_refused& f) override;
+  void on(const fact::portal_refusal_over& f) override;
+  // The queue.
   void on(const fact::item_queued& f) override;
   void on(const fact::item_taken& f) override;
 
@@ -74,15 +102,17 @@ class lease_causes final : public cause_finder, public fact_sink {
   void add_node(const redis_node& node) { more_nodes_.push_back(&node); }
 
   void portal(std::vector<check::cause>& out) override;
-  void refusal(refusal_snapshot& out) override;
   void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
             std::int64_t members, bool split_add) override;
   std::string regrant(std::size_t wi, std::string_view token) override;
   void survivor(std::vector<check::cause>& out, std::size_t wi, std::string_view member, const acquire_now& now) override;
   void not_live(std::vector<check::cause>& out, bool items_unended) override;
-  void not_idle(std::vector<check::cause>& out, vtime_ns lh_ns) override;
+  void not_idle(std::vector<check::cause>& out, const fact::horizon_reached& at) override;
 
  private:
+  // reject_429, as an attempt is refused: what fills the portal now, kept
+  // without its sentences (made only if a violation asks).
+  void refusal(std::size_t refused_wi, refusal_snapshot& out) const;
   // Why the permit of `record` (item of worker `wi`, token `token`) covers
   // no connection: one cause.
   check::cause uncovered(std::size_t wi, std::string_view token, const permit_record& record, vtime_ns opened_ns,
@@ -97,16 +127,29 @@ class lease_causes final : public cause_finder, public fact_sink {
   // fleet.on_acquire_timeout requeue_and_exit: items queued and no worker left to take them, at least one of
   // them gone after an acquire that gave up. Adds the cause (its sentence after `prefix`) and returns true.
   bool fleet_exhausted(std::vector<check::cause>& out, const std::string& prefix) const;
+  std::size_t workers() const noexcept { return fates_.size(); }
+  // The record of worker `wi`'s permit for item `number`, while the worker is on that item.
+  permit_record* current(std::size_t wi, std::uint64_t number) {
+    worker_fate& w = fates_[wi];
+    return w.on_item && w.permit.number == number ? &w.permit : nullptr;
+  }
+  // Whether `token` is the token of the item worker `wi` is on.
+  bool on_token(std::size_t wi, std::string_view token) const {
+    const worker_fate& w = fates_[wi];
+    return w.on_item && fleet::token_of(wi, w.permit.number) == token;
+  }
+  // O(connections): the counts it keeps are the portal's (at every portal fact).
+  void agrees(const fact::portal_counts& at) const;
 
   sim::scheduler& sched_;
   const scenario::scenario& sc_;
   const bool protocol_;
-  const fleet& fleet_;
-  const lease::portal& portal_;
+  const std::optional<vtime_ns> renew_every_ns_;
   const redis_node& node_;
   const server_side& server_;
   std::int64_t limit_;
   vtime_ns lease_ns_;
+  std::int64_t cap_;  // the portal's true cap
   // What became of a worker, as the facts told it.
   struct worker_fate {
     vtime_ns reply_lost_ns = -1;         // the last reply lost on its way back
@@ -116,6 +159,14 @@ class lease_causes final : public cause_finder, public fact_sink {
     std::uint64_t crashed_item = 0;      // the item it held a permit for then (0: none)
     std::uint64_t release_failed_item = 0;  // the last item whose release got no confirmation (0: none)
     vtime_ns exited_ns = -1;             // its last exit after an acquire that gave up (requeue_and_exit)
+    // How its generation's loop stands (a restart clears all but `alive`).
+    bool alive = true;
+    bool exited = false;   // requeue_and_exit: gone after an acquire that gave up
+    bool drained = false;  // returned on an empty queue after the last arrival
+    bool retired = false;  // stop_new_work: takes no new item after a lost renewal
+    worker_clock clock;    // its wall clock, with the steps injected so far
+    bool on_item = false;  // on an item: `permit` is that item's
+    permit_record permit;
   };
   std::vector<worker_fate> fates_;  // per worker
   struct queued_item {
@@ -123,6 +174,23 @@ class lease_causes final : public cause_finder, public fact_sink {
     vtime_ns arrived_ns;
   };
   std::deque<queued_item> queued_;  // the items waiting, oldest first
+  // The portal's open connections: the one each worker is on (its `attached` record is the worker's
+  // own), then those left open (with a copy of their permit's record).
+  std::vector<portal_connection> on_;
+  std::vector<portal_connection> left_;
+  std::int64_t open_ = 0;
+  // reject_429: each worker's refused attempt still counted, and what filled the portal then.
+  struct refused_attempt {
+    bool live = false;
+    std::uint64_t number = 0;
+    refusal_snapshot filled;
+    // The permit the attempt was made under, as it was at the 429 (its worker moves on to other items
+    // while the attempt is still counted): how that permit left the set, if it had.
+    bool under_permit = true;
+    permit_record permit;
+  };
+  std::vector<refused_attempt> refused_;
+  std::int64_t refused_open_ = 0;
   std::vector<const redis_node*> more_nodes_;
 };
 

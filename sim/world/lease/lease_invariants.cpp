@@ -51,14 +51,7 @@ class gate_inflight final : public fact_sink {
 class portal_inflight final : public fact_sink {
  public:
   explicit portal_inflight(lease_monitors& hub) : hub_(hub) {}
-  void on(const fact::portal_refused& f) override {
-    // What fills the portal now, kept without its sentences (made only if a violation asks). Emptied
-    // first: the attempt being refused is among those the finder reads.
-    f.filled.uncovered.clear();
-    f.filled.covered = 0;
-    if (cause_finder* c = hub_.causes()) c->refusal(f.filled);
-    judge(f.at, true);
-  }
+  void on(const fact::portal_refused& f) override { judge(f.at, true); }
   void on(const fact::portal_opened& f) override { judge(f.at, false); }
   void on(const fact::portal_refusal_over& f) override { judge(f.at, false); }
   void on(const fact::portal_closed& f) override { judge(f.at, false); }
@@ -128,7 +121,7 @@ class liveness final : public fact_sink {
     else if (f.holders != 0) why = std::to_string(f.holders) + " workers still held a permit";
     hub_.check(l_liveness, why.empty(), [&] {
       return check::finding{"at checks.liveness_horizon (" + scenario::format_duration(f.at_ns) + ") " + why,
-                            hub_.causes_of([&](cause_finder& c, auto& out) { c.not_idle(out, f.at_ns); })};
+                            hub_.causes_of([&](cause_finder& c, auto& out) { c.not_idle(out, f); })};
     });
   }
 
@@ -276,7 +269,9 @@ std::unique_ptr<fact_sink> make_capacity_conserved(lease_monitors& hub, fact_bus
 }
 
 lease_invariants::lease_invariants(lease_monitors& hub, fact_bus& bus) {
-  ADMIT_ASSERT(bus.subscribers() == 0, "the invariants and the monitors are the bus's first subscribers");
+  // The causes may have subscribed before them (what they keep is then whole when an invariant asks).
+  const std::size_t before = bus.subscribers();
+  ADMIT_ASSERT(before <= 1, "the invariants and the monitors follow the causes, if any, and nothing else");
   for (const judged phase : {judged::before_trace, judged::after_trace}) {
     if (phase == judged::after_trace) bus.subscribe(hub);
     for (const lease_invariant_row& row : lease_invariant_rows) {
@@ -288,7 +283,8 @@ lease_invariants::lease_invariants(lease_monitors& hub, fact_bus& bus) {
       ++built_;
     }
   }
-  ADMIT_ASSERT(built_ <= l_count && bus.subscribers() == built_ + 1, "each checked invariant and the monitors subscribed");
+  ADMIT_ASSERT(built_ <= l_count && bus.subscribers() == before + built_ + 1,
+               "each checked invariant and the monitors subscribed");
 }
 
 }  // namespace admit::world::lease

@@ -128,9 +128,6 @@ class cause_finder {
   // worker has let its permit go gives what filled the portal when it was
   // refused).
   virtual void portal(std::vector<check::cause>& out) = 0;
-  // reject_429, as an attempt is refused: what fills the portal now, kept
-  // without its sentences (made only if a violation asks).
-  virtual void refusal(refusal_snapshot& out) = 0;
   // gate_inflight_le_cap: the live members after worker `wi`'s `op` for `token`.
   virtual void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
                     std::int64_t members, bool split_add) = 0;
@@ -144,7 +141,7 @@ class cause_finder {
   // liveness at the end: items never ended, or permits left one lease later.
   virtual void not_live(std::vector<check::cause>& out, bool items_unended) = 0;
   // liveness at checks.liveness_horizon.
-  virtual void not_idle(std::vector<check::cause>& out, vtime_ns lh_ns) = 0;
+  virtual void not_idle(std::vector<check::cause>& out, const fact::horizon_reached& at) = 0;
 
  protected:
   ~cause_finder() = default;

@@ -1,16 +1,16 @@
 // permit_loss: what the lease world remembers of a permit, so that a
 // violation can say why a connection at the portal had none.
 //
-// A permit's story has a few facts, each written where it happens and only
-// then (so the hot path stores a handful of integers per grant and nothing
-// per step): when the server granted it and last kept it renewed
-// (server_side), when its client gave up waiting at the portal (the worker
-// loop), and, rarely, how it left the set while its work went on: reaped by
-// a script, gone with the key's expiry, forgotten by a restart, lost in a
-// failover (server_side, fault_injector). The worker keeps the record of its
-// current item (worker_state::permit); a connection the worker leaves open
-// (a client timeout, a crash) keeps a copy at the portal. The sentence is
-// made only when a violation asks for it (lease_causes).
+// A permit's story has a few facts (facts.hpp), each published where it
+// happens and only then (so the hot path publishes a handful of integers per
+// grant and nothing per step): when the server granted it and last kept it
+// renewed (server_side), when its client gave up waiting at the portal (the
+// portal), and, rarely, how it left the set while its work went on: reaped
+// by a script, gone with the key's expiry, forgotten by a restart, lost in a
+// failover (server_side, fault_injector). The causes (lease_causes) keep the
+// record of each worker's current item from them, and a copy for a
+// connection the worker leaves open (a client timeout, a crash). The
+// sentence is made only when a violation asks for it.
 #pragma once
 
 #include <cstddef>

@@ -19,22 +19,14 @@ void portal::drop_refused(std::size_t wi) {
 }
 
 void portal::leave(std::size_t wi, vtime_ns crashed_ns) {
-  ADMIT_ASSERT(wi < on_.size(), "a worker of this fleet");
+  ADMIT_ASSERT(wi < on_.size() && on_[wi].open, "a worker of this fleet leaves the connection it is on");
   connection& c = on_[wi];
-  connection& l = left_.emplace_back(c);
-  if (c.attached != nullptr) l.left = *c.attached;
-  l.attached = nullptr;
-  if (crashed_ns >= 0) l.left.crashed_ns = crashed_ns;
+  left_.push_back(c);
   c.open = false;
-  c.attached = nullptr;
+  facts_.publish(fact::connection_left{wi, c.number, crashed_ns});
 }
 
-void portal::permit_lost(std::uint64_t number, const permit_loss& how) {
-  for (connection& c : left_)
-    if (c.number == number) c.left.loss = how;
-}
-
-sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const permit_record* permit,
+sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, bool under_permit,
                                  sim::sim_timer** wait_slot) {
   ADMIT_ASSERT(wi < on_.size() && (serve_over_cap_ || wi < refused_.size()), "a worker of this fleet");
   ADMIT_ASSERT(item.service_ns >= 0 && item.read_timeout_ns >= 0, "the loader refuses a negative duration");
@@ -45,12 +37,8 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
       refused_attempt& r = refused_[wi];
       r.live = true;
       ++r.generation;
-      r.number = item.number;
-      r.at_ns = sched_.now_ns();
-      r.under_permit = permit != nullptr;
-      r.permit = permit != nullptr ? *permit : permit_record{};
       ++refused_open_;
-      facts_.publish(fact::portal_refused{counts(wi), item.number, r.filled});
+      facts_.publish(fact::portal_refused{counts(wi), item.number, under_permit});
       sched_.schedule_after(item.service_ns, [this, wi, g = r.generation] {
         if (refused_[wi].live && refused_[wi].generation == g) drop_refused(wi);
       });
@@ -58,27 +46,16 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
     }
   }
   ++open_;
-  if (permit != nullptr) [[likely]] {
+  if (under_permit) [[likely]] {
     connection& c = on_[wi];
     ADMIT_ASSERT(!c.open, "a worker is on one connection at a time");
-    c.open = true;
-    c.worker = wi;
-    c.number = item.number;
-    c.opened_ns = sched_.now_ns();
-    c.attached = permit;
+    c = connection{true, wi, item.number};
   } else {
-    // Sent without a permit (fail_open): no worker keeps a record of it.
-    connection& c = left_.emplace_back();
-    c.open = true;
-    c.worker = wi;
-    c.number = item.number;
-    c.opened_ns = sched_.now_ns();
-    c.under_permit = false;
-    c.left.number = item.number;
-    c.left.service_ns = item.service_ns;
+    // Sent without a permit (fail_open): no worker stays on it.
+    left_.push_back(connection{true, wi, item.number});
   }
   ADMIT_ASSERT(open_ >= 1 && (serve_over_cap_ || open_ <= cap_), "a connection opens within the cap, unless served over it");
-  facts_.publish(fact::portal_opened{counts(wi), item.number});
+  facts_.publish(fact::portal_opened{counts(wi), item.number, under_permit, item.service_ns});
   sched_.schedule_after(item.service_ns, [this, n = item.number, wi] { work_ended(n, wi); });
   // sim::sleep_for's body, without a coroutine frame of its own.
   sim::sim_timer wait(sched_);
@@ -90,12 +67,12 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
     auto [ec] = co_await wait.async_wait(boost::asio::as_tuple(sim::use_awaitable));
     *wait_slot = nullptr;
     if (ec) {
-      facts_.publish(fact::client_left{wi, item.number, open_, false});
+      facts_.publish(fact::client_left{wi, item.number, open_, false, under_permit});
       client_closed(item.number, wi);
       co_return -1;
     }
     if (served) co_return 200;
-    facts_.publish(fact::client_left{wi, item.number, open_, true});
+    facts_.publish(fact::client_left{wi, item.number, open_, true, under_permit});
     client_closed(item.number, wi);
     co_return 0;
   }
@@ -106,7 +83,7 @@ sim::awaitable<int> portal::call(std::size_t wi, const work_item& item, const pe
   }
   wait.expires_after(item.read_timeout_ns);
   co_await wait.async_wait(sim::use_awaitable);
-  facts_.publish(fact::client_left{wi, item.number, open_, true});
+  facts_.publish(fact::client_left{wi, item.number, open_, true, under_permit});
   client_closed(item.number, wi);
   co_return 0;
 }
@@ -124,7 +101,6 @@ void portal::close(std::uint64_t number, std::size_t wi) {
   connection& c = on_[wi];
   if (c.open && c.number == number) [[likely]] {
     c.open = false;
-    c.attached = nullptr;
   } else {
     const auto it = std::find_if(left_.begin(), left_.end(), [&](const connection& l) { return l.number == number; });
     ADMIT_ASSERT(it != left_.end(), "a connection closes once, while open");

@@ -17,14 +17,12 @@
 // A client-timeout burst fault shortens the read timeout of the items that
 // arrive during it.
 //
-// For a violation to say why (lease_causes), the portal keeps each open
-// connection's item and worker and the record of its permit: the worker's
-// own while the worker is still on that item (one connection per worker,
-// found by its index), a copy once it has left the connection open (a
-// client timeout, a crash: a short list, which later losses of that permit
-// update). A refused attempt keeps the causes that filled the portal when it
-// was refused. Opening and closing a connection its worker is still on
-// costs a few stores.
+// The portal keeps each open connection's item and worker, to close it once:
+// the one its worker is on (one per worker, found by its index), and those
+// their workers left open (a client timeout, a crash: a short list). What a
+// violation would say of them (the permits they ran under, what filled the
+// portal at a 429) is kept by the causes (lease_causes) from the facts the
+// portal publishes: opened, refused, left open, refusal over, closed.
 #pragma once
 
 #include <algorithm>
@@ -37,25 +35,23 @@
 #include "sim/kernel/awaitable.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/world/lease/facts.hpp"
-#include "sim/world/lease/permit_loss.hpp"
 #include "sim/world/lease/work_items.hpp"
 
 namespace admit::world::lease {
 
 class portal {
  public:
-  using connection = portal_connection;
-  // A refused attempt still counted, and what filled the portal when it was refused.
+  // One open connection: whose, for which item.
+  struct connection {
+    bool open = false;
+    std::size_t worker = 0;
+    std::uint64_t number = 0;
+  };
+  // A refused attempt still counted (reject_429), until its worker's next call or the end of the
+  // service time it asked for.
   struct refused_attempt {
     bool live = false;
     std::uint64_t generation = 0;
-    std::uint64_t number = 0;
-    vtime_ns at_ns = 0;
-    refusal_snapshot filled;
-    // The permit the attempt was made under, as its worker's record was at the 429 (its worker moves
-    // on to other items while the attempt is still counted): how that permit left the set, if it had.
-    bool under_permit = true;
-    permit_record permit;
   };
 
   portal(sim::scheduler& sched, fact_bus& facts, std::int64_t cap, vtime_ns read_timeout_default_ns,
@@ -74,17 +70,16 @@ class portal {
   // The counts as a fact tells them.
   fact::portal_counts counts(std::size_t wi) const noexcept { return {wi, attempted(), cap_, open_}; }
 
-  // One call for `item` from worker `wi` under the permit `permit` (nullptr:
-  // none): 200, 429, 0 when the client's read timeout came first, or -1 when
+  // One call for `item` from worker `wi`, under its permit (or, `under_permit`
+  // false, without one): 200, 429, 0 when the client's read timeout came first, or -1 when
   // the client gave up the call itself (`*wait_slot` names the call's wait
   // while it runs, for the client to cancel; the connection stays open for
   // its service time all the same).
-  sim::awaitable<int> call(std::size_t wi, const work_item& item, const permit_record* permit,
+  sim::awaitable<int> call(std::size_t wi, const work_item& item, bool under_permit,
                            sim::sim_timer** wait_slot = nullptr);
 
-  // --- what a violation asks ----------------------------------------------------
   // Worker `wi` leaves the connection of its item open (its item is over for
-  // it, or it crashed): the connection keeps a copy of its permit's record.
+  // it, or it crashed).
   [[gnu::always_inline]] void detach(std::size_t wi) {
     if (on_[wi].open) [[unlikely]]
       leave(wi, -1);
@@ -104,15 +99,6 @@ class portal {
   }
   // Whether a connection its client closes stops its work (service.on_client_close: free_slot).
   bool frees_slot_on_close() const noexcept { return free_slot_on_close_; }
-  // The permit of item `number` left the set: a connection its worker left open keeps why.
-  void permit_lost(std::uint64_t number, const permit_loss& how);
-  // Every open connection: those their workers are on, then those left open.
-  template <class F>
-  void for_each_connection(F&& f) const {
-    for (const connection& c : on_) if (c.open) f(c);
-    for (const connection& c : left_) f(c);
-  }
-  std::span<const refused_attempt> refused() const noexcept { return refused_; }
   std::int64_t cap() const noexcept { return cap_; }
 
   std::int64_t open() const noexcept { return open_; }

@@ -34,23 +34,27 @@ std::string shown(const redis::reply& r) {
 }  // namespace
 
 void server_side::permit_left(std::string_view member, const permit_loss& how, bool live) {
+  permit_loss on = how;
   if (node_members_ != nullptr) [[unlikely]] {
     // A quorum permit is lost only when this node's loss leaves too few nodes holding it (fleet::lost_on).
     if (!fleet_.lost_on(member, node_index_)) return;
-    permit_loss on = how;
     on.node = static_cast<std::int64_t>(node_index_);
-    const worker_state* holder = fleet_.lost_permit(member, on);
-    if (portal_ != nullptr)
-      if (const auto named = fleet_.parse_token(member)) portal_->permit_lost(named->second, on);
-    if (holder == nullptr || !live) return;
-    facts_.publish(fact::permit_taken{member, holder->index, on.by == permit_loss::how::expired_with_key});
-    return;
   }
-  const worker_state* holder = fleet_.lost_permit(member, how);
-  if (portal_ != nullptr)
-    if (const auto named = fleet_.parse_token(member)) portal_->permit_lost(named->second, how);
-  if (holder == nullptr || !live) return;
-  facts_.publish(fact::permit_taken{member, holder->index, how.by == permit_loss::how::expired_with_key});
+  const std::optional<fleet::loss_of> lost = fleet_.lost_permit(member);
+  if (!lost) return;  // a member no worker of the fleet named (a protocol's own)
+  const worker_state& w = fleet_[lost->worker];
+  facts_.publish(fact::permit_lost{lost->worker, lost->number, on, lost->current, w.paused_from_ns, w.paused_until});
+  if (lost->holder == nullptr || !live) return;
+  facts_.publish(fact::permit_taken{member, lost->worker, on.by == permit_loss::how::expired_with_key});
+}
+
+void server_side::granted(std::size_t wi, std::string_view token) {
+  if (!fleet_.granted(wi, token)) return;
+  facts_.publish(fact::permit_granted{wi, token, node_.server_offset_ns(), fleet_[wi].clock.step_ns});
+}
+
+void server_side::renewed(std::size_t wi, std::string_view token) {
+  if (fleet_.renewed(wi, token)) facts_.publish(fact::permit_renewed{wi, token});
 }
 
 permit_loss server_side::reaped_by(std::size_t wi, bool reaper_clock) const {
@@ -116,11 +120,11 @@ redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, co
   const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
   if (reply.granted()) {
     if (op == redis::script_op::acquire && mut_ == scenario::world_mutation::check_then_add) [[unlikely]]
-      fleet_.counted(wi, members);  // the count; its grant is the add, a round trip later
+      facts_.publish(fact::permit_counted{wi, members});  // the count; its grant is the add, a round trip later
     else if (op == redis::script_op::acquire && !was_member)
-      fleet_.granted(wi, req.token, now, node_.server_offset_ns());
+      granted(wi, req.token);
     else if (op == redis::script_op::renew)
-      fleet_.renewed(wi, req.token, now);
+      renewed(wi, req.token);
   }
   if (op == redis::script_op::release) {
     // A release finds the permit of a worker that still holds it (ZREM answers 1), unless the worker
@@ -160,7 +164,7 @@ void server_side::add_after_check(std::size_t wi, const call_req& req) {
   notice_expiry(req, now_us);
   const std::int64_t members = node_.add_after_check(req, now_us);
   ADMIT_ASSERT(members >= 1 && wi < fleet_.size(), "the add leaves at least its own member");
-  fleet_.granted(wi, req.token, sched_.now_ns(), node_.server_offset_ns());
+  granted(wi, req.token);
   facts_.publish(fact::split_add{wi, req.token, members});
 }
 
@@ -324,11 +328,11 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
   }
   if (read.granted()) {
     if (req.op == redis::script_op::acquire && quorum) {
-      if (fleet_.granted_on(wi, req.token, node_index_)) fleet_.granted(wi, req.token, now, node_.server_offset_ns());
+      if (fleet_.granted_on(wi, req.token, node_index_)) granted(wi, req.token);
     } else if (req.op == redis::script_op::acquire && !was_member)
-      fleet_.granted(wi, req.token, now, node_.server_offset_ns());
+      granted(wi, req.token);
     else if (req.op == redis::script_op::renew)
-      fleet_.renewed(wi, req.token, now);
+      renewed(wi, req.token);
   }
   // NOSCRIPT: the acquire's script did not run (the client sends its body next), so it reaped nothing yet.
   const bool noscript = answer.is_error();

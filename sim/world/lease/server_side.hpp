@@ -7,10 +7,11 @@
 // permit_taken, split_add) for the invariants, monitors and timeline to
 // judge and record, and tells the fleet of a holder that lost its permit.
 // It judges nothing itself.
-// What a violation will want to know of a permit is written here as it
-// happens: its grant and renewals (into the worker's record), and how it
-// left the set while its work went on (into the worker's record, or the
-// portal's copy for a connection its worker left open).
+// A permit's story is published as it happens, for a violation's causes
+// (lease_causes) to keep: its first grant, its renewals, a count of a
+// check-then-add (permit_granted, permit_renewed, permit_counted), how it
+// left the set (permit_lost) and a renewal a fault took back
+// (permit_rolled_back).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +27,6 @@
 #include "sim/world/lease/lease_timeline.hpp"
 #include "sim/world/lease/network.hpp"
 #include "sim/world/lease/permit_loss.hpp"
-#include "sim/world/lease/portal.hpp"
 #include "sim/world/lease/redis_node.hpp"
 
 namespace admit::world::lease {
@@ -36,9 +36,6 @@ class server_side final : public script_server {
   // `workers` may be built after it (it reports to them only once calls run).
   server_side(sim::scheduler& sched, redis_node& node, fleet& workers, fact_bus& facts, scenario::world_mutation mut)
       : sched_(sched), node_(node), fleet_(workers), facts_(facts), mut_(mut) {}
-  // The portal, told of lost permits whose connections their workers left
-  // open (built after the server side; a server side tested alone has none).
-  void set_portal(portal* svc) noexcept { portal_ = svc; }
 
   redis::script_reply execute(std::size_t wi, redis::script_op op, const call_req& req) override;
   void add_after_check(std::size_t wi, const call_req& req) override;
@@ -74,14 +71,17 @@ class server_side final : public script_server {
     return score > static_cast<double>(expires_at ? at_ms : at_ms - lease_ms_);
   }
 
-  // The permit `member` left the set (`how`): its worker's record, or the
-  // portal's copy, keeps why; `live` counts it among the leases reaped live
-  // (a script or the key's expiry, not the node's state).
+  // The permit `member` left the set (`how`): published with its worker and
+  // item when a worker of the fleet named it (fact::permit_lost); `live`
+  // counts it among the leases taken from a holder still working (a script or
+  // the key's expiry, not the node's state: fact::permit_taken).
   void permit_left(std::string_view member, const permit_loss& how, bool live);
   // A fault kept `member` with an older score (a renewal lost with the node's state). One-node runs only:
   // a quorum's permit lives on a majority, whose scores no one node says.
   void permit_rolled_back(std::string_view member, const permit_rollback& how) {
-    if (node_members_ == nullptr) fleet_.rolled_back(member, how);
+    if (node_members_ != nullptr) return;
+    if (const worker_state* w = fleet_.rolled_back(member, how))
+      facts_.publish(fact::permit_rolled_back{w->index, member, how});
   }
   // A quorum run's node `index`: `members` holds every node's member count (this
   // node's entry written here), and the monitors and timeline see the largest.
@@ -126,13 +126,16 @@ class server_side final : public script_server {
   [[gnu::noinline]] void expired(const redis::sorted_set& gone);
   // The holders whose permits this script's reaping (worker `wi`'s) takes.
   void notice_reaping(std::size_t wi, const call_req& req, std::int64_t now_us);
+  // The server granted (renewed) worker `wi`'s `token`: published when it is the current item's first
+  // grant (a renewal of the permit the worker holds).
+  void granted(std::size_t wi, std::string_view token);
+  void renewed(std::size_t wi, std::string_view token);
   // A loss by worker `wi`'s script, now.
   permit_loss reaped_by(std::size_t wi, bool reaper_clock) const;
 
   sim::scheduler& sched_;
   redis_node& node_;
   fleet& fleet_;
-  portal* portal_ = nullptr;
   fact_bus& facts_;
   scenario::world_mutation mut_;
   const redis::protocol* proto_ = nullptr;
