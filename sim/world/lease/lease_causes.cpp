@@ -129,10 +129,16 @@ void lease_causes::on(const fact::acquiring& f) {
   worker_fate& w = fates_[f.worker];
   ADMIT_ASSERT(w.alive && !w.on_item, "a live worker starts on an item after it is done with the last");
   w.on_item = true;
-  w.permit = permit_record{};
-  w.permit.number = f.number;
-  w.permit.service_ns = f.service_ns;
-  ADMIT_ASSERT(fleet::token_of(f.worker, f.number) == f.token, "an item's token names its worker and number");
+  // Field by field: most items lose nothing, and the loss's storage is only reset.
+  permit_record& p = w.permit;
+  p.number = f.number;
+  p.service_ns = f.service_ns;
+  p.granted_ns = p.renewed_ns = p.client_left_ns = p.crashed_ns = -1;
+  p.server_offset_ns = p.clock_step_ns = 0;
+  p.counted = -1;
+  p.loss.reset();
+  p.rollback.reset();
+  ADMIT_ASSERT(names(f.token, f.worker, f.number), "an item's token names its worker and number");
 }
 
 void lease_causes::on(const fact::left_item& f) {
@@ -187,13 +193,14 @@ void lease_causes::on(const fact::portal_opened& f) {
   const vtime_ns now = sched_.now_ns();
   if (f.under_permit) {
     ADMIT_ASSERT(!on_[wi].open && current(wi, f.number) != nullptr, "a worker opens one connection, for its item");
+    // Field by field: its `left` copy is read only once the worker leaves it (connection_left).
     portal_connection& c = on_[wi];
-    c = portal_connection{};
     c.open = true;
     c.worker = wi;
     c.number = f.number;
     c.opened_ns = now;
     c.attached = &fates_[wi].permit;
+    c.under_permit = true;
   } else {
     // Sent without a permit (fail_open): no worker's record covers it.
     portal_connection& c = left_.emplace_back();

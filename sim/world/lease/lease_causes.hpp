@@ -136,7 +136,12 @@ class lease_causes final : public cause_finder, public fact_sink {
   // Whether `token` is the token of the item worker `wi` is on.
   bool on_token(std::size_t wi, std::string_view token) const {
     const worker_fate& w = fates_[wi];
-    return w.on_item && fleet::token_of(wi, w.permit.number) == token;
+    return w.on_item && names(token, wi, w.permit.number);
+  }
+  // Whether `token` is "w<wi>-<number>" (read, not built: asked at every grant).
+  bool names(std::string_view token, std::size_t wi, std::uint64_t number) const {
+    const auto named = fleet::parse_token(token, workers());
+    return named && named->first == wi && named->second == number;
   }
   // O(connections): the counts it keeps are the portal's (at every portal fact).
   void agrees(const fact::portal_counts& at) const;
