@@ -67,6 +67,7 @@ json cell_json(const matrix_cell& c) {
   s["not_run"] = c.seeds_not_run;
   j["seeds"] = std::move(s);
   j["violation_rate_ppm"] = c.violation_rate_ppm();
+  j["evidence"] = c.ev.to_json();
   j["worst_overshoot"] = c.worst_overshoot ? overshoot_json(*c.worst_overshoot) : json(nullptr);
   json t;
   t["worst_ns"] = c.over_cap_worst_ns;
@@ -131,10 +132,24 @@ json cell_json(const matrix_cell& c) {
   return j;
 }
 
-// One line for a cell: "breaks 7/16 (44%), +2 over cap, 12.5s over it".
+// A cell's outcome in words that say what it rests on: "held in 300 seeds", "breaks in 7 of 16
+// seeds", "inconclusive", "error".
+std::string status_words(const matrix_cell& c) {
+  switch (c.status) {
+    case cell_status::holds: return "held in " + count_text(c.ev.seeds) + (c.ev.seeds == 1 ? " seed" : " seeds");
+    case cell_status::breaks:
+      return "breaks in " + count_text(c.seeds_violating) + " of " + count_text(c.seeds_run) + " seeds";
+    case cell_status::inconclusive: return "inconclusive";
+    case cell_status::error: return "error";
+  }
+  return "?";
+}
+
+// One line for a cell: "breaks in 7 of 16 seeds, worst +2 over 4 (...), 12.5s over the cap at worst".
 std::string cell_line(const matrix_cell& c) {
-  std::string o = std::string(to_string(c.status)) + " " + std::to_string(c.seeds_violating) + "/" +
-                  std::to_string(c.seeds_run) + " seeds";
+  std::string o = status_words(c);
+  if (c.status == cell_status::inconclusive || c.status == cell_status::error)
+    o += " (" + std::to_string(c.seeds_violating) + " of " + std::to_string(c.seeds_run) + " seeds broke)";
   if (c.worst_overshoot)
     o += ", worst +" + std::to_string(c.worst_overshoot->value - c.worst_overshoot->bound) + " over " +
          std::to_string(c.worst_overshoot->bound) + " (" + c.worst_overshoot->invariant + ")";
@@ -142,6 +157,7 @@ std::string cell_line(const matrix_cell& c) {
   if (c.seeds_inconclusive != 0) o += ", " + std::to_string(c.seeds_inconclusive) + " inconclusive";
   if (c.seeds_error != 0) o += ", " + std::to_string(c.seeds_error) + " errors";
   if (c.seeds_not_run != 0) o += ", " + std::to_string(c.seeds_not_run) + " not run (stopped)";
+  o += ": " + c.ev.statement() + "; faults injected: " + c.ev.faults_text();
   return o;
 }
 
@@ -279,11 +295,14 @@ std::string render_matrix_markdown(const matrix_table& t) {
       const matrix_cell& c = t.at(d, f);
       std::string s;
       switch (c.status) {
-        case cell_status::holds: s = "holds"; break;
+        case cell_status::holds:
+          s = "held in " + count_text(c.ev.seeds) + " (≤" + bound_percent(bound_ppm(c.ev.seeds)) + ")";
+          break;
         case cell_status::breaks:
-          s = "**breaks** " + percent(c.violation_rate_ppm());
+          s = "**breaks** " + count_text(c.seeds_violating) + "/" + count_text(c.seeds_run);
           if (c.worst_overshoot)
             s += ", +" + std::to_string(c.worst_overshoot->value - c.worst_overshoot->bound);
+          if (c.ev.first_violating_seed) s += ", seed " + std::to_string(*c.ev.first_violating_seed);
           break;
         case cell_status::inconclusive:
           s = "inconclusive (" + std::to_string(c.seeds_inconclusive) +
@@ -297,9 +316,11 @@ std::string render_matrix_markdown(const matrix_table& t) {
     o << "\n";
   }
   o << "\n" << t.seeds << " seeds per cell from seed " << t.first_seed
-    << ". **breaks** P%, +N: P% of the seeds broke an invariant, and the worst moment was N above the cap. "
-       "`admitsim matrix "
-    << md_esc(t.file) << "` writes the counterexamples and the HTML table.\n";
+    << ". **held in** N (≤B%): none of N seeds broke an invariant, so with " << evidence_confidence_percent
+    << "% confidence a defect of the cell strikes at most B% of seeds (B = 1 - 0.05^(1/N)): no seed count makes it "
+       "0. **breaks** K/N, +M, seed S: K of N seeds broke an invariant, the worst moment was M above the cap, and S "
+       "is the first seed that broke. `admitsim matrix "
+    << md_esc(t.file) << "` writes the counterexamples, the HTML table and each cell's faults injected.\n";
   return o.str();
 }
 
@@ -315,7 +336,8 @@ std::string render_matrix_html(const matrix_table& t) {
     << t.seeds << " seeds per cell from seed " << t.first_seed << ". Exit code " << t.exit_code << ".</p>\n";
   if (!t.complete) o << "<p class=\"note\"><b>Incomplete:</b> the matrix was stopped before every seed ran.</p>\n";
   for (const auto& w : t.why) o << "<p class=\"note\">Not as expected: " << html_esc(w) << "</p>\n";
-  o << "<p class=\"legend\"><span><i style=\"background:#e7f4ea\"></i>holds: no seed broke anything</span>"
+  o << "<p class=\"legend\"><span><i style=\"background:#e7f4ea\"></i>held in N seeds: none broke anything, so a "
+       "defect strikes at most the share shown (95% confidence)</span>"
        "<span><i style=\"background:#fbe3e4\"></i>breaks: some seed broke an invariant</span>"
        "<span><i style=\"background:#fbf1d0\"></i>inconclusive: a limit cut a run, nothing broke before it</span>"
        "<span><i style=\"background:#ece4f7\"></i>error: a run threw</span>"
@@ -329,9 +351,15 @@ std::string render_matrix_html(const matrix_table& t) {
     for (std::size_t f = 0; f < t.faults.size(); ++f) {
       const matrix_cell& c = t.at(d, f);
       o << "<td class=\"cell " << to_string(c.status) << (c.as_expected ? "" : " unmet") << "\" title=\""
-        << html_esc(cell_line(c)) << "\"><span class=\"status\">" << to_string(c.status) << "</span>";
-      o << "<span class=\"fig\">" << c.seeds_violating << "/" << c.seeds_run << " seeds ("
-        << percent(c.violation_rate_ppm()) << ")</span>";
+        << html_esc(cell_line(c)) << "\"><span class=\"status\">" << html_esc(status_words(c)) << "</span>";
+      if (c.status == cell_status::holds)
+        o << "<span class=\"fig\">at most " << bound_percent(bound_ppm(c.ev.seeds)) << " of seeds (95%)</span>";
+      else
+        o << "<span class=\"fig\">" << c.seeds_violating << "/" << c.seeds_run << " seeds ("
+          << percent(c.violation_rate_ppm()) << ")"
+          << (c.ev.first_violating_seed ? ", first " + std::to_string(*c.ev.first_violating_seed) : std::string())
+          << "</span>";
+      o << "<span class=\"fig muted\">faults: " << html_esc(c.ev.faults_text()) << "</span>";
       if (c.worst_overshoot)
         o << "<span class=\"fig\">worst " << c.worst_overshoot->value << " against " << c.worst_overshoot->bound
           << "</span>";
@@ -358,7 +386,7 @@ std::string render_matrix_html(const matrix_table& t) {
     if (!any) o << "<h2>The cells that did not hold</h2>\n";
     any = true;
     o << "<section class=\"cell-detail\" id=\"" << html_esc(c.design + "." + c.fault) << "\"><h3>" << html_esc(c.design)
-      << " × " << html_esc(c.fault) << ": " << to_string(c.status) << "</h3>\n<p>" << html_esc(cell_line(c)) << "</p>\n";
+      << " × " << html_esc(c.fault) << ": " << html_esc(status_words(c)) << "</h3>\n<p>" << html_esc(cell_line(c)) << "</p>\n";
     if (c.first_violation) {
       const auto& v = *c.first_violation;
       o << "<p>First violation (seed " << v.seed << "): <b>" << html_esc(v.invariant) << "</b> at "

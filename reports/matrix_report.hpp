@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "reports/evidence.hpp"
 #include "reports/junit.hpp"
 
 namespace admit::reports {
@@ -85,6 +86,9 @@ struct matrix_cell {
   std::optional<std::pair<std::uint64_t, std::string>> first_inconclusive;  // seed, reason
   std::optional<std::pair<std::uint64_t, std::string>> first_error;         // seed, what it threw
   std::optional<matrix_counterexample> counterexample;
+  // What the cell's outcome rests on: the seeds judged (neither an error nor cut by a limit before
+  // anything broke), those that broke, the faults injected (reports/evidence.hpp).
+  evidence ev;
 
   // Violating seeds per million run (0 when none ran).
   std::uint64_t violation_rate_ppm() const;

@@ -88,6 +88,7 @@ junit_case explore_case(const explore_junit_input& in, const explore_junit_varia
     facts += break_text("first counterexample (" + std::to_string(v.counterexample_seeds) + " seeds)", *v.counterexample);
   if (v.expected_shown) facts += break_text("expected violation shown first", *v.expected_shown);
   if (v.expects_violation && !v.expected_shown) facts += "no seed showed the expected violation\n";
+  if (v.ev) facts += "evidence: " + v.ev->statement() + "\nfaults injected: " + v.ev->faults_text() + "\n";
   std::vector<std::string> errors = in.search_errors;
   if (v.inconclusive_seeds != 0)
     errors.push_back(std::to_string(v.inconclusive_seeds) + " seeds could not finish (inconclusive); the first: " +

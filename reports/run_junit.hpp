@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/evidence.hpp"
 #include "reports/junit.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
@@ -66,6 +67,7 @@ struct explore_junit_variant {
   std::uint64_t inconclusive_seeds = 0;               // runs of the variant cut short and not expected to be
   std::optional<std::string> first_inconclusive;      // "seed N: reason (replay: ...)"
   std::vector<std::string> shrink_failures;           // one line per shrink that did not reproduce
+  std::optional<evidence> ev;                         // what the variant's runs rest on, when any ran
 };
 
 struct explore_junit_input {

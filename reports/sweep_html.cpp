@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reports/evidence.hpp"
 #include "reports/html_text.hpp"
 #include "sim/scenario/duration.hpp"
 
@@ -180,7 +181,8 @@ void table(std::ostringstream& o, const json& sweep) {
   const std::int64_t res = label_resolution_ns(sweep);
   o << "<table class=\"values\">\n<tr><th>value</th><th>class</th><th class=\"num\">seeds</th><th class=\"num\">violating</th>"
        "<th class=\"num\">rate</th><th class=\"num\">inconclusive</th><th class=\"num\">errors</th><th class=\"num\">worst "
-       "overshoot</th><th>first violating seed</th><th>broken</th></tr>\n";
+       "overshoot</th><th>first violating seed</th><th title=\"when no seed broke: the most share of seeds a defect could "
+       "strike unseen, with 95% confidence\">at most</th><th>faults injected</th><th>broken</th></tr>\n";
   for (const char* list : {"grid", "bisect"}) {
     const bool bis = std::string_view(list) == "bisect";
     const json& arr = bis ? sweep.at("bisect").at("steps") : sweep.at("grid");
@@ -192,8 +194,10 @@ void table(std::ostringstream& o, const json& sweep) {
         << percent(v.at("violating_seeds").get<std::uint64_t>(), v.at("seeds").get<std::uint64_t>())
         << "</td><td class=\"num\">" << v.at("inconclusive_seeds").get<std::uint64_t>() << "</td><td class=\"num\">"
         << v.at("error_seeds").get<std::uint64_t>() << "</td><td class=\"num\">" << v.at("worst_overshoot").get<std::int64_t>()
-        << "</td><td>" << (v.at("first_violating_seed").is_null() ? std::string("-") : v.at("first_violating_seed").dump())
-        << "</td><td>";
+        << "</td><td>" << (v.at("first_violating_seed").is_null() ? std::string("-") : v.at("first_violating_seed").dump());
+      const evidence ev = evidence::from_json(v.at("evidence"));
+      o << "</td><td class=\"num\">" << (cls == "safe" ? bound_percent(bound_ppm(ev.seeds)) : std::string("-"))
+        << "</td><td>" << html_escape(ev.faults_text()) << "</td><td>";
       bool first = true;
       for (const auto& bj : v.at("broken")) {
         o << (first ? "" : ", ") << html_escape(bj.at("invariant").get<std::string>()) << " (" << bj.at("seeds").get<std::uint64_t>()

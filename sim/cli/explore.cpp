@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "reports/evidence.hpp"
 #include "reports/report.hpp"
 #include "reports/run_junit.hpp"
 #include "reports/sha256.hpp"
@@ -512,6 +513,7 @@ reports::explore_junit_input junit_of(const scenario::scenario& base, const seed
   for (const std::string& name : variants) {
     reports::explore_junit_variant v = tally.junit[name];
     v.variant = name;
+    if (const auto it = sum.by_variant.find(name); it != sum.by_variant.end()) v.ev = it->second;
     const auto [verdict, violated] = explore::expectation_for(base, name);
     v.expects_violation = verdict == "violation";
     v.expected = verdict;
@@ -609,6 +611,16 @@ json summary_json(const std::string& bytes, const scenario::scenario& base, cons
   out["mode"] = s.ties_only ? "ties_only" : s.perturb_ties ? "perturb_ties" : "swarm";
   out["bounds"] = bounds_json(base);
   out["totals"] = totals_json(s, sum, kinds);
+  out["evidence"] = explore::evidence_of(sum).to_json();
+  json by_variant = json::array();
+  for (const auto& [variant, ev] : sum.by_variant) {
+    json vj;
+    vj["variant"] = variant.empty() ? "fifo" : variant;
+    const json e = ev.to_json();  // kept: the loop reads into it
+    for (const auto& [k, v] : e.items()) vj[k] = v;
+    by_variant.push_back(std::move(vj));
+  }
+  out["evidence_by_variant"] = std::move(by_variant);
   out["expected_violations"] = expectations_json(base, tally);
   out["findings"] = std::move(tally.findings);
   out["findings_omitted"] = tally.omitted;
@@ -657,6 +669,11 @@ void print_search(const seed_search& s, const explore::explore_totals& sum, cons
     std::fprintf(stderr, "  %s%s: %s%llu distinct same-instant orders in %llu seeds\n",
                  variant.empty() ? "runs" : "runs of ", variant.c_str(), sum.distinct_orderings_capped ? "at least " : "",
                  static_cast<unsigned long long>(n), static_cast<unsigned long long>(sum.ran));
+  const reports::evidence ev = explore::evidence_of(sum);
+  std::fprintf(stderr, "  evidence: %s; faults injected: %s\n", ev.statement().c_str(), ev.faults_text().c_str());
+  if (sum.by_variant.size() > 1 || (sum.by_variant.size() == 1 && !sum.by_variant.begin()->first.empty()))
+    for (const auto& [variant, v] : sum.by_variant)
+      std::fprintf(stderr, "    %s: %s\n", variant_label(variant).c_str(), v.statement().c_str());
   if (sum.first_violation_wall_s)
     std::fprintf(stderr, "  first violation found after %.3fs of wall time\n", *sum.first_violation_wall_s);
   for (const auto& k : kinds) {

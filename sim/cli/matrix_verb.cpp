@@ -207,14 +207,20 @@ class matrix_verb final : public verb {
     std::size_t n[4] = {0, 0, 0, 0};
     for (const auto& c : t.cells) ++n[static_cast<int>(c.status)];
     std::fprintf(stderr,
-                 "matrix %s: %zu designs x %zu faults, %llu seeds per cell, on %u threads in %.2fs: %zu hold, %zu "
-                 "break, %zu inconclusive, %zu errors -> %s\n",
+                 "matrix %s: %zu designs x %zu faults, %llu seeds per cell, on %u threads in %.2fs: %zu held, %zu "
+                 "broke, %zu inconclusive, %zu errors -> %s\n",
                  t.name.c_str(), t.designs.size(), t.faults.size(), static_cast<unsigned long long>(t.seeds), opt.jobs,
                  wall_s, n[0], n[1], n[2], n[3], summary.c_str());
+    // What "held" rests on: the cell that held on the fewest judged seeds speaks for them all.
+    std::optional<reports::evidence> weakest;
+    for (const auto& c : t.cells)
+      if (c.status == reports::cell_status::holds && (!weakest || c.ev.seeds < weakest->seeds)) weakest = c.ev;
+    if (weakest) std::fprintf(stderr, "  every cell that held: %s\n", weakest->statement().c_str());
     for (const auto& c : t.cells) {
       if (c.as_expected && c.status == reports::cell_status::holds) continue;
       std::fprintf(stderr, "  %s%s x %s: %s %llu/%llu seeds%s%s\n", c.as_expected ? "" : "NOT AS EXPECTED ",
-                   c.design.c_str(), c.fault.c_str(), reports::to_string(c.status),
+                   c.design.c_str(), c.fault.c_str(),
+                   c.status == reports::cell_status::holds ? "held" : reports::to_string(c.status),
                    static_cast<unsigned long long>(c.seeds_violating), static_cast<unsigned long long>(c.seeds_run),
                    c.first_violation ? (", first " + c.first_violation->invariant).c_str() : "",
                    c.counterexample ? ("; replay: " + c.counterexample->replay).c_str() : "");

@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "reports/evidence.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/errors.hpp"
@@ -127,6 +128,8 @@ struct shard {
   std::uint64_t shrink_max = 0, shrink_runs = 0;
   std::optional<std::pair<std::uint64_t, std::string>> first_inconclusive;
   std::uint64_t findings_total = 0;  // listed and omitted
+  reports::evidence evidence;        // what the shard's seeds rest on
+  std::map<std::string, reports::evidence> evidence_by_variant;
 };
 
 // "I/N" with 0 <= I < N, as explore's --shard.
@@ -201,6 +204,23 @@ shard read_shard(const std::string& file) {
   const json& totals = r.object(d, "", "totals");
   for (const char* key : {"runs", "seeds_with_violation", "seeds_with_counterexample", "errors", "seeds_inconclusive"})
     r.number(totals, "/totals", key);
+  try {
+    sh.evidence = reports::evidence::from_json(r.object(d, "", "evidence"));
+  } catch (const reports::evidence_error& e) {
+    r.fail("/evidence" + e.path, e.what());
+  }
+  const json& by_variant = r.array(d, "", "evidence_by_variant");
+  for (std::size_t i = 0; i < by_variant.size(); ++i) {
+    const std::string p = "/evidence_by_variant/" + std::to_string(i);
+    if (!by_variant[i].is_object()) r.fail(p, "expected an object");
+    const std::string variant = r.string(by_variant[i], p, "variant");
+    try {
+      if (!sh.evidence_by_variant.emplace(variant, reports::evidence::from_json(by_variant[i])).second)
+        r.fail(p + "/variant", "\"" + variant + "\" twice");
+    } catch (const reports::evidence_error& e) {
+      r.fail(p + e.path, e.what());
+    }
+  }
   const json& by_kind = r.array(totals, "/totals", "by_kind");
   for (std::size_t i = 0; i < by_kind.size(); ++i) {
     const std::string p = "/totals/by_kind/" + std::to_string(i);
@@ -489,6 +509,22 @@ merged merge_shards(std::vector<shard>& shards, const std::string& dir, std::opt
   sj["mode"] = "swarm";
   sj["bounds"] = a.doc["bounds"];
   sj["totals"] = std::move(totals);
+  reports::evidence ev;
+  std::map<std::string, reports::evidence> by_variant;
+  for (const shard& s : shards) {
+    ev.merge(s.evidence);
+    for (const auto& [variant, v] : s.evidence_by_variant) by_variant[variant].merge(v);
+  }
+  sj["evidence"] = ev.to_json();
+  json variants = json::array();
+  for (const auto& [variant, v] : by_variant) {
+    json vj;
+    vj["variant"] = variant;
+    const json e = v.to_json();  // kept: the loop reads into it
+    for (const auto& [k, x] : e.items()) vj[k] = x;
+    variants.push_back(std::move(vj));
+  }
+  sj["evidence_by_variant"] = std::move(variants);
   sj["expected_violations"] = std::move(expectations);
   sj["findings"] = std::move(listed);
   sj["findings_omitted"] = findings_total - findings.size();

@@ -197,10 +197,14 @@ int sweep_verb::run() const {
   if (t.pointer.rfind("/gate", 0) != 0) req.context = explore::lease_context(base);
   if (!quiet_)
     req.on_value = [&](const explore::value_result& r, bool bisecting) {
+      // A safe value says what it rests on: the most share of seeds a defect could strike unseen (95%).
+      const std::string cls = r.cls() == explore::value_class::safe
+                                  ? "safe, at most " + reports::bound_percent(reports::bound_ppm(r.ev.seeds)) + " of seeds"
+                                  : explore::to_string(r.cls());
       std::fprintf(stderr, "sweep %s%s = %s: %llu of %llu seeds violating (%s)\n", bisecting ? "bisect " : "",
                    t.pointer.c_str(), explore::value_text(t, r.value, explore::text_resolution_ns(req)).c_str(),
                    static_cast<unsigned long long>(r.violating), static_cast<unsigned long long>(r.seeds_run),
-                   explore::to_string(r.cls()));
+                   cls.c_str());
     };
   // SIGINT stops the sweep between seeds; what ran is written, marked incomplete.
   req.stop = [] { return sigint_seen(); };

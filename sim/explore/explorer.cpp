@@ -103,7 +103,18 @@ run_outcome classify_run(const scenario::scenario& base, const world::run_record
   r.requests = rec.metrics.requests;
   r.portal_inflight_max = rec.metrics.portal_inflight_max;
   r.events = rec.diagnostics.events;
+  r.faults_injected = rec.faults_injected;
   return r;
+}
+
+reports::evidence evidence_of(const explore_totals& t) {
+  ADMIT_ASSERT(t.violating <= t.judged && t.judged <= t.ran, "the violating seeds are among the judged, among those run");
+  reports::evidence e;
+  e.seeds = t.judged;
+  e.violating = t.violating;
+  e.first_violating_seed = t.first_violating_seed;
+  e.faults = t.faults_injected;
+  return e;
 }
 
 seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, const explore_mode& mode) {
@@ -248,6 +259,27 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
     if (o.any_counterexample()) ++s.counterexamples;
     if (o.error) ++s.errors;
     if (o.any_inconclusive()) ++s.inconclusive;
+    const bool violating = o.any_violation();
+    // A run a limit cut judged nothing past the cut (even one its scenario expects to be cut): unless it
+    // broke before, its seed is no evidence.
+    const bool cut = std::any_of(o.runs.begin(), o.runs.end(), [](const run_outcome& r) { return r.inconclusive.has_value(); });
+    if (!o.error && (violating || !cut)) ++s.judged;
+    if (violating) {
+      ++s.violating;
+      if (!s.first_violating_seed) s.first_violating_seed = o.seed;  // seeds are handed on in order
+    }
+    for (const run_outcome& r : o.runs) {
+      for (std::size_t k = 0; k < r.faults_injected.size(); ++k) s.faults_injected[k] += r.faults_injected[k];
+      reports::evidence& v = s.by_variant[r.variant];
+      if (!r.broken.empty()) {
+        ++v.seeds;
+        ++v.violating;
+        if (!v.first_violating_seed) v.first_violating_seed = o.seed;
+      } else if (!r.inconclusive) {
+        ++v.seeds;
+      }
+      v.add_faults(r.faults_injected);
+    }
     on_seed(std::move(o));
   };
 

@@ -28,6 +28,7 @@
 // counts the distinct orders the runs took.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -36,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/evidence.hpp"
 #include "sim/explore/swarm.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/lease_world.hpp"
@@ -88,6 +90,7 @@ struct run_outcome {
   std::uint64_t requests = 0;
   std::int64_t portal_inflight_max = 0;
   std::uint64_t events = 0;
+  std::array<std::uint64_t, scenario::fault_kind_count> faults_injected{};  // world::run_record's
 };
 
 // How a seed varies what it runs.
@@ -157,6 +160,15 @@ struct explore_totals {
   std::uint64_t counterexamples = 0;  // seeds with at least one
   std::uint64_t errors = 0;
   std::uint64_t inconclusive = 0;     // seeds with a run that could not finish and was not expected to
+  // What the search rests on (reports/evidence.hpp): the seeds whose runs were judged (no error, and
+  // finished or broke before a limit cut them), those that broke an invariant (the first of them),
+  // and the faults every run injected, by kind.
+  std::uint64_t judged = 0;
+  std::uint64_t violating = 0;
+  std::optional<std::uint64_t> first_violating_seed;
+  std::array<std::uint64_t, scenario::fault_kind_count> faults_injected{};
+  // The same per variant (its runs only; "" for a FIFO scenario's): one variant may hold while another breaks.
+  std::map<std::string, reports::evidence> by_variant;
   // With perturbed ties: how many distinct same-instant orders the runs of each variant took.
   std::map<std::string, std::uint64_t> distinct_orderings;
   bool distinct_orderings_capped = false;  // some variant reached distinct_orderings_max
@@ -165,6 +177,9 @@ struct explore_totals {
   double wall_s = 0;
   std::optional<double> first_violation_wall_s;
 };
+
+// The search's evidence, from its totals.
+reports::evidence evidence_of(const explore_totals& t);
 
 // The totals and every outcome, by seed.
 struct explore_summary : explore_totals {

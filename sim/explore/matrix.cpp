@@ -513,6 +513,18 @@ struct cell_fold {
   void add(const seed_outcome& o) {
     auto& c = cell;
     ++c.seeds_run;
+    if (!o.error) {
+      const bool cut =
+          std::any_of(o.runs.begin(), o.runs.end(), [](const run_outcome& r) { return r.inconclusive.has_value(); });
+      if (o.any_violation()) {
+        ++c.ev.seeds;
+        ++c.ev.violating;
+        if (!c.ev.first_violating_seed || o.seed < *c.ev.first_violating_seed) c.ev.first_violating_seed = o.seed;
+      } else if (!cut) {
+        ++c.ev.seeds;
+      }
+      for (const run_outcome& r : o.runs) c.ev.add_faults(r.faults_injected);
+    }
     if (o.error) {
       ++c.seeds_error;
       if (!c.first_error || o.seed < c.first_error->first) c.first_error.emplace(o.seed, *o.error);
@@ -576,6 +588,9 @@ struct cell_fold {
     std::stable_sort(c.causes.begin(), c.causes.end(),
                      [](const reports::matrix_cause& a, const reports::matrix_cause& b) { return a.count > b.count; });
     if (c.causes.size() > top_causes) c.causes.resize(top_causes);
+    ADMIT_ASSERT(c.ev.violating == c.seeds_violating && c.ev.seeds <= c.seeds_run &&
+                     c.ev.first_violating_seed == first_seed,
+                 "the cell's evidence counts the seeds its figures count");
     if (first_seed) {
       reports::matrix_violation v;
       v.seed = *first_seed;

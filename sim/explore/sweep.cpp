@@ -170,13 +170,21 @@ value_result run_value(const sweep_request& req, const param_value& v) {
       cut = cut || r.inconclusive.has_value();
     }
     for (const auto& [name, yes] : seen) ++out.broken[name];
+    for (const auto& r : o.runs) out.ev.add_faults(r.faults_injected);
     if (!seen.empty()) {
       ++out.violating;
       if (!out.first_violating_seed) out.first_violating_seed = o.seed;
+      ++out.ev.seeds;
+      ++out.ev.violating;
+      if (!out.ev.first_violating_seed) out.ev.first_violating_seed = o.seed;
     } else if (cut) {
       ++out.inconclusive;
+    } else {
+      ++out.ev.seeds;
     }
   });
+  ADMIT_ASSERT(out.ev.violating == out.violating && out.ev.seeds + out.inconclusive + out.errors >= out.seeds_run,
+               "the value's evidence counts the seeds its figures count");
   if (out.seeds_run < req.seeds) ++out.inconclusive;  // a value cut short by a stop is judged by nothing
   return out;
 }
@@ -192,6 +200,7 @@ json value_result_json(const param_target& t, const value_result& r) {
   j["inconclusive_seeds"] = r.inconclusive;
   j["error_seeds"] = r.errors;
   j["first_violating_seed"] = r.first_violating_seed ? json(*r.first_violating_seed) : json(nullptr);
+  j["evidence"] = r.ev.to_json();
   j["portal_cap"] = r.portal_cap;
   j["portal_inflight_max"] = r.portal_inflight_max;
   j["worst_overshoot"] = r.worst_overshoot;
@@ -431,7 +440,8 @@ std::string boundary_words(const sweep_request& req, const sweep_result& r) {
       const std::string safe_text = value_text(t, *r.safe, res_ends), bad_text = value_text(t, *r.unsafe, res_ends);
       std::string w = r.increasing ? "safe at and below " : "safe at and above ";
       w += safe_text;
-      w += " of " + p + " (no violation in " + seeds + "), violations ";
+      const value_result* good = find(*r.safe);
+      w += " of " + p + " (" + (good != nullptr ? good->ev.statement() : "no violation in " + seeds) + "), violations ";
       w += r.increasing ? "from " : "at and below ";
       w += bad_text;
       w += bad_count;
@@ -443,7 +453,14 @@ std::string boundary_words(const sweep_request& req, const sweep_result& r) {
     case boundary_kind::bracketed:
       return "no boundary claimed for " + p + ": " + r.note;
     case boundary_kind::none_all_safe:
-      return "no boundary in range: no value of " + p + range + " broke an invariant (" + per + ")";
+    {
+      // What "no value broke" rests on: the value judged on the fewest seeds speaks for them all.
+      const value_result* weakest = nullptr;
+      for (const auto& v : r.grid)
+        if (v.cls() == value_class::safe && (weakest == nullptr || v.ev.seeds < weakest->ev.seeds)) weakest = &v;
+      return "no boundary in range: no value of " + p + range + " broke an invariant (" + per +
+             (weakest != nullptr ? "; at each value, " + weakest->ev.statement() : std::string()) + ")";
+    }
     case boundary_kind::none_all_unsafe:
       return "no boundary in range: every value of " + p + range + " broke an invariant (" + per + ")";
     case boundary_kind::not_monotone: {

@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/evidence.hpp"
 #include "sim/explore/scenario_patch.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -52,6 +53,7 @@ struct value_result {
   std::string worst_invariant;            // which one (the first by name at that height)
   std::map<std::string, std::uint64_t> broken;  // invariant -> seeds that broke it
   std::optional<std::uint64_t> first_violating_seed;
+  reports::evidence ev;  // what the value's class rests on (reports/evidence.hpp)
   value_class cls() const;
 };
 

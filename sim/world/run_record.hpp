@@ -1,6 +1,7 @@
 // run_record: everything one run produced, as plain data for the reports.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "sim/check/verdict.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/kernel/vtime.hpp"
+#include "sim/scenario/fault_kinds.hpp"
 #include "sim/world/timeline.hpp"
 
 namespace admit::world {
@@ -137,6 +139,9 @@ struct run_record {
   std::vector<trace_entry> trace;                   // bounded: the entries before the first violation
   timeline series;                                  // in-flight and queue over time, faults, lanes (HTML)
   check::probe_counts probes;  // in a fixed order per world (sim/check/results.hpp)
+  // The faults the run injected (those whose time it reached), by kind (scenario::fault_kind order):
+  // the evidence a search that found nothing rests on (reports/evidence.hpp).
+  std::array<std::uint64_t, scenario::fault_kind_count> faults_injected{};
   std::uint64_t trace_dropped = 0;                  // older entries that fell out of the bound
 
   bool any_violation() const { return check::any_broken(invariants); }

@@ -171,7 +171,10 @@ TEST_CASE("matrix markdown: one row per design, a pipe in a name cannot end a ce
   t.cells[0].status = admit::reports::cell_status::breaks;
   t.cells[0].seeds_run = 4;
   t.cells[0].seeds_violating = 1;
+  t.cells[0].ev.seeds = 4;
+  t.cells[0].ev.violating = 1;
+  t.cells[0].ev.first_violating_seed = 2;
   const std::string md = admit::reports::render_matrix_markdown(t);
-  CHECK(md.find("| d | **breaks** 25% |") != std::string::npos);
+  CHECK(md.find("| d | **breaks** 1/4, seed 2 |") != std::string::npos);
   CHECK(md.find("a\\|b.json") != std::string::npos);
 }

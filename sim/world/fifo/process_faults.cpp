@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
 #include "sim/world/fault_window_of.hpp"
 
 namespace admit::world::fifo_world {
@@ -22,6 +23,8 @@ void process_faults::apply(const scenario::fault_spec& f) {
   const vtime_ns now = ctx_.sched.now_ns();
   const vtime_ns dur = f.duration_ns.value_or(0);
   ctx_.rec.series.add_window(window_of(f, now));
+  ADMIT_ASSERT(static_cast<std::size_t>(f.kind) < scenario::fault_kind_count, "a fault of a known kind");
+  ++ctx_.rec.faults_injected[static_cast<std::size_t>(f.kind)];
   switch (f.kind) {
     case fk::crash:
       monitors_.trace(nullptr, texts[0], 0, 0, 0);

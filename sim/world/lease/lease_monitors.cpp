@@ -242,7 +242,10 @@ void lease_monitors::on(const fact::item_ended& f) {
     ++metrics_.refused[f.how];
 }
 
-void lease_monitors::on(const fact::fault_began& f) { trace("fault", trace_text().word(f.what), 0, 0); }
+void lease_monitors::on(const fact::fault_began& f) {
+  ++faults_injected_[static_cast<std::size_t>(f.spec.kind)];
+  trace("fault", trace_text().word(f.what), 0, 0);
+}
 
 void lease_monitors::write(run_record& rec) {
   rec.invariants = mon_.take_invariants();
@@ -254,6 +257,7 @@ void lease_monitors::write(run_record& rec) {
     rec.trace.push_back(trace_entry{e.at_ns, e.source, e.text(), e.count, 0, e.ref});
   });
   rec.trace_dropped = ring.dropped();
+  rec.faults_injected = faults_injected_;
 }
 
 }  // namespace admit::world::lease

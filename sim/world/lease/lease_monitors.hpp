@@ -225,6 +225,7 @@ class lease_monitors final : public fact_sink {
   void stream_trace(check::trace_sink& sink);
 
  private:
+  std::array<std::uint64_t, scenario::fault_kind_count> faults_injected_{};  // by kind, as they began
   [[gnu::always_inline]] void hit(lease_probe p) { mon_.hit(p); }
   // The slot test inline (most runs keep no trace), the entry's fields out of line.
   [[gnu::always_inline]] void trace(const char* source, const trace_text& text, std::int64_t count,

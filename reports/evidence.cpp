@@ -1,0 +1,128 @@
+#include "reports/evidence.hpp"
+
+#include <cmath>
+
+#include "gate/admit_assert.hpp"
+
+namespace admit::reports {
+
+std::uint64_t bound_ppm(std::uint64_t clean) {
+  if (clean == 0) return 1'000'000;
+  // 1 - 0.05^(1/n) = -expm1(ln(0.05) / n): expm1 keeps its digits for a large n, where 1 - pow(...)
+  // would cancel them.
+  const double b = -std::expm1(std::log(0.05) / static_cast<double>(clean));
+  ADMIT_ASSERT(b > 0 && b < 1, "the bound of at least one clean seed is a chance strictly between 0 and 1");
+  const auto ppm = static_cast<std::uint64_t>(std::ceil(b * 1e6));
+  ADMIT_ASSERT(ppm >= 1 && ppm <= 1'000'000, "a bound in ppm is between one and a million");
+  return ppm;
+}
+
+std::uint64_t one_seed_in(std::uint64_t clean) {
+  if (clean == 0) return 1;
+  const double b = -std::expm1(std::log(0.05) / static_cast<double>(clean));
+  const auto k = static_cast<std::uint64_t>(std::floor(1.0 / b));
+  ADMIT_ASSERT(k >= 1 && static_cast<double>(k) <= 1.0 / b, "1 in K is no rarer than the bound");
+  return k;
+}
+
+std::string bound_percent(std::uint64_t ppm) {
+  ADMIT_ASSERT(ppm <= 1'000'000, "a chance in ppm");
+  const std::uint64_t tenths = (ppm + 999) / 1'000;  // rounded up: the bound never shrinks in print
+  if (tenths >= 1'000) return "100%";
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "%";
+}
+
+std::string count_text(std::uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::uint64_t evidence::faults_total() const {
+  std::uint64_t n = 0;
+  for (const std::uint64_t f : faults) n += f;
+  return n;
+}
+
+std::string evidence::statement() const {
+  ADMIT_ASSERT(violating <= seeds, "the violating seeds are among those run");
+  ADMIT_ASSERT(first_violating_seed.has_value() == (violating != 0), "a first violating seed exactly when one broke");
+  const std::string n = count_text(seeds) + (seeds == 1 ? " seed" : " seeds");
+  if (violating != 0)
+    return count_text(violating) + " of " + n + " broke an invariant, the first seed " +
+           std::to_string(*first_violating_seed);
+  if (seeds == 0) return "no seed ran to its end: nothing is known";
+  const std::uint64_t k = one_seed_in(seeds);
+  const std::string strikes =
+      k >= 2 ? "more than 1 seed in " + count_text(k) : "more than " + bound_percent(bound_ppm(seeds)) + " of seeds";
+  return "no violation in " + n + ": a defect that strikes " + strikes + " would have shown with " +
+         std::to_string(evidence_confidence_percent) + "% confidence";
+}
+
+std::string evidence::faults_text() const {
+  std::string out;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    if (faults[i] == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += std::string(scenario::fault_kind_names[i]) + " " + count_text(faults[i]);
+  }
+  return out.empty() ? "none" : out;
+}
+
+nlohmann::ordered_json evidence::to_json() const {
+  nlohmann::ordered_json j;
+  j["seeds"] = seeds;
+  j["violating"] = violating;
+  j["first_violating_seed"] = first_violating_seed ? nlohmann::ordered_json(*first_violating_seed) : nullptr;
+  nlohmann::ordered_json f = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < faults.size(); ++i) f[scenario::fault_kind_names[i]] = faults[i];
+  j["faults_injected"] = std::move(f);
+  if (violating == 0) {
+    j["bound_95_ppm"] = bound_ppm(seeds);
+    j["one_seed_in"] = one_seed_in(seeds);
+  } else {
+    j["bound_95_ppm"] = nullptr;
+    j["one_seed_in"] = nullptr;
+  }
+  j["statement"] = statement();
+  return j;
+}
+
+evidence evidence::from_json(const nlohmann::ordered_json& j) {
+  if (!j.is_object()) throw evidence_error("", "expected an object (the evidence admitsim writes)");
+  const auto number = [](const nlohmann::ordered_json& o, const std::string& path, const char* key) -> std::uint64_t {
+    const auto it = o.find(key);
+    if (it == o.end()) throw evidence_error(path + "/" + key, "missing");
+    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0))
+      throw evidence_error(path + "/" + key, "expected an integer from 0 to 2^64-1");
+    return it->get<std::uint64_t>();
+  };
+  evidence e;
+  e.seeds = number(j, "", "seeds");
+  e.violating = number(j, "", "violating");
+  if (e.violating > e.seeds) throw evidence_error("/violating", "expected at most the seeds, " + std::to_string(e.seeds));
+  const auto first = j.find("first_violating_seed");
+  if (first == j.end()) throw evidence_error("/first_violating_seed", "missing");
+  if (!first->is_null()) e.first_violating_seed = number(j, "", "first_violating_seed");
+  if (e.first_violating_seed.has_value() != (e.violating != 0))
+    throw evidence_error("/first_violating_seed", "expected a seed exactly when some seed broke an invariant");
+  const auto faults_it = j.find("faults_injected");
+  if (faults_it == j.end() || !faults_it->is_object())
+    throw evidence_error("/faults_injected", "expected an object of a count per fault kind");
+  for (std::size_t k = 0; k < e.faults.size(); ++k) e.faults[k] = number(*faults_it, "/faults_injected", scenario::fault_kind_names[k]);
+  return e;
+}
+
+void evidence::merge(const evidence& other) {
+  ADMIT_ASSERT(seeds + other.seeds >= seeds, "seed counts of one search fit 64 bits");
+  seeds += other.seeds;
+  violating += other.violating;
+  if (other.first_violating_seed && (!first_violating_seed || *other.first_violating_seed < *first_violating_seed))
+    first_violating_seed = other.first_violating_seed;
+  add_faults(other.faults);
+}
+
+}  // namespace admit::reports
