@@ -25,6 +25,54 @@ std::uint64_t one_seed_in(std::uint64_t clean) {
   return k;
 }
 
+std::uint64_t seeds_for_bound(std::uint64_t ppm) {
+  ADMIT_ASSERT(ppm >= 1 && ppm < 1'000'000, "a share strictly between 0 and 1");
+  // 1 - 0.05^(1/n) < p  <=>  n > ln(0.05) / ln(1 - p); then settled on bound_ppm's own rounding.
+  const double p = static_cast<double>(ppm) / 1e6;
+  auto n = static_cast<std::uint64_t>(std::ceil(std::log(0.05) / std::log1p(-p)));
+  if (n == 0) n = 1;
+  while (bound_ppm(n) >= ppm) ++n;
+  while (n > 1 && bound_ppm(n - 1) < ppm) --n;
+  ADMIT_ASSERT(bound_ppm(n) < ppm && (n == 1 || bound_ppm(n - 1) >= ppm), "the least n whose bound is below the share");
+  return n;
+}
+
+std::optional<std::uint64_t> parse_share_ppm(const std::string& text) {
+  std::string t = text;
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
+  if (t.empty() || t.size() > 20) return std::nullopt;
+  // Digits with at most one point, no sign, no exponent: read exactly, in millionths.
+  std::uint64_t whole = 0, frac = 0, frac_digits = 0;
+  bool point = false;
+  for (const char c : t) {
+    if (c == '.' && !point) {
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') return std::nullopt;
+    if (!point) {
+      whole = whole * 10 + static_cast<std::uint64_t>(c - '0');
+      if (whole > 100) return std::nullopt;
+    } else if (frac_digits < 9) {
+      frac = frac * 10 + static_cast<std::uint64_t>(c - '0');
+      ++frac_digits;
+    } else if (c != '0') {
+      return std::nullopt;  // finer than a billionth of a unit: no share this reads
+    }
+  }
+  if (t == ".") return std::nullopt;
+  // The value in billionths of its unit, then in ppm of a whole (a percent is a hundredth).
+  std::uint64_t scale = 1;
+  for (std::uint64_t i = frac_digits; i < 9; ++i) scale *= 10;
+  const std::uint64_t billionths = whole * 1'000'000'000 + frac * scale;
+  const std::uint64_t per = percent ? 100'000 : 1'000;  // billionths per ppm
+  if (billionths % per != 0) return std::nullopt;       // finer than a ppm
+  const std::uint64_t ppm = billionths / per;
+  if (ppm < 10 || ppm > 500'000) return std::nullopt;
+  return ppm;
+}
+
 std::string bound_percent(std::uint64_t ppm) {
   ADMIT_ASSERT(ppm <= 1'000'000, "a chance in ppm");
   const std::uint64_t tenths = (ppm + 999) / 1'000;  // rounded up: the bound never shrinks in print

@@ -37,6 +37,12 @@ std::uint64_t bound_ppm(std::uint64_t clean);
 // K such that a defect striking more than 1 seed in K would have shown
 // (floor(1 / bound)); 1 when the bound is above one half.
 std::uint64_t one_seed_in(std::uint64_t clean);
+// The least number of clean seeds whose bound is below `ppm` (1 to 999,999): what a search run
+// "until the bound falls below P" needs when nothing breaks and nothing is cut.
+std::uint64_t seeds_for_bound(std::uint64_t ppm);
+// A share as --until-bound takes it: "1%", "0.5%" or "0.01", in ppm; nullopt unless it is from
+// 0.001% (10 ppm, 332,858 seeds) to 50%.
+std::optional<std::uint64_t> parse_share_ppm(const std::string& text);
 // A bound in ppm as a percentage rounded up to a tenth: "1.0%", "17.1%", "0.3%", "100%".
 std::string bound_percent(std::uint64_t ppm);
 // "1,000": a count with thousands separated.

@@ -1314,8 +1314,19 @@ reply script_engine::fail(std::string sha, std::string message) {
   return reply::error(std::move(message));
 }
 
+const std::string& script_engine::sha_of(std::string_view body) {
+  for (const known_body& k : known_bodies_)
+    if (!k.sha.empty() && k.body == body) return k.sha;
+  known_body& slot = known_bodies_[next_known_];
+  next_known_ = (next_known_ + 1) % known_bodies_.size();
+  slot.body.assign(body);
+  slot.sha = sha1_hex(body);
+  ADMIT_ASSERT(slot.sha.size() == 40, "a SHA1 in hex is 40 digits");
+  return slot.sha;
+}
+
 reply script_engine::script_load(std::string_view body) {
-  const std::string sha = sha1_hex(body);
+  const std::string sha = sha_of(body);
   std::size_t index = 0;
   if (!find_or_compile(body, sha, index)) return fail(sha, compile_error_);
   ADMIT_ASSERT(sha.size() == 40 && index < scripts_.size() && scripts_[index].sha == sha, "a loaded script is cached by its SHA");
@@ -1323,7 +1334,7 @@ reply script_engine::script_load(std::string_view body) {
 }
 
 script_handle script_engine::load_handle(std::string_view body) {
-  const std::string sha = sha1_hex(body);
+  const std::string sha = sha_of(body);
   std::size_t index = 0;
   if (!find_or_compile(body, sha, index)) {
     fail(sha, compile_error_);
@@ -1343,7 +1354,7 @@ reply script_engine::call(script_handle handle, std::span<const std::string> key
 
 reply script_engine::eval(std::string_view body, std::span<const std::string> keys,
                           std::span<const std::string> args, std::int64_t server_now_us) {
-  const std::string sha = sha1_hex(body);
+  const std::string sha = sha_of(body);
   std::size_t index = 0;
   if (!find_or_compile(body, sha, index)) return fail(sha, compile_error_);
   return run(index, keys, args, server_now_us, false);
@@ -1585,7 +1596,7 @@ reply script_engine::eval_command(std::span<const std::string> argv, std::int64_
     if (found == nullptr) return fail(sha, std::string(noscript_text));
     index = *found;
   } else {
-    const std::string sha = sha1_hex(argv[1]);
+    const std::string& sha = sha_of(argv[1]);
     if (!find_or_compile(argv[1], sha, index)) return fail(sha, compile_error_);
   }
   return run(index, keys, args, server_now_us, read_only);

@@ -175,6 +175,9 @@ struct seed_search {
   std::string summary_path;
   std::optional<std::string> junit;  // --junit PATH
   const scenario::scenario* base = nullptr;
+  // --until-bound P: the share (ppm), and the clean seeds each variant needs for its bound to fall below it.
+  std::optional<std::uint64_t> until_ppm;
+  std::uint64_t until_seeds = 0;
 
   // The command that runs one seed of this search again.
   std::string replay_of(std::uint64_t seed) const {
@@ -466,6 +469,17 @@ std::vector<std::string> reasons_not_as_expected(const explore::explore_totals& 
   for (const auto& [variant, first] : tally.shown)
     if (!first) why.push_back("no seed showed the violation expected" + (variant.empty() ? "" : " of " + variant));
   if (shrunk.failed) why.push_back("a minimal scenario did not reproduce its violation");
+  if (s.until_ppm && !sum.enough && !sum.stopped) {
+    std::string short_of;
+    for (const auto& [variant, e] : sum.by_variant)
+      if (e.violating == 0 && e.seeds < s.until_seeds)
+        short_of += (short_of.empty() ? "" : ", ") + (variant.empty() ? std::string("the runs") : variant) + " " +
+                    std::to_string(e.seeds);
+    why.push_back("the bound did not fall below " + reports::bound_percent(*s.until_ppm) + " before the " +
+                  (s.opt.time_budget ? std::string("time limit") : "cap of " + std::to_string(*s.opt.seeds.count) + " seeds") +
+                  ": " + std::to_string(s.until_seeds) + " clean seeds needed, " +
+                  (short_of.empty() ? std::string("none ran") : short_of + " judged clean"));
+  }
   return why;
 }
 
@@ -546,6 +560,13 @@ json seeds_json(const seed_search& s, const explore::explore_totals& sum, bool c
   sj["last"] = sum.last_seed ? json(*sum.last_seed) : json(nullptr);
   // Only an interrupted search says so: a finished one keeps the bytes it always had (docs/explore.md).
   if (!complete) sj["complete"] = false;
+  if (s.until_ppm) {
+    json u;
+    u["bound_ppm"] = *s.until_ppm;
+    u["clean_seeds_needed"] = s.until_seeds;
+    u["reached"] = sum.enough;
+    sj["until_bound"] = std::move(u);
+  }
   return sj;
 }
 
@@ -671,6 +692,10 @@ void print_search(const seed_search& s, const explore::explore_totals& sum, cons
                  static_cast<unsigned long long>(n), static_cast<unsigned long long>(sum.ran));
   const reports::evidence ev = explore::evidence_of(sum);
   std::fprintf(stderr, "  evidence: %s; faults injected: %s\n", ev.statement().c_str(), ev.faults_text().c_str());
+  if (s.until_ppm)
+    std::fprintf(stderr, "  until the bound falls below %s (%llu clean seeds a variant): %s after %llu seeds\n",
+                 reports::bound_percent(*s.until_ppm).c_str(), static_cast<unsigned long long>(s.until_seeds),
+                 sum.enough ? "reached" : "NOT reached", static_cast<unsigned long long>(sum.ran));
   if (sum.by_variant.size() > 1 || (sum.by_variant.size() == 1 && !sum.by_variant.begin()->first.empty()))
     for (const auto& [variant, v] : sum.by_variant)
       std::fprintf(stderr, "    %s: %s\n", variant_label(variant).c_str(), v.statement().c_str());
@@ -709,6 +734,12 @@ explore_verb::explore_verb(CLI::App& app)
           ->type_name("N");
   auto* time = sub_->add_option("--time", time_, "Run seeds until this much wall time has passed, e.g. 60s");
   seeds->excludes(time);
+  auto* until = sub_->add_option("--until-bound", until_bound_,
+                                 "Run seeds until every variant has broken, or has enough clean seeds that a defect "
+                                 "striking more than P of seeds would have shown (95% confidence): P from 0.001% to "
+                                 "50%, e.g. 1% (about 300 seeds); --seeds or --time caps it (default cap: 10 times "
+                                 "the seeds needed)")
+                    ->type_name("P");
   auto* first_seed = sub_->add_option("--first-seed", first_seed_, "The first seed: 0 to 2^64-1 (default 0)")->type_name("S");
   jobs_given_ = sub_->add_option("--jobs,-j", jobs_,
                                  "Threads, one run each: 1 to " + std::to_string(jobs_max) +
@@ -716,6 +747,7 @@ explore_verb::explore_verb(CLI::App& app)
                                      ")")
                     ->type_name("N");
   auto* shard = sub_->add_option("--shard", shard_, "I/N: run only the seeds s with s % N == I (default 0/1)");
+  until->excludes(shard);  // a shard's bound is not the search's
   sub_->add_option("--out", out_dir_, "Directory for the summary, counterexamples and minimal scenarios (default out/explore); "
                    "created if missing, locked while the search writes it");
   auto* junit = sub_->add_option("--junit", junit_,
@@ -757,7 +789,8 @@ explore_verb::explore_verb(CLI::App& app)
   variant->needs(order);
   // The order modes run the scenario's own run: no seeds to choose, share out or shrink.
   for (CLI::Option* o : {exhaustive, order}) {
-    for (CLI::Option* seed_option : {seeds, time, first_seed, shard, perturb, ties_only, no_shrink, shrink_max, shrink_runs})
+    for (CLI::Option* seed_option :
+         {seeds, time, until, first_seed, shard, perturb, ties_only, no_shrink, shrink_max, shrink_runs})
       o->excludes(seed_option);
   }
   exhaustive->excludes(order);
@@ -820,6 +853,28 @@ seed_search explore_verb::read_seed_options(const scenario::scenario& base, unsi
     s.opt.time_budget = std::chrono::nanoseconds(*t);
   } else {
     s.opt.seeds.count = seeds_given_->count() != 0 ? parse_number("--seeds", seeds_, 1) : default_seeds;
+  }
+  if (until_bound_) {
+    s.until_ppm = reports::parse_share_ppm(*until_bound_);
+    if (!s.until_ppm)
+      throw input_error{"--until-bound", "expected a share from 0.001% to 50% such as \"1%\" or \"0.01\", got \"" +
+                                             *until_bound_ + "\""};
+    s.until_seeds = reports::seeds_for_bound(*s.until_ppm);
+    if (time_.empty() && seeds_given_->count() == 0) {
+      s.opt.seeds.count = 10 * s.until_seeds;  // the default cap
+    } else if (s.opt.seeds.count && *s.opt.seeds.count < s.until_seeds) {
+      throw input_error{"--seeds", "expected at least " + std::to_string(s.until_seeds) + ", the clean seeds a bound below " +
+                                       reports::bound_percent(*s.until_ppm) + " needs (--until-bound), got " +
+                                       std::to_string(*s.opt.seeds.count)};
+    }
+    // Every variant has broken, or has the clean seeds its bound needs.
+    const std::uint64_t need = s.until_seeds;
+    s.opt.enough = [need](const explore::explore_totals& t) {
+      if (t.by_variant.empty()) return false;
+      for (const auto& [variant, e] : t.by_variant)
+        if (e.violating == 0 && e.seeds < need) return false;
+      return true;
+    };
   }
   s.shrink = !no_shrink_;
   s.shrink_max = parse_number("--shrink-max", shrink_max_, 0, 1'000);

@@ -61,6 +61,7 @@ class explore_verb final : public verb {
   std::string seeds_;
   CLI::Option* seeds_given_ = nullptr;
   std::string time_;
+  std::optional<std::string> until_bound_;  // --until-bound P
   std::string first_seed_ = "0";
   std::string jobs_;
   CLI::Option* jobs_given_ = nullptr;

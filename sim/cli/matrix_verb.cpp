@@ -1,6 +1,6 @@
 // matrix_verb: the `admitsim matrix` verb (docs/matrix.md).
 //
-//   admitsim matrix FILE [--seeds N] [--jobs N] [--out DIR] [--html PATH] [--junit PATH]
+//   admitsim matrix FILE [--seeds N | --until-bound P] [--jobs N] [--out DIR] [--html PATH] [--junit PATH]
 //                        [--markdown PATH] [--no-shrink] [--shrink-runs R] [--quiet]
 //
 // Loads a matrix file (sim/explore/matrix.hpp: rows of designs, columns of
@@ -95,6 +95,12 @@ class matrix_verb final : public verb {
                                         " (default: the matrix file's \"seeds\", else " +
                                         std::to_string(explore::matrix_seeds_default) + ")")
                        ->type_name("N");
+    auto* until = sub_->add_option("--until-bound", until_bound_,
+                                   "Seeds per cell: the least number whose bound, if no seed breaks, is below P (a "
+                                   "defect striking more than P of seeds would have shown, 95% confidence): P from "
+                                   "0.001% to 50%, e.g. 1% (299 seeds)")
+                      ->type_name("P");
+    until->excludes(seeds_given_);
     jobs_given_ = sub_->add_option("--jobs,-j", jobs_,
                                    "Threads, one run or shrink each, across cells and seeds: 1 to " +
                                        std::to_string(jobs_max) + " (default: the machine's hardware threads)")
@@ -128,6 +134,13 @@ class matrix_verb final : public verb {
     }
     explore::matrix_options opt;
     if (seeds_given_->count() != 0) opt.seeds = parse_number("--seeds", seeds_, 1, explore::matrix_seeds_max);
+    if (until_bound_) {
+      const std::optional<std::uint64_t> ppm = reports::parse_share_ppm(*until_bound_);
+      if (!ppm)
+        throw input_error{"--until-bound", "expected a share from 0.001% to 50% such as \"1%\" or \"0.01\", got \"" +
+                                               *until_bound_ + "\""};
+      opt.seeds = reports::seeds_for_bound(*ppm);
+    }
     opt.jobs = jobs_given_->count() != 0 ? static_cast<unsigned>(parse_number("--jobs", jobs_, 1, jobs_max))
                                          : std::clamp(std::thread::hardware_concurrency(), 1u, jobs_max);
     opt.shrink = !no_shrink_;
@@ -231,6 +244,7 @@ class matrix_verb final : public verb {
   std::string file_;
   std::string seeds_;
   CLI::Option* seeds_given_ = nullptr;
+  std::optional<std::string> until_bound_;
   std::string jobs_;
   CLI::Option* jobs_given_ = nullptr;
   std::string out_dir_ = "out/matrix";

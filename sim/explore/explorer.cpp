@@ -302,19 +302,28 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
   {
     std::unique_lock<std::mutex> lock(m);
     for (;;) {
-      // Hand on, outside the lock, every outcome whose earlier seeds are all done.
-      while (!finished.empty() && finished.begin()->first == handed) {
+      // Hand on, outside the lock, every outcome whose earlier seeds are all done (none once the
+      // search had enough: what ran beside the last seed counted is dropped, keeping a prefix).
+      while (!s.enough && !finished.empty() && finished.begin()->first == handed) {
         seed_outcome o = std::move(finished.begin()->second);
         finished.erase(finished.begin());
         ++handed;
         room_cv.notify_all();
         lock.unlock();
         hand_on(std::move(o));
+        const bool enough = options.enough && options.enough(s);
         lock.lock();
+        if (enough) {
+          s.enough = true;
+          quit = true;  // no thread takes another seed
+          room_cv.notify_all();
+        }
       }
       if (running == 0) break;
+      // Once the search had enough, an outcome ready to hand on is no reason to wake (it is dropped):
+      // waking for it would spin holding the lock the threads need to end.
       cv.wait_for(lock, options.progress_every, [&] {
-        return running == 0 || (!finished.empty() && finished.begin()->first == handed);
+        return running == 0 || (!s.enough && !finished.empty() && finished.begin()->first == handed);
       });
       if (running != 0 && options.on_progress && clock::now() - last_progress >= options.progress_every) {
         last_progress = clock::now();

@@ -123,6 +123,8 @@ struct seed_outcome {
   bool any_inconclusive() const;
 };
 
+struct explore_totals;
+
 struct explore_progress {
   std::uint64_t done = 0;
   std::optional<std::uint64_t> total;
@@ -141,6 +143,10 @@ struct explore_options {
   std::chrono::milliseconds progress_every{250};
   // Polled before each seed (from any thread): true stops taking new seeds, as a time budget does.
   std::function<bool()> stop;
+  // Asked on the calling thread after each seed is handed on, with the totals so far: true ends the
+  // search there (no later seed is handed on, whatever ran beside it), so the seeds counted are the
+  // same prefix for every `jobs` (explore --until-bound).
+  std::function<bool(const explore_totals&)> enough;
 };
 
 // How many seeds a thread may run ahead of the oldest one not yet finished,
@@ -173,6 +179,7 @@ struct explore_totals {
   std::map<std::string, std::uint64_t> distinct_orderings;
   bool distinct_orderings_capped = false;  // some variant reached distinct_orderings_max
   bool stopped = false;                    // options.stop ended the search
+  bool enough = false;                     // options.enough ended the search
   // Wall clock (for the CLI's summary line only; never in a report).
   double wall_s = 0;
   std::optional<double> first_violation_wall_s;

@@ -128,4 +128,13 @@ grep -q '"status": "inconclusive"' "$tmp/o3/small-matrix.json" || fail "a cut ce
 grep -q '"reason": "event_budget"' "$tmp/o3/small-matrix.json" || fail "the cut cell does not say why"
 [ "$(xmllint --xpath 'count(//testcase/error)' "$tmp/o3/m.xml")" = 1 ] || fail "the inconclusive cell is not a JUnit error"
 xmllint --noout --schema tests/reports/junit.xsd "$tmp/o3/m.xml" 2>"$tmp/xsd" || { cat "$tmp/xsd" >&2; fail "the JUnit file of an inconclusive cell does not fit tests/reports/junit.xsd"; }
+
+# --- --until-bound: the seeds a cell needs for its bound to fall below P (5 at 50%), said with the evidence
+expect_rc 0 "$bin" matrix "$tmp/m.json" --out "$tmp/o4" --jobs 2 --until-bound 50% --markdown "$tmp/o4/m.md"
+grep -q '"count": 5' "$tmp/o4/small-matrix.json" || fail "--until-bound 50% did not run 5 seeds a cell"
+grep -q '"statement": "no violation in 5 seeds' "$tmp/o4/small-matrix.json" || fail "a cell that held states no evidence"
+grep -q 'held in 5 (≤45.1%)' "$tmp/o4/m.md" || fail "the Markdown cell does not say what it held in: $(head -3 "$tmp/o4/m.md")"
+expect_rc 2 "$bin" matrix "$tmp/m.json" --until-bound 1% --seeds 300
+expect_rc 2 "$bin" matrix "$tmp/m.json" --until-bound 0.6
+one_line '--until-bound: expected a share from 0.001% to 50% such as "1%" or "0.01", got "0.6"'
 echo "$name: ok"

@@ -60,4 +60,23 @@ grep -q -- "--shard" "$tmp/err" || fail "no message for a bad shard"
 expect_rc 2 "$bin" explore "$tmp/missing.json" --out "$tmp/x"
 expect_rc 2 "$bin" explore "$steps" --seeds 5 --time 1s --out "$tmp/x"
 expect_rc 2 "$bin" explore tests/scenario/malformed/zero_cap.json --out "$tmp/x"
+
+# --until-bound: seeds until each variant broke or has the clean seeds a bound below P needs (59 at 5%),
+# the same bytes on 1 and 2 threads, the evidence in the summary; bad shares and a cap below the need refused.
+expect_rc 0 "$bin" explore "$steps" --until-bound 5% --jobs 1 --out "$tmp/u" --quiet --shrink-max 1
+cp "$tmp/u/explore_clock_steps-explore.json" "$tmp/until1.json"
+expect_rc 0 "$bin" explore "$steps" --until-bound 5% --jobs 2 --out "$tmp/u" --quiet --shrink-max 1
+cmp -s "$tmp/until1.json" "$tmp/u/explore_clock_steps-explore.json" || fail "--until-bound: --jobs 1 and 2 disagree"
+grep -q '"reached": true' "$tmp/until1.json" || fail "--until-bound did not reach its bound"
+grep -q '"clean_seeds_needed": 59' "$tmp/until1.json" || fail "--until-bound 5% needs 59 clean seeds"
+grep -q '"statement": "no violation in 59 seeds' "$tmp/until1.json" || fail "no evidence statement for the clean variant"
+expect_rc 1 "$bin" explore "$steps" --until-bound 1% --time 1ms --out "$tmp/u" --quiet --no-shrink
+grep -q "the bound did not fall below 1.0%" "$tmp/u/explore_clock_steps-explore.json" || fail "an unmet bound is not said"
+for bad in 0% 51% abc 1e-2; do
+  expect_rc 2 "$bin" explore "$steps" --until-bound "$bad" --out "$tmp/x"
+  grep -q -- "--until-bound" "$tmp/err" || fail "no message for --until-bound $bad"
+done
+expect_rc 2 "$bin" explore "$steps" --until-bound 1% --seeds 100 --out "$tmp/x"
+grep -q "expected at least 299" "$tmp/err" || fail "a cap below the seeds needed is not refused"
+expect_rc 2 "$bin" explore "$steps" --until-bound 1% --shard 0/2 --out "$tmp/x"
 echo "explore_cli_test: ok"

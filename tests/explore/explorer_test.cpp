@@ -192,3 +192,48 @@ TEST_CASE("outcomes are handed on in seed order, and a stop keeps a prefix of th
   CHECK(seen.size() <= 40 + explore::reorder_window_per_job * opt.jobs + opt.jobs);
   for (std::size_t i = 0; i < seen.size(); ++i) CHECK(seen[i] == 7 + i);
 }
+
+TEST_CASE("a search that has enough ends at the same seed on any number of threads, its evidence counted",
+          "[explore][stream][evidence]") {
+  // Goal: --until-bound's rule ends the search at one prefix of the seeds whatever ran beside it.
+  // Method: the rule "every variant broke or has 59 clean seeds" (a bound below 5%) over explore_clock_steps,
+  // on 1 and on 3 threads: the same seeds handed on, the same totals and evidence; the seed variant broke,
+  // server_time ran exactly the 59 clean seeds; and a rule never met runs the whole range, not enough.
+  const auto sc = catalogue("explore_clock_steps");
+  const std::uint64_t need = reports::seeds_for_bound(50'000);
+  REQUIRE(need == 59);
+  const auto rule = [need](const explore::explore_totals& t) {
+    if (t.by_variant.empty()) return false;
+    for (const auto& [variant, e] : t.by_variant)
+      if (e.violating == 0 && e.seeds < need) return false;
+    return true;
+  };
+  std::vector<std::vector<std::uint64_t>> seen(2);
+  std::vector<explore::explore_totals> totals;
+  for (const unsigned jobs : {1u, 3u}) {
+    explore::explore_options opt;
+    opt.seeds.count = 1'000;
+    opt.jobs = jobs;
+    opt.enough = rule;
+    auto& mine = seen[totals.size()];
+    totals.push_back(explore::run_explore(sc, opt, [&](explore::seed_outcome&& o) { mine.push_back(o.seed); }));
+  }
+  CHECK(seen[0] == seen[1]);
+  for (const auto& t : totals) {
+    CHECK(t.enough);
+    CHECK_FALSE(t.stopped);
+    REQUIRE(t.by_variant.count("server_time") == 1);
+    CHECK(t.by_variant.at("server_time").seeds == need);
+    CHECK(t.by_variant.at("server_time").violating == 0);
+    CHECK(t.by_variant.at("seed").violating > 0);
+    CHECK(t.ran == need);  // server_time is clean in every seed: the 59th ends it
+    CHECK(explore::evidence_of(t).to_json() == explore::evidence_of(totals.front()).to_json());
+  }
+  explore::explore_options opt;
+  opt.seeds.count = 30;
+  opt.jobs = 2;
+  opt.enough = rule;
+  const auto short_of = explore::run_explore(sc, opt, [](explore::seed_outcome&&) {});
+  CHECK_FALSE(short_of.enough);
+  CHECK(short_of.ran == 30);
+}

@@ -122,3 +122,20 @@ TEST_CASE("a matrix cell says what it rests on: held in N with its bound, broke 
   const std::string junit = admit::reports::render_matrix_junit(t);
   CHECK(junit.find("no violation in 300 seeds: a defect that strikes more than 1 seed in 100") != std::string::npos);
 }
+
+TEST_CASE("--until-bound: the seeds a share needs, and the shares it reads") {
+  using admit::reports::parse_share_ppm;
+  using admit::reports::seeds_for_bound;
+  CHECK(seeds_for_bound(10'000) == 299);  // 1%: 299 clean seeds bound a defect below 1.0%
+  CHECK(bound_ppm(299) < 10'000);
+  CHECK(bound_ppm(298) >= 10'000);
+  CHECK(seeds_for_bound(50'000) == 59);
+  CHECK(seeds_for_bound(500'000) == 5);
+  CHECK(parse_share_ppm("1%") == 10'000u);
+  CHECK(parse_share_ppm("0.5%") == 5'000u);
+  CHECK(parse_share_ppm("0.01") == 10'000u);
+  CHECK(parse_share_ppm("50%") == 500'000u);
+  CHECK(parse_share_ppm("0.001%") == 10u);
+  for (const char* bad : {"", "%", "0", "0%", "51%", "1.5", "-1%", "1e-2", "abc", ".", "0.0000001", "0.0005%", "100%"})
+    CHECK_FALSE(parse_share_ppm(bad));
+}
