@@ -95,6 +95,26 @@ std::uint64_t evidence::faults_total() const {
   return n;
 }
 
+void evidence::add_coverage(const std::vector<const std::vector<std::pair<std::string, std::uint64_t>>*>& runs) {
+  for (const auto* run : runs) {
+    if (coverage.empty())
+      for (const auto& [name, n] : *run) coverage.emplace_back(name, 0);
+    // A scenario's runs share one world, so one list of buckets; a run of another list counts nothing.
+    if (run->size() != coverage.size()) return;
+  }
+  for (std::size_t b = 0; b < coverage.size(); ++b) {
+    bool hit = false;
+    for (const auto* run : runs) hit = hit || (*run)[b].second != 0;
+    if (hit) ++coverage[b].second;
+  }
+}
+
+std::uint64_t evidence::coverage_hit() const {
+  std::uint64_t n = 0;
+  for (const auto& [name, seeds] : coverage) n += seeds != 0;
+  return n;
+}
+
 std::string evidence::statement() const {
   ADMIT_ASSERT(violating <= seeds, "the violating seeds are among those run");
   ADMIT_ASSERT(first_violating_seed.has_value() == (violating != 0), "a first violating seed exactly when one broke");
@@ -120,7 +140,7 @@ std::string evidence::faults_text() const {
   return out.empty() ? "none" : out;
 }
 
-nlohmann::ordered_json evidence::to_json() const {
+nlohmann::ordered_json evidence::to_json(bool buckets) const {
   nlohmann::ordered_json j;
   j["seeds"] = seeds;
   j["violating"] = violating;
@@ -136,6 +156,19 @@ nlohmann::ordered_json evidence::to_json() const {
     j["one_seed_in"] = nullptr;
   }
   j["statement"] = statement();
+  nlohmann::ordered_json c;
+  c["hit"] = coverage_hit();
+  c["total"] = coverage.size();
+  nlohmann::ordered_json never = nlohmann::ordered_json::array();
+  for (const auto& [name, seeds] : coverage)
+    if (seeds == 0) never.push_back(name);
+  c["never_hit"] = std::move(never);
+  if (buckets) {
+    nlohmann::ordered_json by = nlohmann::ordered_json::object();
+    for (const auto& [name, seeds] : coverage) by[name] = seeds;
+    c["seeds_by_bucket"] = std::move(by);
+  }
+  j["coverage"] = std::move(c);
   return j;
 }
 
@@ -161,6 +194,15 @@ evidence evidence::from_json(const nlohmann::ordered_json& j) {
   if (faults_it == j.end() || !faults_it->is_object())
     throw evidence_error("/faults_injected", "expected an object of a count per fault kind");
   for (std::size_t k = 0; k < e.faults.size(); ++k) e.faults[k] = number(*faults_it, "/faults_injected", scenario::fault_kind_names[k]);
+  const auto cov = j.find("coverage");
+  if (cov == j.end() || !cov->is_object()) throw evidence_error("/coverage", "expected an object");
+  const auto by = cov->find("seeds_by_bucket");
+  if (by == cov->end() || !by->is_object())
+    throw evidence_error("/coverage/seeds_by_bucket", "expected an object of seeds per bucket");
+  for (const auto& [name, seeds] : by->items()) {
+    (void)seeds;
+    e.coverage.emplace_back(name, number(*by, "/coverage/seeds_by_bucket", name.c_str()));
+  }
   return e;
 }
 
@@ -171,6 +213,22 @@ void evidence::merge(const evidence& other) {
   if (other.first_violating_seed && (!first_violating_seed || *other.first_violating_seed < *first_violating_seed))
     first_violating_seed = other.first_violating_seed;
   add_faults(other.faults);
+  if (coverage.empty()) {
+    coverage = other.coverage;
+    return;
+  }
+  if (other.coverage.empty()) return;  // a shard that judged no seed hit nothing
+  // Read from files (admitsim merge): shards of one search list the same buckets in the same order.
+  if (coverage.size() != other.coverage.size())
+    throw evidence_error("/coverage/seeds_by_bucket", "expected the " + std::to_string(coverage.size()) +
+                                                          " buckets of the other shards, got " +
+                                                          std::to_string(other.coverage.size()));
+  for (std::size_t b = 0; b < coverage.size(); ++b) {
+    if (coverage[b].first != other.coverage[b].first)
+      throw evidence_error("/coverage/seeds_by_bucket", "expected the bucket \"" + coverage[b].first +
+                                                            "\" of the other shards, got \"" + other.coverage[b].first + "\"");
+    coverage[b].second += other.coverage[b].second;
+  }
 }
 
 }  // namespace admit::reports

@@ -20,6 +20,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -56,9 +58,17 @@ struct evidence {
   // (scenario::fault_kind order), summed over every run of every seed.
   std::array<std::uint64_t, scenario::fault_kind_count> faults{};
 
+  // Coverage: each bucket of the world (its probes, then which faults met which states: a lease
+  // run's lease_coverage.hpp), with how many seeds hit it. Empty when no run was judged.
+  std::vector<std::pair<std::string, std::uint64_t>> coverage;
+
   void add_faults(const std::array<std::uint64_t, scenario::fault_kind_count>& f) {
     for (std::size_t i = 0; i < f.size(); ++i) faults[i] += f[i];
   }
+  // One seed's runs: a bucket any of them hit counts the seed once. `runs` lists each run's buckets
+  // (the same names in the same order for every run of a scenario).
+  void add_coverage(const std::vector<const std::vector<std::pair<std::string, std::uint64_t>>*>& runs);
+  std::uint64_t coverage_hit() const;
   std::uint64_t faults_total() const;
   // The sentence a reader can sign: "no violation in 1,000 seeds: a defect that strikes more than
   // 1 seed in 334 would have shown with 95% confidence", or "8 of 300 seeds broke an invariant,
@@ -67,12 +77,14 @@ struct evidence {
   // "crash 120, pause 33" (the kinds injected at least once), or "none".
   std::string faults_text() const;
   // {"seeds", "violating", "first_violating_seed", "faults_injected": {kind: n, ...} (every kind),
-  //  "bound_95_ppm" and "one_seed_in" (null once a seed broke), "statement"}.
-  nlohmann::ordered_json to_json() const;
+  //  "bound_95_ppm" and "one_seed_in" (null once a seed broke), "statement", "coverage": {"hit",
+  //  "total", "never_hit": [names], and with `buckets` "seeds_by_bucket": {name: seeds}}}.
+  nlohmann::ordered_json to_json(bool buckets = true) const;
   // Read back what to_json wrote (the derived bound and statement are made again, not read).
   // Throws evidence_error naming the JSON path below the object, and what was expected.
   static evidence from_json(const nlohmann::ordered_json& j);
-  // The evidence of two disjoint sets of seeds of one search, as one (admitsim merge).
+  // The evidence of two disjoint sets of seeds of one search, as one (admitsim merge). Throws
+  // evidence_error when their buckets differ (no shards of one search).
   void merge(const evidence& other);
 };
 

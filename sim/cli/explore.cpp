@@ -691,7 +691,9 @@ void print_search(const seed_search& s, const explore::explore_totals& sum, cons
                  variant.empty() ? "runs" : "runs of ", variant.c_str(), sum.distinct_orderings_capped ? "at least " : "",
                  static_cast<unsigned long long>(n), static_cast<unsigned long long>(sum.ran));
   const reports::evidence ev = explore::evidence_of(sum);
-  std::fprintf(stderr, "  evidence: %s; faults injected: %s\n", ev.statement().c_str(), ev.faults_text().c_str());
+  std::fprintf(stderr, "  evidence: %s; faults injected: %s; coverage: %llu of %zu buckets hit%s\n",
+               ev.statement().c_str(), ev.faults_text().c_str(), static_cast<unsigned long long>(ev.coverage_hit()),
+               ev.coverage.size(), ev.coverage.empty() ? "" : " (--coverage lists them)");
   if (s.until_ppm)
     std::fprintf(stderr, "  until the bound falls below %s (%llu clean seeds a variant): %s after %llu seeds\n",
                  reports::bound_percent(*s.until_ppm).c_str(), static_cast<unsigned long long>(s.until_seeds),
@@ -755,6 +757,9 @@ explore_verb::explore_verb(CLI::App& app)
                                  "a missing expected violation, an error when the search could not conclude; '-' for "
                                  "stdout (docs/ci.md)");
   sub_->add_flag("--quiet,-q", quiet_, "No summary on stderr (the progress line shows only on a terminal anyway)");
+  auto* coverage = sub_->add_flag("--coverage", coverage_,
+                                  "Print on stdout the coverage table: each probe and bucket (which faults met which "
+                                  "client phase and server state) with the judged seeds that hit it");
   auto* no_shrink = sub_->add_flag("--no-shrink", no_shrink_, "Report findings without shrinking them");
   auto* shrink_max =
       sub_->add_option("--shrink-max", shrink_max_, "Shrink at most this many kinds of finding: 0 to 1000 (default 4)")
@@ -795,7 +800,10 @@ explore_verb::explore_verb(CLI::App& app)
   }
   exhaustive->excludes(order);
   // A JUnit file is a seed search's verdicts.
-  for (CLI::Option* o : {exhaustive, order}) o->excludes(junit);
+  for (CLI::Option* o : {exhaustive, order}) {
+    o->excludes(junit);
+    o->excludes(coverage);
+  }
 }
 
 int explore_verb::run() const {
@@ -913,6 +921,14 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   if (junit_bytes)
     if (const auto why_not = write_output(*s.junit, *junit_bytes, "JUnit file")) throw input_error{*s.junit, *why_not};
   if (!s.quiet) print_search(s, sum, kinds, tally, shrunk, why);
+  if (coverage_) {
+    // The table, one bucket a line: the judged seeds that hit it, of how many.
+    std::printf("coverage of %s: %llu of %zu buckets hit in %llu judged seeds\n", s.file.c_str(),
+                static_cast<unsigned long long>(explore::evidence_of(sum).coverage_hit()), sum.coverage.size(),
+                static_cast<unsigned long long>(sum.judged));
+    for (const auto& [name, seeds] : sum.coverage)
+      std::printf("%10llu  %s%s\n", static_cast<unsigned long long>(seeds), name.c_str(), seeds == 0 ? "  (never hit)" : "");
+  }
   return rc;
 }
 

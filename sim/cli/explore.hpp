@@ -68,6 +68,7 @@ class explore_verb final : public verb {
   std::string shard_ = "0/1";
   std::string out_dir_ = "out/explore";
   bool quiet_ = false;
+  bool coverage_ = false;  // --coverage
   bool no_shrink_ = false;
   bool perturb_ties_ = false;
   bool ties_only_ = false;

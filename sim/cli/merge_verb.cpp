@@ -512,8 +512,12 @@ merged merge_shards(std::vector<shard>& shards, const std::string& dir, std::opt
   reports::evidence ev;
   std::map<std::string, reports::evidence> by_variant;
   for (const shard& s : shards) {
-    ev.merge(s.evidence);
-    for (const auto& [variant, v] : s.evidence_by_variant) by_variant[variant].merge(v);
+    try {
+      ev.merge(s.evidence);
+      for (const auto& [variant, v] : s.evidence_by_variant) by_variant[variant].merge(v);
+    } catch (const reports::evidence_error& e) {
+      throw input_error{s.file, "/evidence" + e.path + ": " + e.what()};
+    }
   }
   sj["evidence"] = ev.to_json();
   json variants = json::array();

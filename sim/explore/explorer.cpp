@@ -114,6 +114,7 @@ reports::evidence evidence_of(const explore_totals& t) {
   e.violating = t.violating;
   e.first_violating_seed = t.first_violating_seed;
   e.faults = t.faults_injected;
+  e.coverage = t.coverage;
   return e;
 }
 
@@ -142,7 +143,12 @@ seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, con
     out.error = ex.what();
     return out;
   }
-  for (const auto& rec : recs) out.runs.push_back(classify_run(base, rec));
+  for (auto& rec : recs) {
+    run_outcome& r = out.runs.emplace_back(classify_run(base, rec));
+    r.coverage = std::move(rec.probes);
+    r.coverage.insert(r.coverage.end(), std::make_move_iterator(rec.coverage.begin()),
+                      std::make_move_iterator(rec.coverage.end()));
+  }
   return out;
 }
 
@@ -263,7 +269,15 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
     // A run a limit cut judged nothing past the cut (even one its scenario expects to be cut): unless it
     // broke before, its seed is no evidence.
     const bool cut = std::any_of(o.runs.begin(), o.runs.end(), [](const run_outcome& r) { return r.inconclusive.has_value(); });
-    if (!o.error && (violating || !cut)) ++s.judged;
+    if (!o.error && (violating || !cut)) {
+      ++s.judged;
+      std::vector<const check::probe_counts*> runs;
+      for (const run_outcome& r : o.runs) runs.push_back(&r.coverage);
+      reports::evidence c;  // the fold of evidence::add_coverage, over the totals' list
+      c.coverage = std::move(s.coverage);
+      c.add_coverage(runs);
+      s.coverage = std::move(c.coverage);
+    }
     if (violating) {
       ++s.violating;
       if (!s.first_violating_seed) s.first_violating_seed = o.seed;  // seeds are handed on in order
@@ -275,8 +289,10 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
         ++v.seeds;
         ++v.violating;
         if (!v.first_violating_seed) v.first_violating_seed = o.seed;
+        v.add_coverage({&r.coverage});
       } else if (!r.inconclusive) {
         ++v.seeds;
+        v.add_coverage({&r.coverage});
       }
       v.add_faults(r.faults_injected);
     }

@@ -91,6 +91,8 @@ struct run_outcome {
   std::int64_t portal_inflight_max = 0;
   std::uint64_t events = 0;
   std::array<std::uint64_t, scenario::fault_kind_count> faults_injected{};  // world::run_record's
+  // Its probes, then its coverage buckets (world::run_record's, moved in by explore_one).
+  check::probe_counts coverage;
 };
 
 // How a seed varies what it runs.
@@ -173,6 +175,8 @@ struct explore_totals {
   std::uint64_t violating = 0;
   std::optional<std::uint64_t> first_violating_seed;
   std::array<std::uint64_t, scenario::fault_kind_count> faults_injected{};
+  // Each bucket (probes, then coverage) with the judged seeds that hit it.
+  check::probe_counts coverage;
   // The same per variant (its runs only; "" for a FIFO scenario's): one variant may hold while another breaks.
   std::map<std::string, reports::evidence> by_variant;
   // With perturbed ties: how many distinct same-instant orders the runs of each variant took.

@@ -170,17 +170,23 @@ value_result run_value(const sweep_request& req, const param_value& v) {
       cut = cut || r.inconclusive.has_value();
     }
     for (const auto& [name, yes] : seen) ++out.broken[name];
-    for (const auto& r : o.runs) out.ev.add_faults(r.faults_injected);
+    std::vector<const check::probe_counts*> runs;
+    for (const auto& r : o.runs) {
+      out.ev.add_faults(r.faults_injected);
+      runs.push_back(&r.coverage);
+    }
     if (!seen.empty()) {
       ++out.violating;
       if (!out.first_violating_seed) out.first_violating_seed = o.seed;
       ++out.ev.seeds;
       ++out.ev.violating;
       if (!out.ev.first_violating_seed) out.ev.first_violating_seed = o.seed;
+      out.ev.add_coverage(runs);
     } else if (cut) {
       ++out.inconclusive;
     } else {
       ++out.ev.seeds;
+      out.ev.add_coverage(runs);
     }
   });
   ADMIT_ASSERT(out.ev.violating == out.violating && out.ev.seeds + out.inconclusive + out.errors >= out.seeds_run,

@@ -14,6 +14,7 @@
 #include "sim/world/lease/fault_injector.hpp"
 #include "sim/world/lease/fleet.hpp"
 #include "sim/world/lease/lease_causes.hpp"
+#include "sim/world/lease/lease_coverage.hpp"
 #include "sim/world/lease/lease_invariants.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/lease_timeline.hpp"
@@ -195,6 +196,9 @@ class lease_world {
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
     add_nodes(run, opts);
     for (const auto& e : extra_) causes_->add_node(e->node);
+    // What the faults met, last: it judges nothing and records nothing the others read.
+    coverage_.emplace(sc_, sched_, node_, server_);
+    facts_.subscribe(*coverage_);
   }
 
   ~lease_world() { tear_down(); }
@@ -222,6 +226,7 @@ class lease_world {
     finish();
     tear_down();
     monitors_.write(rec_);
+    coverage_->write(rec_, portal_.cap());
     return std::move(rec_);
   }
 
@@ -529,6 +534,7 @@ class lease_world {
   std::vector<std::unique_ptr<extra_node>> extra_;
   std::vector<network*> nets_;
   std::vector<std::int64_t> node_members_;
+  std::optional<lease_coverage> coverage_;  // which faults met which states (run_record::coverage)
   std::optional<lease_causes> causes_;  // built first: it keeps what the facts tell, and reads the nodes' data
   arrival_source src_;
   arrival_pump<lease_world> pump_;  // the arrivals, one ahead, to on_arrival

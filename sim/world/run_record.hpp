@@ -139,6 +139,9 @@ struct run_record {
   std::vector<trace_entry> trace;                   // bounded: the entries before the first violation
   timeline series;                                  // in-flight and queue over time, faults, lanes (HTML)
   check::probe_counts probes;  // in a fixed order per world (sim/check/results.hpp)
+  // Which faults met which states, bucket by bucket in a fixed order per world (the lease world's:
+  // lease/lease_coverage.hpp; empty for the FIFO world, whose coverage is its probes).
+  check::probe_counts coverage;
   // The faults the run injected (those whose time it reached), by kind (scenario::fault_kind order):
   // the evidence a search that found nothing rests on (reports/evidence.hpp).
   std::array<std::uint64_t, scenario::fault_kind_count> faults_injected{};

@@ -9,6 +9,7 @@
 #include "sim/scenario/loader.hpp"
 #include "sim/world/lease/fleet.hpp"
 #include "sim/world/lease/lease_causes.hpp"
+#include "sim/world/lease/lease_coverage.hpp"
 #include "sim/world/lease/lease_invariants.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/lease_timeline.hpp"
@@ -436,4 +437,52 @@ TEST_CASE("the cause finder tells a portal violation's causes from the facts alo
   CHECK_THROWS_AS(p.facts.publish(fact::portal_opened{{1, 3, 2, 3}, 2, false, sim::sec}), assertion_failure);
   // A grant for an item its worker is not on, likewise.
   CHECK_THROWS_AS(p.facts.publish(fact::permit_granted{2, "w2-9", 0, 0}), assertion_failure);
+}
+
+TEST_CASE("lease coverage notes the phase a fault strikes each worker in, and the holders' state") {
+  parts p;
+  lease_coverage cov{p.sc, p.sched, p.node, p.server};
+  p.facts.subscribe(cov);
+  const std::string token = "w0-1";
+  const auto bucket = [&](const std::string& name) {
+    world::run_record rec;
+    cov.write(rec, 2);
+    for (const auto& [n, count] : rec.coverage)
+      if (n == name) return count;
+    FAIL("no bucket " << name);
+    return std::uint64_t{0};
+  };
+  scenario::fault_spec pause;
+  pause.kind = scenario::fault_kind::pause;
+  pause.target = scenario::node_ref{scenario::node_ref::kind::worker, 0};
+  pause.duration_ns = sim::sec;
+  p.facts.publish(fact::fault_began{pause, "pause worker:0"});
+  CHECK(bucket("pause while between requests") == 1);
+  p.facts.publish(fact::acquiring{0, token, 0, 1, sim::sec});
+  p.facts.publish(fact::granted{0, 1, token, 0, 1, 1});
+  p.facts.publish(fact::call_sent{0, redis::script_op::renew});
+  CHECK(cov.phase_of(0) == client_phase::renewing);
+  p.facts.publish(fact::fault_began{pause, "pause worker:0"});
+  CHECK(bucket("pause while renewing") == 1);
+  p.facts.publish(fact::call_ended{0, redis::script_op::renew});
+  CHECK(cov.phase_of(0) == client_phase::holding);
+  // A fault of Redis strikes every live worker: worker 0 holding, the others between requests.
+  scenario::fault_spec restart;
+  restart.kind = scenario::fault_kind::redis_restart;
+  restart.target = scenario::node_ref{scenario::node_ref::kind::redis, 0};
+  p.facts.publish(fact::fault_began{restart, "redis_restart redis"});
+  CHECK(bucket("redis_restart while holding") == 1);
+  CHECK(bucket("redis_restart while between requests") == 1);
+  CHECK(bucket("redis_restart while acquiring") == 0);
+  CHECK(bucket("redis_restart with every permit taken") == 0);  // the node holds no permit
+  p.facts.publish(fact::served{0, sim::sec});
+  CHECK(cov.phase_of(0) == client_phase::releasing);
+  p.facts.publish(fact::left_item{0, 1});
+  CHECK(cov.phase_of(0) == client_phase::between);
+  // A renewal's end without its start is a broken invariant of ours.
+  CHECK_THROWS_AS(p.facts.publish(fact::call_ended{1, redis::script_op::renew}), assertion_failure);
+  world::run_record rec;
+  cov.write(rec, 2);
+  CHECK(rec.coverage.size() == lease_bucket_count);
+  CHECK(rec.coverage.back().first == "the gate key reached its limit");
 }

@@ -71,9 +71,15 @@ class fn_ref<R()> {
 namespace fact {
 
 // --- the network ------------------------------------------------------------
-// Worker `worker` sent a call to Redis.
+// Worker `worker` sent a call to Redis, for `op`.
 struct call_sent {
   std::size_t worker;
+  redis::script_op op;
+};
+// Its call for `op` ended: a reply, an error, a socket timeout, or its process's crash.
+struct call_ended {
+  std::size_t worker;
+  redis::script_op op;
 };
 // A call ended in an error of Redis's or the network's (a socket timeout, a
 // refused connection), not in its process's crash.
@@ -348,6 +354,7 @@ struct run_ended {
 // --- postconditions of the parts, checked as a fact is published ---------------
 inline bool sound(const call_sent& f, std::size_t w) { return f.worker < w; }
 inline bool sound(const call_failed& f, std::size_t w) { return f.worker < w; }
+inline bool sound(const call_ended& f, std::size_t w) { return f.worker < w; }
 inline bool sound(const reply_lost& f, std::size_t w) { return f.worker < w; }
 inline bool sound(const ran_late& f, std::size_t w) { return f.worker < w; }
 inline bool sound(const permit_taken& f, std::size_t w) { return f.holder < w && !f.member.empty(); }
@@ -418,6 +425,7 @@ class fact_sink {
  public:
   virtual void on(const fact::call_sent&) {}
   virtual void on(const fact::call_failed&) {}
+  virtual void on(const fact::call_ended&) {}
   virtual void on(const fact::reply_lost&) {}
   virtual void on(const fact::ran_late&) {}
   virtual void on(const fact::permit_taken&) {}
@@ -460,6 +468,7 @@ class fact_sink {
 // Every fact, in one list: a fact's place in it is its kind (the bus's index).
 using every_fact = std::tuple<fact::call_sent,
                                  fact::call_failed,
+                                 fact::call_ended,
                                  fact::reply_lost,
                                  fact::ran_late,
                                  fact::permit_taken,
@@ -519,7 +528,7 @@ concept hears = requires { static_cast<void (S::*)(const F&)>(&S::on); };
 // timeline samples the same instant.
 class fact_bus {
  public:
-  static constexpr std::size_t max_sinks = 8;
+  static constexpr std::size_t max_sinks = 10;
 
   // `workers`: the fleet's size, which every worker a fact names is below.
   fact_bus(const sim::scheduler& sched, std::size_t workers) : sched_(sched), workers_(workers) {

@@ -139,6 +139,7 @@ class network {
   struct call_state {
     std::optional<Handler> h;
     std::size_t worker = 0;  // the calling worker's index
+    redis::script_op op = redis::script_op::acquire;  // what the call is for
     bool done = false;
     sim::timer_handle timeout;
     std::uint32_t refs = 0;
@@ -237,7 +238,8 @@ void network::start_call(std::size_t wi, redis::script_op op, const gate::script
   st->worker = wi;
   st->req = call_req{request.var,   key_,          request.token, request.now_ms, request.lease_ms,
                      request.limit, request.queue_timeout_ms};
-  facts_.publish(fact::call_sent{wi});
+  st->op = op;
+  facts_.publish(fact::call_sent{wi, op});
   st->timeout = sched_.schedule_after(redis_call_timeout_ns, [this, st] {
     complete_call(st, boost::asio::error::timed_out, redis::script_reply{});
   });
@@ -253,7 +255,8 @@ void network::start_command(std::size_t wi, const gate::command_request& request
   st->h.emplace(std::move(handler));
   st->worker = wi;
   st->req = request;
-  facts_.publish(fact::call_sent{wi});
+  st->op = request.op;
+  facts_.publish(fact::call_sent{wi, request.op});
   // A blocking WAIT: the client's socket timeout runs past the time WAIT may block, as clients of
   // blocking commands set it.
   const vtime_ns socket_timeout_ns =
@@ -274,6 +277,7 @@ void network::complete_call(const call_ref<State>& st, boost::system::error_code
   sched_.cancel(st->timeout);
   // A call ended by its process's crash is no error of Redis's.
   if (ec && ec != boost::asio::error::operation_aborted) facts_.publish(fact::call_failed{st->worker});
+  facts_.publish(fact::call_ended{st->worker, st->op});
   auto slot = boost::asio::get_associated_cancellation_slot(*st->h);
   if (slot.is_connected()) slot.clear();
   auto h(std::move(*st->h));
