@@ -176,6 +176,9 @@ one_line "$tmp/kept.jsonl: cannot write the trace (File too large)"
 
 # --help names the option on every verb that takes it.
 for verb in run replay explore; do
-  "$bin" "$verb" --help | grep -q -- '--trace' || fail "$verb --help says nothing of --trace"
+  # Into a file first: grep -q stops reading at its match, and under pipefail the help's next write
+  # (SIGPIPE) would fail the pipeline however the help reads.
+  "$bin" "$verb" --help >"$tmp/help-$verb"
+  grep -q -- '--trace' "$tmp/help-$verb" || fail "$verb --help says nothing of --trace"
 done
 echo "$name: ok"
