@@ -279,7 +279,7 @@ std::string render_matrix_json(const matrix_table& t) {
   ex["code"] = t.exit_code;
   ex["why"] = t.why;
   out["exit"] = std::move(ex);
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string render_matrix_markdown(const matrix_table& t) {

@@ -352,7 +352,7 @@ json build_report(const report_input& in) {
   return r;
 }
 
-std::string render_report(const json& report) { return report.dump(2) + "\n"; }
+std::string render_report(const json& report) { return report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
 
 std::string shell_quote(const std::string& word) {
   const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {

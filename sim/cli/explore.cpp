@@ -917,7 +917,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   // The JUnit input first: the summary takes the findings.
   std::optional<std::string> junit_bytes;
   if (s.junit) junit_bytes = reports::render_explore_junit(junit_of(base, s, sum, tally, shrunk));
-  write_file(s.summary_path, summary_json(bytes, base, s, sum, kinds, tally, shrunk, why, rc).dump(2) + "\n");
+  write_file(s.summary_path, summary_json(bytes, base, s, sum, kinds, tally, shrunk, why, rc).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
   if (junit_bytes)
     if (const auto why_not = write_output(*s.junit, *junit_bytes, "JUnit file")) throw input_error{*s.junit, *why_not};
   if (!s.quiet) print_search(s, sum, kinds, tally, shrunk, why);

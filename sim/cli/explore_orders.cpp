@@ -136,7 +136,7 @@ int run_orders(const orders_request& req) {
   ex["why"] = why;
   out["exit"] = std::move(ex);
   const std::string path = orders_summary_path(req);
-  if (const auto why = write_output(path, out.dump(2) + "\n")) throw input_error{path, *why};
+  if (const auto why = write_output(path, out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n")) throw input_error{path, *why};
 
   if (!req.quiet) {
     std::fprintf(stderr,

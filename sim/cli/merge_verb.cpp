@@ -615,7 +615,7 @@ class merge_verb final : public verb {
         write_scenario_and_report(se.minimal_from, se.entry["minimal_scenario"].get<std::string>(),
                                   se.entry["minimal_report"].get<std::string>());
     }
-    write_or_throw(summary_path, m.summary.dump(2) + "\n");
+    write_or_throw(summary_path, m.summary.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
     if (!quiet_) {
       const json& t = m.summary["totals"];
       std::fprintf(stderr,

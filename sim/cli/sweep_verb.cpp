@@ -248,7 +248,7 @@ int sweep_verb::run() const {
   const json body = explore::sweep_json(req, res);
   for (auto it = body.begin(); it != body.end(); ++it) j[it.key()] = *it;
   j["exit"] = rc;
-  const std::string json_bytes = j.dump(2) + "\n";
+  const std::string json_bytes = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
   if (const auto why = write_output(out, json_bytes, "sweep")) throw input_error{out, *why};
   if (!html_.empty())
     if (const auto why = write_output(html_, reports::render_sweep_html(j), "sweep page")) throw input_error{html_, *why};

@@ -381,6 +381,6 @@ nlohmann::ordered_json scenario_to_json(const admit::scenario::scenario& sc) {
   return j;
 }
 
-std::string render_scenario(const admit::scenario::scenario& sc) { return scenario_to_json(sc).dump(2) + "\n"; }
+std::string render_scenario(const admit::scenario::scenario& sc) { return scenario_to_json(sc).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
 
 }  // namespace admit::explore
