@@ -109,6 +109,17 @@ void evidence::add_coverage(const std::vector<const std::vector<std::pair<std::s
   }
 }
 
+void evidence::add_seed(std::uint64_t seed, bool broke, bool cut,
+                        const std::vector<const std::vector<std::pair<std::string, std::uint64_t>>*>& runs) {
+  if (!broke && cut) return;
+  ++seeds;
+  if (broke) {
+    ++violating;
+    if (!first_violating_seed || seed < *first_violating_seed) first_violating_seed = seed;
+  }
+  add_coverage(runs);
+}
+
 std::uint64_t evidence::coverage_hit() const {
   std::uint64_t n = 0;
   for (const auto& [name, seeds] : coverage) n += seeds != 0;

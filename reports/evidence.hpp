@@ -69,6 +69,11 @@ struct evidence {
   // (the same names in the same order for every run of a scenario).
   void add_coverage(const std::vector<const std::vector<std::pair<std::string, std::uint64_t>>*>& runs);
   std::uint64_t coverage_hit() const;
+  // One seed's runs, by the rule every search judges by: a seed that broke an invariant counts (the
+  // least such seed is the first); one that did not counts unless a limit cut a run (it judged nothing
+  // past the cut). Its coverage counts when the seed does.
+  void add_seed(std::uint64_t seed, bool broke, bool cut,
+                const std::vector<const std::vector<std::pair<std::string, std::uint64_t>>*>& runs);
   std::uint64_t faults_total() const;
   // The sentence a reader can sign: "no violation in 1,000 seeds: a defect that strikes more than
   // 1 seed in 334 would have shown with 95% confidence", or "8 of 300 seeds broke an invariant,

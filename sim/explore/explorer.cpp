@@ -285,15 +285,7 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
     for (const run_outcome& r : o.runs) {
       for (std::size_t k = 0; k < r.faults_injected.size(); ++k) s.faults_injected[k] += r.faults_injected[k];
       reports::evidence& v = s.by_variant[r.variant];
-      if (!r.broken.empty()) {
-        ++v.seeds;
-        ++v.violating;
-        if (!v.first_violating_seed) v.first_violating_seed = o.seed;
-        v.add_coverage({&r.coverage});
-      } else if (!r.inconclusive) {
-        ++v.seeds;
-        v.add_coverage({&r.coverage});
-      }
+      v.add_seed(o.seed, !r.broken.empty(), r.inconclusive.has_value(), {&r.coverage});
       v.add_faults(r.faults_injected);
     }
     on_seed(std::move(o));

@@ -518,15 +518,7 @@ struct cell_fold {
           std::any_of(o.runs.begin(), o.runs.end(), [](const run_outcome& r) { return r.inconclusive.has_value(); });
       std::vector<const check::probe_counts*> runs;
       for (const run_outcome& r : o.runs) runs.push_back(&r.coverage);
-      if (o.any_violation()) {
-        ++c.ev.seeds;
-        ++c.ev.violating;
-        if (!c.ev.first_violating_seed || o.seed < *c.ev.first_violating_seed) c.ev.first_violating_seed = o.seed;
-        c.ev.add_coverage(runs);
-      } else if (!cut) {
-        ++c.ev.seeds;
-        c.ev.add_coverage(runs);
-      }
+      c.ev.add_seed(o.seed, o.any_violation(), cut, runs);
       for (const run_outcome& r : o.runs) c.ev.add_faults(r.faults_injected);
     }
     if (o.error) {

@@ -178,16 +178,10 @@ value_result run_value(const sweep_request& req, const param_value& v) {
     if (!seen.empty()) {
       ++out.violating;
       if (!out.first_violating_seed) out.first_violating_seed = o.seed;
-      ++out.ev.seeds;
-      ++out.ev.violating;
-      if (!out.ev.first_violating_seed) out.ev.first_violating_seed = o.seed;
-      out.ev.add_coverage(runs);
     } else if (cut) {
       ++out.inconclusive;
-    } else {
-      ++out.ev.seeds;
-      out.ev.add_coverage(runs);
     }
+    out.ev.add_seed(o.seed, !seen.empty(), cut, runs);
   });
   ADMIT_ASSERT(out.ev.violating == out.violating && out.ev.seeds + out.inconclusive + out.errors >= out.seeds_run,
                "the value's evidence counts the seeds its figures count");
