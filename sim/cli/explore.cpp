@@ -109,6 +109,11 @@ json seed_json(const explore::seed_outcome& o) {
   e.faults_from_file = o.faults_from_file;
   e.faults_drawn = o.faults_drawn;
   j["swarm"] = explore::swarm_json(e);
+  // A guided seed: where its plan came from, and the seed its world ran with (a mutant's entry's).
+  if (o.plan && !o.plan->origin.empty()) {
+    j["origin"] = o.plan->origin;
+    j["run_seed"] = o.plan->run_seed;
+  }
   if (o.error) j["error"] = *o.error;
   json runs = json::array();
   for (const auto& r : o.runs) {
@@ -170,6 +175,7 @@ struct seed_search {
   std::size_t shrink_runs = 0;
   bool perturb_ties = false;
   bool ties_only = false;
+  explore::search_strategy strategy = explore::search_strategy::swarm;
   bool quiet = false;
   std::string dir;
   std::string summary_path;
@@ -179,11 +185,19 @@ struct seed_search {
   std::optional<std::uint64_t> until_ppm;
   std::uint64_t until_seeds = 0;
 
-  // The command that runs one seed of this search again.
+  // The command that runs one seed of this search again. A guided seed's plan comes from what the
+  // seeds before it taught: its command runs the search again up to it (the seed's own scenario is
+  // also written, as explored_scenario, when its finding is shrunk).
   std::string replay_of(std::uint64_t seed) const {
     const std::string mode_flag = ties_only ? " --ties-only" : perturb_ties ? " --perturb-ties" : "";
-    return "admitsim explore " + reports::shell_quote(file) + mode_flag + " --first-seed " + std::to_string(seed) +
-           " --seeds 1";
+    const std::string search_flag =
+        strategy == explore::search_strategy::swarm ? "" : std::string(" --search ") + explore::to_string(strategy);
+    if (strategy == explore::search_strategy::guided)
+      return "admitsim explore " + reports::shell_quote(file) + mode_flag + search_flag + " --first-seed " +
+             std::to_string(opt.seeds.first) + " --seeds " + std::to_string(seed - opt.seeds.first + 1) +
+             (shard_count > 1 ? " --shard " + shard : std::string());
+    return "admitsim explore " + reports::shell_quote(file) + mode_flag + search_flag + " --first-seed " +
+           std::to_string(seed) + " --seeds 1";
   }
 };
 
@@ -195,6 +209,7 @@ namespace {
 struct seed_tally {
   finding_kind_map kinds;
   std::map<std::pair<std::string, std::string>, std::string> kind_swarm;  // the first seed's draw, for stderr
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<const explore::seed_plan>> kind_plan;  // what it ran
   std::map<std::string, std::optional<std::uint64_t>> shown;  // variant expected to break -> first seed it did
   json findings = json::array();
   std::size_t listed = 0;
@@ -217,8 +232,11 @@ struct seed_tally {
       if (r.broken.empty()) continue;
       finding_kind k{r.variant, r.broken.front().name, r.counterexample, o.seed, 0, {}};
       auto [it, inserted] = kinds.emplace(k.key(), k);
-      if (inserted)
-        kind_swarm[k.key()] = explore::swarm_summary(o.swarm) + ", " + std::to_string(o.faults_drawn) + " faults drawn";
+      if (inserted) {
+        kind_swarm[k.key()] = explore::swarm_summary(o.swarm) + ", " + std::to_string(o.faults_drawn) + " faults drawn" +
+                              (o.plan && !o.plan->origin.empty() ? "; " + o.plan->origin : std::string());
+        kind_plan[k.key()] = o.plan;
+      }
       ++it->second.seeds;
       it->second.counterexample = it->second.counterexample || r.counterexample;
       for (const check::cause_count& c : r.broken.front().causes) it->second.add_cause(c.kind, kind_cause{1, o.seed, c.example});
@@ -284,6 +302,12 @@ struct seed_tally {
     const auto it = kind_swarm.find(k.key());
     return it == kind_swarm.end() ? std::string() : it->second;
   }
+
+  // What the seed that first showed kind `k` ran.
+  std::shared_ptr<const explore::seed_plan> plan_of(const finding_kind& k) const {
+    const auto it = kind_plan.find(k.key());
+    return it == kind_plan.end() ? nullptr : it->second;
+  }
 };
 
 // Runs the seeds, handing each outcome to `tally`, with a progress line while stderr is a
@@ -325,10 +349,20 @@ struct explored_run {
   std::uint64_t seed = 0;
 };
 
-explored_run explored_of(const scenario::scenario& base, const finding_kind& k, const seed_search& s) {
+explored_run explored_of(const scenario::scenario& base, const finding_kind& k, const seed_search& s,
+                         const explore::seed_plan* plan) {
   explored_run x;
   x.seed = k.first_seed;
-  if (s.ties_only) {
+  if (plan != nullptr && s.strategy != explore::search_strategy::swarm && !s.ties_only) {
+    // What the seed ran, as its plan holds it (a guided seed's cannot be drawn again from the seed alone).
+    x.e = plan->e;
+    x.seed = plan->run_seed;
+    x.e.sc.description = "Explored by admitsim explore --search " + std::string(explore::to_string(s.strategy)) +
+                         " from " + s.file + ", seed " + std::to_string(k.first_seed) +
+                         (plan->origin.empty() ? std::string() : " (" + plan->origin + ")") + ", run with seed " +
+                         std::to_string(plan->run_seed) + " (" + explore::swarm_summary(x.e.swarm) + "; " +
+                         std::to_string(x.e.faults_drawn) + " faults drawn). " + base.description;
+  } else if (s.ties_only) {
     // The scenario's own run, its rates drawn with its own seed.
     x.e.sc = world::with_drawn_faults(base, base.seed);
     x.seed = base.seed;
@@ -403,8 +437,9 @@ std::string shrink_line(const finding_kind& k, const shrink_files& f, const expl
 
 // Shrinks one kind of finding: writes the explored scenario of its first seed and that
 // scenario's report, then the minimal scenario and its report; adds their entry and line.
-void shrink_one(const scenario::scenario& base, const finding_kind& k, const seed_search& s, shrink_report& out) {
-  const explored_run x = explored_of(base, k, s);
+void shrink_one(const scenario::scenario& base, const finding_kind& k, const seed_search& s,
+                const explore::seed_plan* plan, shrink_report& out) {
+  const explored_run x = explored_of(base, k, s, plan);
   shrink_files f;
   const std::string seed_file = seed_name(base.name, k.first_seed, "");
   f.explored_scenario = (fs::path(s.dir) / (seed_file + ".scenario.json")).string();
@@ -428,14 +463,14 @@ void shrink_one(const scenario::scenario& base, const finding_kind& k, const see
 
 // Shrinks the first --shrink-max kinds of finding (none with --no-shrink), in `kinds` order.
 shrink_report shrink_findings(const scenario::scenario& base, const std::vector<finding_kind>& kinds,
-                              const seed_search& s) {
+                              const seed_search& s, const seed_tally& tally) {
   shrink_report out;
   for (std::size_t i = 0; i < kinds.size() && s.shrink && i < s.shrink_max; ++i) {
     if (sigint_seen()) {
       out.interrupted = true;
       break;
     }
-    shrink_one(base, kinds[i], s, out);
+    shrink_one(base, kinds[i], s, tally.plan_of(kinds[i]).get(), out);
   }
   return out;
 }
@@ -629,7 +664,10 @@ json summary_json(const std::string& bytes, const scenario::scenario& base, cons
   scj["sha256"] = reports::sha256_hex(bytes);
   out["scenario"] = std::move(scj);
   out["seeds"] = seeds_json(s, sum, !(sum.stopped || shrunk.interrupted));
-  out["mode"] = s.ties_only ? "ties_only" : s.perturb_ties ? "perturb_ties" : "swarm";
+  // "swarm" is the default search's (and was every search's); plain and guided name their search.
+  out["mode"] = s.ties_only      ? "ties_only"
+                : s.perturb_ties ? "perturb_ties"
+                                 : explore::to_string(s.strategy);
   out["bounds"] = bounds_json(base);
   out["totals"] = totals_json(s, sum, kinds);
   out["evidence"] = explore::evidence_of(sum).to_json();
@@ -766,12 +804,20 @@ explore_verb::explore_verb(CLI::App& app)
           ->type_name("K");
   auto* shrink_runs = sub_->add_option("--shrink-runs", shrink_runs_, "Runs one shrink may use: 1 to 100000000 (default 5000)")
                               ->type_name("R");
+  auto* search = sub_->add_option("--search", search_,
+                                  "What each seed runs: swarm (default: its own rates within the scenario's "
+                                  "faults.rates, then faults drawn from them), plain (the rates at their bounds, as "
+                                  "admitsim run --seed does), or guided (swarm with feedback: half the seeds mutate "
+                                  "the fault schedules of earlier seeds that reached rare coverage buckets or near "
+                                  "misses; docs/explore.md)")
+                     ->type_name("S");
   auto* perturb = sub_->add_flag("--perturb-ties", perturb_ties_,
                                  "Each seed also draws the order of events due at one instant");
   auto* ties_only = sub_->add_flag("--ties-only", ties_only_,
                                    "Run the scenario as admitsim run does (its own seed); seeds vary only the order of "
                                    "events due at one instant");
   perturb->excludes(ties_only);
+  search->excludes(ties_only);  // --ties-only runs the scenario's own faults
   auto* exhaustive = sub_->add_flag("--exhaustive", exhaustive_,
                                     "Enumerate every order of the events due at one instant in the scenario's own run "
                                     "(per lease variant), within --max-delays; writes DIR/<name>-orders.json");
@@ -795,7 +841,7 @@ explore_verb::explore_verb(CLI::App& app)
   // The order modes run the scenario's own run: no seeds to choose, share out or shrink.
   for (CLI::Option* o : {exhaustive, order}) {
     for (CLI::Option* seed_option :
-         {seeds, time, until, first_seed, shard, perturb, ties_only, no_shrink, shrink_max, shrink_runs})
+         {seeds, time, until, first_seed, shard, perturb, ties_only, search, no_shrink, shrink_max, shrink_runs})
       o->excludes(seed_option);
   }
   exhaustive->excludes(order);
@@ -890,6 +936,10 @@ seed_search explore_verb::read_seed_options(const scenario::scenario& base, unsi
   s.opt.jobs = jobs;
   s.opt.mode.perturb_ties = perturb_ties_;
   s.opt.mode.ties_only = ties_only_;
+  const std::optional<explore::search_strategy> strategy = explore::parse_search_strategy(search_);
+  if (!strategy) throw input_error{"--search", "expected swarm, plain or guided, got \"" + search_ + "\""};
+  s.opt.mode.strategy = *strategy;
+  s.strategy = *strategy;
   s.opt.stop = [] { return sigint_seen(); };
   s.perturb_ties = perturb_ties_;
   s.ties_only = ties_only_;
@@ -909,7 +959,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   seed_tally tally;
   const explore::explore_totals sum = search_seeds(base, s, tally);
   const std::vector<finding_kind> kinds = tally.kinds_in_order();
-  shrink_report shrunk = shrink_findings(base, kinds, s);
+  shrink_report shrunk = shrink_findings(base, kinds, s, tally);
   const std::vector<std::string> why = reasons_not_as_expected(sum, tally, shrunk, s);
   const int rc = why.empty() ? exit_as_expected : exit_not_expected;
   // The one line a quiet search still prints: a search that ran nothing is no pass.

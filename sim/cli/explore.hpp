@@ -71,6 +71,7 @@ class explore_verb final : public verb {
   bool coverage_ = false;  // --coverage
   bool no_shrink_ = false;
   bool perturb_ties_ = false;
+  std::string search_ = "swarm";
   bool ties_only_ = false;
   std::string shrink_max_ = "4";
   std::string shrink_runs_ = "5000";

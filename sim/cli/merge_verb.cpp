@@ -182,8 +182,14 @@ shard read_shard(const std::string& file) {
   std::tie(sh.index, sh.count) = *parsed;
   const std::string mode = r.string(d, "", "mode");
   if (mode != "swarm")
-    r.fail("/mode", "\"" + mode + "\": the distinct same-instant orders of --perturb-ties and --ties-only are counted "
-                    "over all seeds, which the shards' counts cannot give; merge takes swarm searches only");
+    r.fail("/mode", "\"" + mode + "\": " +
+                        (mode == "guided"
+                             ? std::string("a guided search learns from its own seeds in order, so the shards of one "
+                                           "are separate searches, not a split of one; merge takes swarm searches only")
+                             : mode == "plain" ? std::string("merge takes swarm searches only")
+                                               : std::string("the distinct same-instant orders of --perturb-ties and "
+                                                             "--ties-only are counted over all seeds, which the shards' "
+                                                             "counts cannot give; merge takes swarm searches only")));
   r.at(d, "", "bounds");
   // Every seed of the shard ran, and no other.
   explore::seed_range range;

@@ -4,11 +4,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
-#include <system_error>
-#include <thread>
 
 #include "gate/admit_assert.hpp"
 #include "reports/report.hpp"
+#include "sim/explore/parallel_for.hpp"
 #include "sim/kernel/prng.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/world/lease_world.hpp"
@@ -119,25 +118,35 @@ reports::evidence evidence_of(const explore_totals& t) {
 }
 
 seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, const explore_mode& mode) {
-  seed_outcome out;
-  out.seed = seed;
-  // ties_only: the scenario's own run (its seed, its rates drawn with it); only the order varies.
-  explored_scenario e;
+  auto p = std::make_shared<seed_plan>();
   if (mode.ties_only) {
-    e.sc = base;
-    e.faults_from_file = base.faults.schedule.size();
+    // The scenario's own run (its seed, its rates drawn with it); only the order varies.
+    p->seed = seed;
+    p->run_seed = base.seed;
+    p->e.sc = base;
+    p->e.faults_from_file = base.faults.schedule.size();
   } else {
-    e = explore_seed(base, seed);
+    // A guided source with nothing learned plans a fresh swarm draw: the swarm's plan.
+    *p = make_seed_source(mode.strategy == search_strategy::plain ? search_strategy::plain : search_strategy::swarm, base)
+             ->plan(seed);
   }
+  return run_plan(base, std::move(p), mode);
+}
+
+seed_outcome run_plan(const scenario::scenario& base, std::shared_ptr<const seed_plan> plan, const explore_mode& mode) {
+  ADMIT_ASSERT(plan != nullptr, "a seed runs a plan");
+  seed_outcome out;
+  out.seed = plan->seed;
+  out.plan = plan;
+  const explored_scenario& e = plan->e;
   out.swarm = e.swarm;
   out.faults_from_file = e.faults_from_file;
   out.faults_drawn = e.faults_drawn;
   std::vector<world::run_record> recs;
   try {
     std::optional<sim::tie_perturbation> ties;
-    if (mode.perturb_ties || mode.ties_only) ties.emplace(tie_seed(seed));
-    recs = world::run_all(mode.run_to_end ? e.sc : for_search(e.sc), mode.ties_only ? base.seed : seed, verdict_only(),
-                          nullptr, mode.own);
+    if (mode.perturb_ties || mode.ties_only) ties.emplace(tie_seed(plan->seed));
+    recs = world::run_all(mode.run_to_end ? e.sc : for_search(e.sc), plan->run_seed, verdict_only(), nullptr, mode.own);
     if (ties) out.orderings = ties->fingerprints();
   } catch (const std::exception& ex) {
     out.error = ex.what();
@@ -193,65 +202,22 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
   using clock = std::chrono::steady_clock;  // wall time decides when to stop and what the progress line says
   const auto t0 = clock::now();
   const unsigned jobs = std::max(1u, options.jobs);
-  const std::uint64_t window = reorder_window_per_job * jobs;
+  // ties_only runs the scenario's own plan (explore_one); every other mode asks the source.
+  const std::unique_ptr<seed_source> source =
+      options.mode.ties_only ? nullptr : make_seed_source(options.mode.strategy, base);
+  const std::uint64_t lag = source ? source->lag() : 0;
+  const std::uint64_t window = lag != 0 ? lag : reorder_window_per_job * jobs;
 
-  std::atomic<std::uint64_t> next{0};
-  std::atomic<std::uint64_t> done{0};
-  std::atomic<std::uint64_t> with_violation{0};
-  std::atomic<std::uint64_t> counterexamples{0};
-  std::atomic<bool> quit{false};  // no thread takes another seed
-  std::mutex m;
-  std::condition_variable cv;       // the calling thread waits on it: an outcome, a thread ended
-  std::condition_variable room_cv;  // threads wait on it for the window to move
-  unsigned running = jobs;
-  std::uint64_t handed = 0;  // every index below it has been handed on
-  std::map<std::uint64_t, seed_outcome> finished;  // by index, waiting for the earlier ones
-  std::optional<double> first_violation_s;
-  std::vector<std::exception_ptr> failures(jobs);
+  std::mutex m;                     // everything below, and every call of on_seed, learn and plan with lag
+  std::condition_variable room_cv;  // a seed waits on it for the window to reach it
+  bool quit = false;                // no seed starts; the outcomes not yet handed on are dropped
   bool stopped = false;
-
-  auto should_stop = [&] {
-    if (quit) return true;
-    if ((options.time_budget && clock::now() - t0 >= *options.time_budget) || (options.stop && options.stop())) {
-      std::lock_guard<std::mutex> lock(m);
-      stopped = stopped || (options.stop && options.stop());
-      quit = true;
-      room_cv.notify_all();
-      return true;
-    }
-    return false;
-  };
-  auto work = [&](unsigned t) {
-    try {
-      for (;;) {
-        if (should_stop()) break;
-        const std::uint64_t k = next.fetch_add(1);
-        const std::optional<std::uint64_t> seed = options.seeds.at(k);
-        if (!seed) break;
-        {
-          std::unique_lock<std::mutex> lock(m);
-          room_cv.wait(lock, [&] { return quit || k < handed + window; });
-        }
-        if (quit) break;  // index k is not run: the outcomes from it on are dropped, keeping a prefix
-        seed_outcome o = explore_one(base, *seed, options.mode);
-        const bool violation = o.any_violation() || o.error;
-        if (violation) ++with_violation;
-        if (o.any_counterexample()) ++counterexamples;
-        ++done;
-        std::lock_guard<std::mutex> lock(m);
-        if (violation && !first_violation_s) first_violation_s = std::chrono::duration<double>(clock::now() - t0).count();
-        finished.emplace(k, std::move(o));
-        cv.notify_all();
-      }
-    } catch (...) {
-      failures[t] = std::current_exception();
-      quit = true;
-    }
-    std::lock_guard<std::mutex> lock(m);
-    --running;
-    room_cv.notify_all();
-    cv.notify_all();
-  };
+  std::uint64_t handed = 0;  // every index below it has been handed on
+  std::uint64_t done = 0, done_violating = 0, done_counterexamples = 0;
+  std::map<std::uint64_t, seed_outcome> finished;  // by index, waiting for the earlier ones
+  std::map<std::uint64_t, std::shared_ptr<const seed_plan>> plans;  // a learning source's, by index
+  std::optional<double> first_violation_s;
+  auto last_progress = clock::now();
 
   explore_totals s;
   std::map<std::string, distinct_counter> orders;
@@ -288,68 +254,95 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
       v.add_seed(o.seed, !r.broken.empty(), r.inconclusive.has_value(), {&r.coverage});
       v.add_faults(r.faults_injected);
     }
+    if (lag != 0) source->learn(o);
     on_seed(std::move(o));
   };
+  // A learning source plans index k once the outcomes below k - lag are learned, and only those.
+  auto plan_index = [&](std::uint64_t k) {
+    if (const std::optional<std::uint64_t> seed = options.seeds.at(k))
+      plans.emplace(k, std::make_shared<const seed_plan>(source->plan(*seed)));
+  };
+  if (lag != 0)
+    for (std::uint64_t k = 0; k < lag; ++k) plan_index(k);
 
-  std::vector<std::thread> threads;
-  threads.reserve(jobs);
-  try {
-    for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(work, t);
-  } catch (const std::system_error&) {
-    // Destroying a joinable thread aborts: stop the started ones, join them, then report.
+  auto end_search = [&] {  // under the lock
+    quit = true;
+    room_cv.notify_all();
+  };
+  auto should_stop = [&] {
+    std::lock_guard<std::mutex> lock(m);
+    if (quit) return true;
+    if (options.stop && options.stop()) {
+      stopped = true;
+      end_search();
+    } else if (options.time_budget && clock::now() - t0 >= *options.time_budget) {
+      end_search();
+    }
+    return quit;
+  };
+  auto run_index = [&](std::size_t index) {
+    const std::uint64_t k = index;
+    const std::optional<std::uint64_t> seed = options.seeds.at(k);
+    if (!seed) return;  // past the end of an unbounded range's shard (it does not happen before 2^64)
+    std::shared_ptr<const seed_plan> plan;
     {
-      std::lock_guard<std::mutex> lock(m);
-      quit = true;
-      running -= jobs - static_cast<unsigned>(threads.size());
+      std::unique_lock<std::mutex> lock(m);
+      room_cv.wait(lock, [&] { return quit || k < handed + window; });
+      if (quit) return;  // index k is not run: the outcomes from it on are dropped, keeping a prefix
+      if (lag != 0) {
+        const auto it = plans.find(k);
+        ADMIT_ASSERT(it != plans.end(), "a seed inside the lag has its plan");
+        plan = std::move(it->second);
+        plans.erase(it);
+      }
+    }
+    seed_outcome o = lag != 0 ? run_plan(base, std::move(plan), options.mode) : explore_one(base, *seed, options.mode);
+    std::unique_lock<std::mutex> lock(m);
+    ++done;
+    const bool violation = o.any_violation() || o.error;
+    if (violation) ++done_violating;
+    if (o.any_counterexample()) ++done_counterexamples;
+    if (violation && !first_violation_s) first_violation_s = std::chrono::duration<double>(clock::now() - t0).count();
+    if (quit) return;
+    finished.emplace(k, std::move(o));
+    // Hand on every outcome whose earlier seeds are all done, in order.
+    while (!quit && !finished.empty() && finished.begin()->first == handed) {
+      seed_outcome next = std::move(finished.begin()->second);
+      finished.erase(finished.begin());
+      ++handed;
+      hand_on(std::move(next));
+      if (lag != 0) plan_index(handed - 1 + lag);
+      if (options.enough && options.enough(s)) {
+        s.enough = true;
+        end_search();
+      }
       room_cv.notify_all();
     }
-    for (auto& th : threads) th.join();
-    throw;
-  }
-  auto last_progress = clock::now();
-  {
-    std::unique_lock<std::mutex> lock(m);
-    for (;;) {
-      // Hand on, outside the lock, every outcome whose earlier seeds are all done (none once the
-      // search had enough: what ran beside the last seed counted is dropped, keeping a prefix).
-      while (!s.enough && !finished.empty() && finished.begin()->first == handed) {
-        seed_outcome o = std::move(finished.begin()->second);
-        finished.erase(finished.begin());
-        ++handed;
-        room_cv.notify_all();
-        lock.unlock();
-        hand_on(std::move(o));
-        const bool enough = options.enough && options.enough(s);
-        lock.lock();
-        if (enough) {
-          s.enough = true;
-          quit = true;  // no thread takes another seed
-          room_cv.notify_all();
-        }
-      }
-      if (running == 0) break;
-      // Once the search had enough, an outcome ready to hand on is no reason to wake (it is dropped):
-      // waking for it would spin holding the lock the threads need to end.
-      cv.wait_for(lock, options.progress_every, [&] {
-        return running == 0 || (!s.enough && !finished.empty() && finished.begin()->first == handed);
-      });
-      if (running != 0 && options.on_progress && clock::now() - last_progress >= options.progress_every) {
-        last_progress = clock::now();
-        explore_progress p;
-        p.done = done;
-        p.total = options.seeds.size();
-        p.with_violation = with_violation;
-        p.counterexamples = counterexamples;
-        p.elapsed_s = std::chrono::duration<double>(clock::now() - t0).count();
-        lock.unlock();
-        options.on_progress(p);
-        lock.lock();
-      }
+    if (options.on_progress && clock::now() - last_progress >= options.progress_every) {
+      last_progress = clock::now();
+      explore_progress p;
+      p.done = done;
+      p.total = options.seeds.size();
+      p.with_violation = done_violating;
+      p.counterexamples = done_counterexamples;
+      p.elapsed_s = std::chrono::duration<double>(clock::now() - t0).count();
+      options.on_progress(p);
     }
-  }
-  for (auto& th : threads) th.join();
-  for (const auto& f : failures)
-    if (f) std::rethrow_exception(f);
+  };
+  // A seed that throws (an internal failure: a run's own errors are its outcome) ends the search for
+  // every thread, including those waiting for the window; parallel_for rethrows it.
+  auto task = [&](std::size_t index) {
+    try {
+      run_index(index);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(m);
+      end_search();
+      throw;
+    }
+  };
+  const std::optional<std::uint64_t> size = options.seeds.size();
+  const std::size_t n = size ? static_cast<std::size_t>(*size) : SIZE_MAX;
+  parallel_for(n, jobs, task, should_stop);
 
   for (auto& [variant, counter] : orders) {
     s.distinct_orderings[variant] = counter.count();

@@ -1,16 +1,18 @@
 // explorer: runs one scenario under many seeds, in parallel, and classifies
 // what each seed found.
 //
-// Model. A seed's run is explore_seed (swarm.hpp) followed by
-// world::run_all: an independent world per run, built, run and destroyed on
-// one thread. Parallelism is across seeds only: `jobs` threads take seed
-// indexes from one atomic counter and each runs its seed to the end; the
-// outcomes are handed on in seed order as soon as every earlier seed is done,
-// so the findings never depend on `jobs` or on timing (a time budget or a stop
-// request only decides how many seeds ran: always a prefix of the shard's
-// seeds). The search keeps no outcome after handing it on, and a thread runs
-// at most reorder_window seeds ahead of the oldest unfinished one, so its
-// memory does not grow with the number of seeds (docs/limits.md).
+// Model. A seed's run is its plan (seed_source.hpp: a swarm draw by default)
+// followed by world::run_all: an independent world per run, built, run and
+// destroyed on one thread. Parallelism is across seeds only: run_explore is a
+// parallel_for (parallel_for.hpp) over the seed indexes, and whichever thread
+// finishes a seed hands on, under one lock and in seed order, every outcome
+// whose earlier seeds are all done (a guided source learns it there and plans
+// the seed guided_lag further on), so the findings never depend on `jobs` or
+// on timing (a time budget or a stop request only decides how many seeds ran:
+// always a prefix of the shard's seeds). The search keeps no outcome after
+// handing it on, and a seed starts at most reorder_window seeds (guided_lag
+// for a guided search) ahead of the oldest one not handed on, so its memory
+// does not grow with the number of seeds (docs/limits.md).
 //
 // Classification of one run against the scenario's `expect` (its variant's
 // entry for a lease run):
@@ -33,11 +35,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "reports/evidence.hpp"
+#include "sim/explore/seed_source.hpp"
 #include "sim/explore/swarm.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/lease_world.hpp"
@@ -97,6 +101,8 @@ struct run_outcome {
 
 // How a seed varies what it runs.
 struct explore_mode {
+  // What each seed runs (seed_source.hpp): the rates at their bounds, a swarm draw, or a guided one.
+  search_strategy strategy = search_strategy::swarm;
   // Same-instant events run in an order drawn from the seed (sim::tie_perturbation).
   bool perturb_ties = false;
   // Only the same-instant order varies: every seed runs the scenario as `admitsim run` does with
@@ -113,6 +119,7 @@ struct explore_mode {
 
 struct seed_outcome {
   std::uint64_t seed = 0;
+  std::shared_ptr<const seed_plan> plan;  // what it ran (its scenario, run seed, and a guided seed's origin)
   std::vector<std::uint64_t> orderings;  // with perturbed ties: one fingerprint per run, in run order
   swarm_config swarm;
   std::size_t faults_from_file = 0;
@@ -140,12 +147,13 @@ struct explore_options {
   explore_mode mode;
   std::optional<std::chrono::nanoseconds> time_budget;  // wall clock; stops taking new seeds after it
   unsigned jobs = 1;
-  // Called on the calling thread about every `progress_every` while seeds run.
+  // Called about every `progress_every` while seeds run, as a seed is handed on (from the thread
+  // that hands it on, never two at once).
   std::function<void(const explore_progress&)> on_progress;
   std::chrono::milliseconds progress_every{250};
   // Polled before each seed (from any thread): true stops taking new seeds, as a time budget does.
   std::function<bool()> stop;
-  // Asked on the calling thread after each seed is handed on, with the totals so far: true ends the
+  // Asked after each seed is handed on (where on_seed is called), with the totals so far: true ends the
   // search there (no later seed is handed on, whatever ran beside it), so the seeds counted are the
   // same prefix for every `jobs` (explore --until-bound).
   std::function<bool(const explore_totals&)> enough;
@@ -211,16 +219,21 @@ world::lease_run_options verdict_only();
 // runs to its end: an invariant it does not name may break after one it does.
 scenario::scenario for_search(const scenario::scenario& sc);
 
-// One seed, on the calling thread.
+// One seed, on the calling thread: its plan by mode.strategy (a guided search's first plans are fresh
+// swarm draws, and so is this; the feedback exists only within run_explore), or, with ties_only,
+// the scenario's own run.
 seed_outcome explore_one(const scenario::scenario& base, std::uint64_t seed, const explore_mode& mode = {});
+
+// One planned seed, on the calling thread.
+seed_outcome run_plan(const scenario::scenario& base, std::shared_ptr<const seed_plan> plan, const explore_mode& mode);
 
 // The seed of the same-instant order of explore seed `seed` (explore_mode::perturb_ties).
 std::uint64_t tie_seed(std::uint64_t seed);
 
-// Every seed of the range, on `jobs` threads; each outcome goes to `on_seed`,
-// on the calling thread, in seed order, and is not kept. Throws
-// std::system_error when a thread cannot be started (after joining those that
-// did).
+// Every seed of the range, on `jobs` threads; each outcome goes to `on_seed`
+// in seed order (one at a time, from the thread that hands it on) and is not
+// kept. Throws std::system_error when a thread cannot be started (after
+// joining those that did).
 explore_totals run_explore(const scenario::scenario& base, const explore_options& options,
                            const std::function<void(seed_outcome&&)>& on_seed);
 

@@ -58,9 +58,9 @@ explored_scenario explore_seed(const scenario::scenario& base, std::uint64_t see
   e.sc.faults.rates.reset();
   e.faults_from_file = base.faults.schedule.size();
   if (e.swarm.rates.any()) {
-    const auto drawn = world::draw_faults(e.swarm.rates, world::nodes_of(base), seed, &e.sc.faults.draw_limited);
-    e.faults_drawn = drawn.size();
-    world::merge_faults(e.sc.faults.schedule, drawn);
+    e.drawn = world::draw_faults(e.swarm.rates, world::nodes_of(base), seed, &e.sc.faults.draw_limited);
+    e.faults_drawn = e.drawn.size();
+    world::merge_faults(e.sc.faults.schedule, e.drawn);
   }
   return e;
 }

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -41,6 +42,7 @@ struct explored_scenario {
   swarm_config swarm;
   std::size_t faults_from_file = 0;
   std::size_t faults_drawn = 0;
+  std::vector<scenario::fault_spec> drawn;  // the drawn faults alone, in time order (a guided search mutates them)
 };
 
 explored_scenario explore_seed(const scenario::scenario& base, std::uint64_t seed);

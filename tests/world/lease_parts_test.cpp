@@ -481,8 +481,15 @@ TEST_CASE("lease coverage notes the phase a fault strikes each worker in, and th
   CHECK(cov.phase_of(0) == client_phase::between);
   // A renewal's end without its start is a broken invariant of ours.
   CHECK_THROWS_AS(p.facts.publish(fact::call_ended{1, redis::script_op::renew}), assertion_failure);
+  // A permit that leaves the set while its worker is still on the item is a near miss; one that leaves
+  // after the worker moved on is not.
+  const permit_loss reaped{};
+  p.facts.publish(fact::permit_lost{0, 1, reaped, false, -1, -1});
+  CHECK(bucket("a permit left the set under its holder") == 0);
+  p.facts.publish(fact::permit_lost{0, 1, reaped, true, -1, -1});
+  CHECK(bucket("a permit left the set under its holder") == 1);
   world::run_record rec;
   cov.write(rec, 2);
   CHECK(rec.coverage.size() == lease_bucket_count);
-  CHECK(rec.coverage.back().first == "the gate key reached its limit");
+  CHECK(rec.coverage.back().first == "a permit left the set under its holder");
 }

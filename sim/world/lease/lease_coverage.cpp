@@ -99,6 +99,7 @@ void lease_coverage::write(run_record& rec, std::int64_t portal_cap) const {
   const std::size_t misses = names.size() - near_miss_count;
   rec.coverage.emplace_back(names[misses], rec.metrics.portal_inflight_max >= portal_cap ? 1 : 0);
   rec.coverage.emplace_back(names[misses + 1], rec.metrics.gate_inflight_max >= limit_ ? 1 : 0);
+  rec.coverage.emplace_back(names[misses + 2], lost_under_holder_);
   ADMIT_ASSERT(rec.coverage.size() == lease_bucket_count, "every bucket written, in order");
 }
 

@@ -10,10 +10,13 @@
 // every live worker for a fault of Redis, of the portal or of every link) and
 // the state of the holders on the Redis node (node 0 in a quorum run): full
 // (as many live permits as the limit) and an expired permit no one has
-// reaped yet, read as the causes read them. Two more buckets are the near
-// misses: the portal's in-flight count reached its cap, and the gate key's
-// live members reached the limit (a level invariant that did not break, but
-// came to its bound).
+// reaped yet, read as the causes read them. Three more buckets are the near
+// misses: the portal's in-flight count reached its cap, the gate key's live
+// members reached the limit (a level invariant that did not break, but came
+// to its bound), and a permit left the set while its worker was still on its
+// item (reaped, expired, forgotten by a restart or lost in a failover: the
+// first half of a holder paused past its lease, which breaks the cap only if
+// another worker takes the place in time).
 //
 // The buckets are counted per run (run_record::coverage, beside the probes):
 // a bucket at 0 is a state the run's faults never met.
@@ -40,9 +43,9 @@ inline constexpr std::array<const char*, client_phase_count> client_phase_names 
 inline constexpr std::size_t server_state_count = 2;
 inline constexpr std::array<const char*, server_state_count> server_state_names = {
     "with every permit taken", "with an expired permit unreaped"};
-inline constexpr std::size_t near_miss_count = 2;
+inline constexpr std::size_t near_miss_count = 3;
 inline constexpr std::array<const char*, near_miss_count> near_miss_names = {
-    "the portal reached its cap", "the gate key reached its limit"};
+    "the portal reached its cap", "the gate key reached its limit", "a permit left the set under its holder"};
 // Every bucket: fault kind x phase, fault kind x server state, then the near misses.
 inline constexpr std::size_t lease_bucket_count =
     scenario::fault_kind_count * (client_phase_count + server_state_count) + near_miss_count;
@@ -65,6 +68,9 @@ class lease_coverage final : public fact_sink {
   void on(const fact::call_sent& f) override;
   void on(const fact::call_ended& f) override;
   void on(const fact::fault_began& f) override;
+  void on(const fact::permit_lost& f) override {
+    if (f.current) ++lost_under_holder_;
+  }
 
   // The counts into the run's record (its coverage), with the near misses read from its metrics.
   void write(run_record& rec, std::int64_t portal_cap) const;
@@ -87,6 +93,7 @@ class lease_coverage final : public fact_sink {
   };
   std::vector<worker> workers_;
   std::vector<std::uint64_t> counts_;  // per bucket
+  std::uint64_t lost_under_holder_ = 0;
 };
 
 }  // namespace admit::world::lease
