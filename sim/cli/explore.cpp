@@ -828,6 +828,16 @@ explore_verb::explore_verb(CLI::App& app)
   auto* max_orders = sub_->add_option("--max-orders", max_orders_,
                                       "With --exhaustive: stop after this many orders per variant: 1 to 2^64-1 (default 100000)")
                          ->type_name("N");
+  auto* placements = sub_->add_flag("--placements", placements_,
+                                    "Run every placement of the scenario's scheduled faults (1 to 3, no rates) at the "
+                                    "instants its run acts: 1ns before and after each call, reply, grant, release and "
+                                    "lease expiry, each fault at or after the one before; writes "
+                                    "DIR/<name>-placements.json (docs/explore.md)");
+  auto* max_placements = sub_->add_option("--max-placements", max_placements_,
+                                          "With --placements: stop after this many runs per variant, the result then "
+                                          "inconclusive: 1 to 2^64-1 (default 100000)")
+                             ->type_name("N");
+  max_placements->needs(placements);
   auto* order = sub_->add_option("--order", order_,
                                  "Replay one same-instant order of the scenario's own run, as --exhaustive reports it "
                                  "(POINT:CHOICE,...; '' is the default order)");
@@ -839,14 +849,16 @@ explore_verb::explore_verb(CLI::App& app)
   max_orders->needs(exhaustive);
   variant->needs(order);
   // The order modes run the scenario's own run: no seeds to choose, share out or shrink.
-  for (CLI::Option* o : {exhaustive, order}) {
+  for (CLI::Option* o : {exhaustive, order, placements}) {
     for (CLI::Option* seed_option :
          {seeds, time, until, first_seed, shard, perturb, ties_only, search, no_shrink, shrink_max, shrink_runs})
       o->excludes(seed_option);
   }
   exhaustive->excludes(order);
+  placements->excludes(exhaustive);
+  placements->excludes(order);
   // A JUnit file is a seed search's verdicts.
-  for (CLI::Option* o : {exhaustive, order}) {
+  for (CLI::Option* o : {exhaustive, order, placements}) {
     o->excludes(junit);
     o->excludes(coverage);
   }
@@ -861,7 +873,7 @@ int explore_verb::run() const {
     throw input_error{"--trace", "expected --order as well: a trace is the story of one run, and a seed search or "
                                  "--exhaustive runs many (trace a finding with admitsim run FILE --trace PATH, an "
                                  "order with --order ORDER --trace PATH)"};
-  if (exhaustive_ || order_) return run_order_modes(bytes, base, jobs);
+  if (exhaustive_ || order_ || placements_) return run_order_modes(bytes, base, jobs);
   return run_seeds(bytes, base, jobs);
 }
 
@@ -878,6 +890,8 @@ int explore_verb::run_order_modes(const std::string& bytes, const scenario::scen
   req.base = &base;
   req.max_delays = parse_number("--max-delays", max_delays_, 0, 1'000'000);
   req.max_orders = parse_number("--max-orders", max_orders_, 1);
+  req.placements = placements_;
+  req.max_placements = parse_number("--max-placements", max_placements_, 1);
   req.order = order_;
   req.variant = variant_;
   req.trace = trace_;
@@ -885,7 +899,7 @@ int explore_verb::run_order_modes(const std::string& bytes, const scenario::scen
   req.jobs = jobs;
   req.quiet = quiet_;
   dir_lock lock;
-  if (exhaustive_) prepare_folder(out_dir_, lock, orders_summary_path(req));
+  if (exhaustive_ || placements_) prepare_folder(out_dir_, lock, orders_summary_path(req));
   try {
     return run_orders(req);
   } catch (const std::system_error& e) {

@@ -78,6 +78,8 @@ class explore_verb final : public verb {
   bool exhaustive_ = false;
   std::string max_delays_ = "2";
   std::string max_orders_ = "100000";
+  bool placements_ = false;
+  std::string max_placements_ = "100000";
   std::optional<std::string> order_;
   std::string variant_;
   std::optional<std::string> trace_;

@@ -13,6 +13,8 @@
 #include "sim/cli/trace_file.hpp"
 #include "sim/cli/write_file.hpp"
 #include "sim/explore/exhaustive.hpp"
+#include "sim/explore/placement.hpp"
+#include "sim/explore/scenario_json.hpp"
 
 namespace admit::cli {
 
@@ -65,11 +67,156 @@ int replay_one(const orders_request& req) {
 }  // namespace
 
 std::string orders_summary_path(const orders_request& req) {
-  return (fs::path(req.out_dir) / (req.base->name + "-orders.json")).string();
+  return (fs::path(req.out_dir) / (req.base->name + (req.placements ? "-placements.json" : "-orders.json"))).string();
 }
+
+namespace {
+
+// "1 pause" / "2 faults (pause, crash)".
+std::string faults_named(const std::vector<scenario::fault_spec>& faults) {
+  if (faults.size() == 1) return std::string("1 ") + scenario::fault_row(faults.front().kind).name;
+  std::string kinds;
+  for (const auto& f : faults) kinds += (kinds.empty() ? "" : ", ") + std::string(scenario::fault_row(f.kind).name);
+  return std::to_string(faults.size()) + " faults (" + kinds + ")";
+}
+
+std::string times_text(const std::vector<sim::vtime_ns>& at) {
+  std::string s;
+  for (const auto t : at) s += (s.empty() ? "" : ", ") + explore::duration_text(t);
+  return s;
+}
+
+int run_placements(const orders_request& req) {
+  const std::string refusal = explore::placement_refusal(*req.base);
+  if (!refusal.empty()) throw input_error{req.file, refusal};
+  using clock = std::chrono::steady_clock;  // for the stderr line only; never in the file
+  const auto t0 = clock::now();
+  explore::placement_limits lim;
+  lim.max_runs = req.max_placements;
+  lim.jobs = req.jobs;
+  const explore::placement_summary sum = explore::enumerate_placements(*req.base, lim);
+  const double wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+
+  const std::string what = faults_named(sum.faults);
+  std::vector<std::string> why;
+  json variants = json::array();
+  std::vector<std::string> lines;
+  std::uint64_t total_runs = 0;
+  for (const auto& v : sum.variants) {
+    total_runs += v.runs;
+    const std::string of = v.variant.empty() ? "" : " of " + v.variant;
+    if (v.counterexamples != 0)
+      why.push_back(std::to_string(v.counterexamples) + " placements" + of +
+                    " broke an invariant the expectation does not allow");
+    if (!v.complete)
+      why.push_back("the search" + of + " stopped at --max-placements " + std::to_string(lim.max_runs) +
+                    " runs: it says nothing of every placement (inconclusive)");
+    if (v.inconclusive != 0)
+      why.push_back(std::to_string(v.inconclusive) + " placements" + of + " could not finish (inconclusive)");
+    // The sentence a reader can sign, or what stands in its way.
+    std::string statement;
+    if (v.counterexamples != 0 || v.violating != 0)
+      statement = "broke in " + std::to_string(v.violating) + " of " + std::to_string(v.placements) + " placements of " + what;
+    else if (v.complete && v.inconclusive == 0)
+      statement = "held for every placement of " + what + " just before and after each instant its run acts (" +
+                  std::to_string(v.placements) + " placements; " + std::to_string(v.instants_fault_free) +
+                  " instants in the run without it)";
+    else
+      statement = "no violation in the " + std::to_string(v.placements) + " placements of " + what +
+                  " that ran, but not every placement was judged";
+    json vj;
+    vj["variant"] = v.variant;
+    vj["runs"] = v.runs;
+    vj["placements"] = v.placements;
+    vj["instants_fault_free"] = v.instants_fault_free;
+    vj["skipped_past_liveness_horizon"] = v.skipped_past_horizon;
+    vj["complete"] = v.complete;
+    vj["violating_placements"] = v.violating;
+    vj["counterexample_placements"] = v.counterexamples;
+    vj["inconclusive_placements"] = v.inconclusive;
+    vj["statement"] = statement;
+    json findings = json::array();
+    std::string first_file;
+    for (std::size_t i = 0; i < v.findings.size(); ++i) {
+      const auto& f = v.findings[i];
+      json fj;
+      json at = json::array();
+      for (const auto t : f.at_ns) at.push_back(t);
+      fj["at_ns"] = std::move(at);
+      fj["counterexample"] = f.outcome.counterexample;
+      fj["broken"] = broken_json(f.outcome);
+      if (i == 0) {
+        // The first violating placement as a scenario file admitsim run runs.
+        scenario::scenario file = explore::placed(*req.base, v.variant, f.at_ns);
+        // Focused on what broke, as the matrix writes its unshrunk counterexamples: run exits 0 when it breaks again.
+        file.expect = scenario::expect_spec{};
+        file.expect.verdict = "violation";
+        file.expect.violated = {f.outcome.broken.front().name};
+        file.name = req.base->name.substr(0, 40) + (v.variant.empty() ? "" : "-" + v.variant.substr(0, 12)) + "-placed";
+        file.description = "A placement of " + what + " by admitsim explore --placements from " + req.file + " at " +
+                           times_text(f.at_ns) + ". " + req.base->description;
+        first_file = (fs::path(req.out_dir) / (file.name + ".json")).string();
+        if (const auto why_not = write_output(first_file, explore::render_scenario(file))) throw input_error{first_file, *why_not};
+        fj["scenario"] = first_file;
+      }
+      findings.push_back(std::move(fj));
+    }
+    vj["findings"] = std::move(findings);
+    vj["findings_omitted"] = v.violating - v.findings.size();
+    variants.push_back(std::move(vj));
+    lines.push_back("  " + (v.variant.empty() ? std::string("runs") : "runs of " + v.variant) + ": " + statement +
+                    " in " + std::to_string(v.runs) + " runs" +
+                    (v.findings.empty() ? std::string()
+                                        : "; first at " + times_text(v.findings.front().at_ns) + ": " +
+                                              v.findings.front().outcome.broken.front().name + " (" + first_file + ")"));
+  }
+  const int rc = why.empty() ? exit_as_expected : exit_not_expected;
+
+  json out;
+  out["format"] = "admitsim-explore/1";
+  json scj;
+  scj["name"] = req.base->name;
+  scj["file"] = req.file;
+  scj["sha256"] = reports::sha256_hex(req.bytes);
+  out["scenario"] = std::move(scj);
+  out["mode"] = "placements";
+  out["seed"] = sum.seed;
+  json bounds;
+  bounds["max_placements"] = lim.max_runs;
+  bounds["instants"] = "1ns before and after each trace entry of the run with the faults placed before it"
+                       " (and each Redis entry plus one lease)";
+  out["bounds"] = std::move(bounds);
+  json fj = json::array();
+  for (std::size_t i = 0; i < sum.faults.size(); ++i) {
+    json f;
+    f["kind"] = scenario::fault_row(sum.faults[i].kind).name;
+    f["schedule_index"] = i;
+    fj.push_back(std::move(f));
+  }
+  out["faults"] = std::move(fj);
+  out["variants"] = std::move(variants);
+  json ex;
+  ex["code"] = rc;
+  ex["why"] = why;
+  out["exit"] = std::move(ex);
+  const std::string path = orders_summary_path(req);
+  if (const auto why_not = write_output(path, out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"))
+    throw input_error{path, *why_not};
+  if (!req.quiet) {
+    std::fprintf(stderr, "explore %s --placements: seed %llu, %s: %llu runs on %u threads in %.2fs -> %s\n",
+                 req.file.c_str(), static_cast<unsigned long long>(sum.seed), what.c_str(),
+                 static_cast<unsigned long long>(total_runs), std::max(1u, lim.jobs), wall_s, path.c_str());
+    for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
+    for (const auto& w : why) std::fprintf(stderr, "  not as expected: %s\n", w.c_str());
+  }
+  return rc;
+}
+
+}  // namespace
 
 int run_orders(const orders_request& req) {
   if (req.order) return replay_one(req);
+  if (req.placements) return run_placements(req);
 
   using clock = std::chrono::steady_clock;  // for the stderr line only; never in the file
   const auto t0 = clock::now();

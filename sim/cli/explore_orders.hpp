@@ -3,6 +3,7 @@
 //
 //   admitsim explore FILE --exhaustive [--max-delays K] [--max-orders N] [--jobs N] [--out DIR]
 //   admitsim explore FILE --order ORDER [--variant V] [--trace PATH|-]
+//   admitsim explore FILE --placements [--max-placements N] [--jobs N] [--out DIR]
 //
 // --exhaustive enumerates the orders of the scenario's own run (its seed, its
 // rates drawn with it), per lease variant, within the delay bound
@@ -12,6 +13,14 @@
 // scenario's expectation (for --order: the run came out as expected); 1 an
 // order broke an invariant the expectation does not allow (for --order: the
 // run did not come out as expected); 2 bad input.
+//
+// --placements runs every placement of the scenario's scheduled faults at the
+// instants its run acts (sim/explore/placement.hpp) and writes
+// DIR/<name>-placements.json, and a scenario file of each variant's first
+// violating placement. Exit 0: every placement ran and came out as expected;
+// 1: a placement broke an invariant the expectation does not allow, or the
+// bound cut the search (no statement about every placement), or a placement
+// could not finish; 2: bad input (rates, or no faults or too many to place).
 #pragma once
 
 #include <cstdint>
@@ -32,11 +41,13 @@ struct orders_request {
   std::string variant;
   std::optional<std::string> trace;  // --order: the trace file
   std::string out_dir;
-  unsigned jobs = 1;  // threads for --exhaustive
+  unsigned jobs = 1;  // threads for --exhaustive and --placements
+  bool placements = false;
+  std::uint64_t max_placements = 100'000;  // runs per variant
   bool quiet = false;
 };
 
-// Where --exhaustive writes its summary: OUT_DIR/<name>-orders.json.
+// Where --exhaustive writes its summary: OUT_DIR/<name>-orders.json; --placements: OUT_DIR/<name>-placements.json.
 std::string orders_summary_path(const orders_request& req);
 
 // Runs the request; prints what it found on stderr; returns the exit code.

@@ -7,6 +7,7 @@
 
 #include "gate/admit_assert.hpp"
 #include "reports/report.hpp"
+#include "sim/explore/one_variant.hpp"
 #include "sim/explore/parallel_for.hpp"
 #include "sim/kernel/scheduler.hpp"
 #include "sim/world/fault_draw.hpp"
@@ -53,25 +54,6 @@ class path_chooser final : public sim::tie_chooser {
   }
   void finished(std::uint64_t fp) override { fingerprint = fp; }
 };
-
-// The scenario restricted to one lease variant (FIFO: as it is), its rates
-// drawn with its own seed, as admitsim run runs it.
-scenario::scenario one_variant(const scenario::scenario& base, const std::string& variant) {
-  scenario::scenario sc = world::with_drawn_faults(base, base.seed);
-  sc.faults.rates.reset();
-  if (variant.empty()) return sc;
-  for (auto& g : sc.gates) {
-    if (g.kind != scenario::gate_kind::lease) continue;
-    if (scenario::keep_only_run(g.lease, variant)) return sc;
-  }
-  throw std::invalid_argument("the scenario has no lease variant or protocol \"" + variant + "\"");
-}
-
-std::vector<std::string> variants_of(const scenario::scenario& sc) {
-  for (const auto& g : sc.gates)
-    if (g.kind == scenario::gate_kind::lease) return scenario::run_names(g.lease);
-  return {""};
-}
 
 // One run under `chooser` (its path and replay set by the caller).
 world::run_record run_chosen(const scenario::scenario& sc, path_chooser& chooser,

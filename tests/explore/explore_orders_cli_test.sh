@@ -71,4 +71,27 @@ expect_rc 2 "$bin" explore "$race" --exhaustive --first-seed 3
 expect_rc 2 "$bin" explore "$race" --order '' --shard 0/2
 expect_rc 2 "$bin" explore "$race" --exhaustive --max-orders 0 --out "$tmp/x"
 expect_rc 2 "$bin" explore "$race" --order '' --variant seed
+# --placements: every placement of the scenario's one failover. The unacknowledged variants break as
+# the scenario expects and WAIT's holds for every placement (exit 0); the first violating placement
+# is a scenario admitsim run breaks; the same summary for --jobs 1 and 2.
+fo=scenarios/redis_failover.json
+expect_rc 0 "$bin" explore "$fo" --placements --jobs 2 --out "$tmp/pl" --quiet
+cp "$tmp/pl/redis_failover-placements.json" "$tmp/placements-jobs2.json"
+expect_rc 0 "$bin" explore "$fo" --placements --jobs 1 --out "$tmp/pl"
+cmp -s "$tmp/placements-jobs2.json" "$tmp/pl/redis_failover-placements.json" || fail "--placements differs between --jobs 1 and 2"
+grep -q "runs of wait_ack: held for every placement of 1 redis_failover" "$tmp/err" || fail "no statement of every placement"
+grep -q '"mode": "placements"' "$tmp/pl/redis_failover-placements.json" || fail "the summary does not name its mode"
+expect_rc 0 "$bin" run "$tmp/pl/redis_failover-seed-placed.json" --out "$tmp/placed.json" --quiet
+grep -q '"verdict": "violation"' "$tmp/placed.json" || fail "the first violating placement does not break under admitsim run"
+# A cut search is no statement about every placement: exit 1, inconclusive.
+expect_rc 1 "$bin" explore "$fo" --placements --max-placements 10 --out "$tmp/pl" --quiet
+grep -q '"complete": false' "$tmp/pl/redis_failover-placements.json" || fail "a cut search says it is complete"
+# Refused: rates (a seed search's), no scheduled fault, a seed option.
+expect_rc 2 "$bin" explore scenarios/explore_clock_steps.json --placements --out "$tmp/x"
+grep -q "/faults/rates" "$tmp/err" || fail "no message for --placements on rates"
+expect_rc 2 "$bin" explore scenarios/lab_fifo.json --placements --out "$tmp/x"
+grep -q "/faults/schedule" "$tmp/err" || fail "no message for --placements without a fault"
+expect_rc 2 "$bin" explore "$fo" --placements --seeds 3
+expect_rc 2 "$bin" explore "$fo" --max-placements 3
+expect_rc 2 "$bin" explore "$fo" --placements --max-placements 0 --out "$tmp/x"
 echo "explore_orders_cli_test: ok"

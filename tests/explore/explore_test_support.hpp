@@ -54,4 +54,9 @@ inline scenario::scenario catalogue(const std::string& name) {
   return scenario::load_scenario_text(read_bytes(source_path("scenarios/" + name + ".json")));
 }
 
+// The catalogue's scenario scenarios/NAME.json, read as admitsim reads a file (its protocol files beside it).
+inline scenario::scenario catalogue_file(const std::string& name) {
+  return scenario::load_scenario_file(source_path("scenarios/" + name + ".json"));
+}
+
 }  // namespace admit::test

@@ -19,11 +19,6 @@ using admit::explore::search_strategy;
 
 namespace {
 
-// A catalogue scenario read as admitsim reads a file (its protocol files beside it).
-scenario::scenario from_file(const std::string& name) {
-  return scenario::load_scenario_file(test::source_path("scenarios/" + name + ".json"));
-}
-
 explore::explore_summary search(const scenario::scenario& sc, search_strategy s, std::uint64_t seeds, unsigned jobs) {
   explore::explore_options opt;
   opt.seeds.count = seeds;
@@ -59,7 +54,7 @@ std::string outside_the_model(const scenario::scenario& base, const explore::see
 }  // namespace
 
 TEST_CASE("plain: each seed runs the scenario as admitsim run --seed does", "[explore][search]") {
-  const scenario::scenario base = from_file("explore_redis_faults");
+  const scenario::scenario base = test::catalogue_file("explore_redis_faults");
   const auto source = explore::make_seed_source(search_strategy::plain, base);
   CHECK(source->lag() == 0);
   for (std::uint64_t seed : {0u, 7u, 123u}) {
@@ -74,7 +69,7 @@ TEST_CASE("plain: each seed runs the scenario as admitsim run --seed does", "[ex
 TEST_CASE("guided: every plan stays inside the fault model and is a scenario the loader takes back", "[explore][search]") {
   for (const char* name : {"explore_redis_faults", "explore_clock_steps", "explore_crashed_renewer"}) {
     INFO(name);
-    const scenario::scenario base = from_file(name);
+    const scenario::scenario base = test::catalogue_file(name);
     REQUIRE(base.faults.rates);
     const explore::explore_summary s = search(base, search_strategy::guided, 80, 2);
     REQUIRE(s.seeds.size() == 80);
@@ -102,7 +97,7 @@ TEST_CASE("guided: every plan stays inside the fault model and is a scenario the
 }
 
 TEST_CASE("guided: a mutant's run is its scenario's run (what a finding's explored file reproduces)", "[explore][search]") {
-  const scenario::scenario base = from_file("explore_redis_faults");
+  const scenario::scenario base = test::catalogue_file("explore_redis_faults");
   const explore::explore_summary s = search(base, search_strategy::guided, 40, 2);
   std::size_t compared = 0;
   for (const explore::seed_outcome& o : s.seeds) {
