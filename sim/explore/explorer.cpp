@@ -10,7 +10,7 @@
 #include "sim/explore/parallel_for.hpp"
 #include "sim/kernel/prng.hpp"
 #include "sim/kernel/scheduler.hpp"
-#include "sim/world/lease/lease_coverage.hpp"
+#include "sim/world/coverage_buckets.hpp"
 #include "sim/world/lease_world.hpp"
 #include "sim/world/world.hpp"
 
@@ -350,8 +350,8 @@ explore_totals run_explore(const scenario::scenario& base, const explore_options
     s.distinct_orderings_capped = s.distinct_orderings_capped || counter.capped();
   }
   // The buckets of fault kinds the scenario never strikes with count in no denominator.
-  world::lease::drop_buckets_never_struck(s.coverage, base);
-  for (auto& [variant, e] : s.by_variant) world::lease::drop_buckets_never_struck(e.coverage, base);
+  world::drop_buckets_never_struck(s.coverage, base);
+  for (auto& [variant, e] : s.by_variant) world::drop_buckets_never_struck(e.coverage, base);
   s.stopped = stopped;
   s.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
   s.first_violation_wall_s = first_violation_s;

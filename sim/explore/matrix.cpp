@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "gate/admit_assert.hpp"
-#include "sim/world/lease/lease_coverage.hpp"
+#include "sim/world/coverage_buckets.hpp"
 #include "sim/explore/explorer.hpp"
 #include "sim/explore/parallel_for.hpp"
 #include "sim/explore/shrink.hpp"
@@ -631,7 +631,7 @@ std::vector<matrix_cell_outcome> run_matrix(const matrix_spec& spec, const matri
   for (std::size_t i = 0; i < cells; ++i) {
     folds[i].finish(seeds);
     out[i].cell = std::move(folds[i].cell);
-    world::lease::drop_buckets_never_struck(out[i].cell.ev.coverage, spec.cells[i].sc);
+    world::drop_buckets_never_struck(out[i].cell.ev.coverage, spec.cells[i].sc);
   }
   // Phase 2: the counterexample of each cell that broke.
   std::vector<std::size_t> broke;

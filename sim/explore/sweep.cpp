@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "gate/admit_assert.hpp"
-#include "sim/world/lease/lease_coverage.hpp"
+#include "sim/world/coverage_buckets.hpp"
 #include "sim/explore/explorer.hpp"
 #include "sim/scenario/duration.hpp"
 #include "sim/scenario/loader.hpp"
@@ -186,7 +186,7 @@ value_result run_value(const sweep_request& req, const param_value& v) {
   });
   ADMIT_ASSERT(out.ev.violating == out.violating && out.ev.seeds + out.inconclusive + out.errors >= out.seeds_run,
                "the value's evidence counts the seeds its figures count");
-  world::lease::drop_buckets_never_struck(out.ev.coverage, sc);
+  world::drop_buckets_never_struck(out.ev.coverage, sc);
   if (out.seeds_run < req.seeds) ++out.inconclusive;  // a value cut short by a stop is judged by nothing
   return out;
 }

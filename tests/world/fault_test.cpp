@@ -2,6 +2,7 @@
 // scenario"): each changes what it should, and none is a silent no-op.
 #include <catch2/catch.hpp>
 
+#include "sim/world/coverage_buckets.hpp"
 #include "world_test_support.hpp"
 
 namespace {
@@ -220,4 +221,35 @@ TEST_CASE("a broken invariant inside a release reaches the world's caller, not s
   sc.gates.front().fifo.mut = admit::fifo::mutation::corrupt_on_release;
   CHECK_THROWS_WITH(admit::world::run_all(sc, 1), Catch::Contains("active count went negative"));
   CHECK_THROWS_AS(admit::world::run_all(sc, 1), admit::assertion_failure);
+}
+
+TEST_CASE("the FIFO world counts each fault by the state of the process it struck", "[world][faults][coverage]") {
+  // Goal: the coverage buckets of a FIFO run (coverage_buckets.hpp). Method: a stall at 0ms finds nothing in
+  // flight; a crash at 500ms finds a and b holding both leases and c waiting, their work at the portal.
+  const std::string reqs = R"({"id": "a", "at": "10ms"}, {"id": "b", "at": "10ms"}, {"id": "c", "at": "100ms"})";
+  const auto r = admit::test::run_text(
+      fifo(2, 4, R"({"service_time": "1s", "portal_cap": 10})", reqs,
+           faults(R"({"at": "0ms", "kind": "pause", "target": "worker:0", "duration": "1ms"},
+                     {"at": "500ms", "kind": "crash", "target": "worker:0", "duration": "200ms"})")),
+      1);
+  const auto bucket = [&](const std::string& name) {
+    for (const auto& [n, count] : r.rec.coverage)
+      if (n == name) return count;
+    FAIL("no bucket " << name);
+    return std::uint64_t{0};
+  };
+  REQUIRE(r.rec.coverage.size() == admit::world::fifo_bucket_count);
+  CHECK(bucket("pause with nothing in flight") == 1);
+  CHECK(bucket("pause with work at the portal") == 0);
+  CHECK(bucket("crash with nothing in flight") == 0);
+  CHECK(bucket("crash with a request waiting at a gate") == 1);
+  CHECK(bucket("crash with every lease of a gate taken") == 1);
+  CHECK(bucket("crash with work at the portal") == 1);
+  CHECK(bucket("the portal reached its cap") == 0);  // 3 at most against 10
+  // A search of this scenario can strike with nothing but pauses and crashes: the other kinds' buckets go.
+  admit::check::probe_counts c = r.rec.coverage;
+  admit::world::drop_buckets_never_struck(c, admit::scenario::load_scenario_text(
+      fifo(2, 4, "1s", reqs, faults(R"({"at": "0ms", "kind": "pause", "target": "worker:0", "duration": "1ms"},
+                     {"at": "500ms", "kind": "crash", "target": "worker:0", "duration": "200ms"})"))));
+  CHECK(c.size() == 2 * admit::world::fifo_state_count + 1);
 }

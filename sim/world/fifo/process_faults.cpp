@@ -25,6 +25,19 @@ void process_faults::apply(const scenario::fault_spec& f) {
   ctx_.rec.series.add_window(window_of(f, now));
   ADMIT_ASSERT(static_cast<std::size_t>(f.kind) < scenario::fault_kind_count, "a fault of a known kind");
   ++ctx_.rec.faults_injected[static_cast<std::size_t>(f.kind)];
+  // The state it strikes in (a crash's gates before it empties them).
+  bool waiting = false, full = false, busy = ctx_.service.in_flight() > 0;
+  for (const auto& slot : gates_) {
+    const auto& core = slot->gate().core();
+    waiting = waiting || core.waiting() > 0;
+    full = full || core.active() >= core.cfg().max_active;
+    busy = busy || core.active() > 0 || core.waiting() > 0;
+  }
+  const std::size_t row = static_cast<std::size_t>(f.kind) * fifo_state_count;
+  if (!busy) ++counts_[row + 0];
+  if (waiting) ++counts_[row + 1];
+  if (full) ++counts_[row + 2];
+  if (ctx_.service.in_flight() > 0) ++counts_[row + 3];
   switch (f.kind) {
     case fk::crash:
       monitors_.trace(nullptr, texts[0], 0, 0, 0);
@@ -48,6 +61,15 @@ void process_faults::apply(const scenario::fault_spec& f) {
       throw std::invalid_argument("/faults: a FIFO scenario has no fault of kind " +
                                   std::string(scenario::fault_kind_names[static_cast<std::size_t>(f.kind)]));
   }
+}
+
+void process_faults::write_coverage(run_record& rec) const {
+  const std::vector<std::string>& names = fifo_bucket_names();
+  rec.coverage.clear();
+  rec.coverage.reserve(names.size());
+  for (std::size_t b = 0; b + 1 < names.size(); ++b) rec.coverage.emplace_back(names[b], counts_[b]);
+  rec.coverage.emplace_back(names.back(), rec.metrics.portal_inflight_max >= ctx_.service.cap() ? 1 : 0);
+  ADMIT_ASSERT(rec.coverage.size() == fifo_bucket_count, "every bucket written, in order");
 }
 
 // Work the process started at the portal runs on there to its end (the

@@ -9,8 +9,13 @@
 //  * partition portal: the portal (portal.hpp) is cut off for the duration.
 //  * client_timeout_burst: clients arriving in it read with the burst's
 //    timeout (clients.hpp).
-// Each fault is traced and listed as a window of the run's timeline.
+// Each fault is traced and listed as a window of the run's timeline, and
+// counted in the run's coverage buckets (coverage_buckets.hpp) by the state of
+// the process as it began.
 #pragma once
+
+#include <array>
+#include <cstdint>
 
 #include "sim/kernel/scheduler.hpp"
 #include "sim/scenario/scenario.hpp"
@@ -21,6 +26,7 @@
 #include "sim/world/fifo/request_pool.hpp"
 #include "sim/world/fifo/responses.hpp"
 #include "sim/world/fifo/run_context.hpp"
+#include "sim/world/coverage_buckets.hpp"
 #include "sim/world/fifo_process.hpp"
 #include "sim/world/run_record.hpp"
 
@@ -35,6 +41,9 @@ class process_faults {
   // Schedules every fault of the scenario's schedule, in file order.
   void schedule();
 
+  // The coverage buckets into the run's record (run_record::coverage), the near miss read from its metrics.
+  void write_coverage(run_record& rec) const;
+
  private:
   void apply(const scenario::fault_spec& f);
   void crash();
@@ -46,6 +55,7 @@ class process_faults {
   responses& responses_;
   clients& clients_;
   fifo_monitors& monitors_;
+  std::array<std::uint64_t, fifo_bucket_count> counts_{};
 };
 
 }  // namespace admit::world::fifo_world

@@ -98,6 +98,7 @@ class world final {
     monitors_.tear_down();
     ctx_.sched.shutdown();
     monitors_.record_results();
+    faults_.write_coverage(ctx_.rec);
     return std::move(ctx_.rec);
   }
 

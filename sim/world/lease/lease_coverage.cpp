@@ -1,7 +1,5 @@
 #include "sim/world/lease/lease_coverage.hpp"
 
-#include <set>
-
 #include "gate/admit_assert.hpp"
 
 namespace admit::world::lease {
@@ -18,22 +16,6 @@ const std::vector<std::string>& lease_bucket_names() {
   }();
   ADMIT_ASSERT(names.size() == lease_bucket_count, "one name a bucket");
   return names;
-}
-
-void drop_buckets_never_struck(check::probe_counts& coverage, const scenario::scenario& sc) {
-  std::array<bool, scenario::fault_kind_count> struck{};
-  for (const scenario::fault_spec& f : sc.faults.schedule) struck[static_cast<std::size_t>(f.kind)] = true;
-  if (sc.faults.rates)
-    for (std::size_t k = 0; k < scenario::fault_kind_count; ++k) struck[k] = struck[k] || sc.faults.rates->per_hour[k] > 0;
-  std::set<std::string> never;
-  const std::vector<std::string>& names = lease_bucket_names();
-  for (std::size_t k = 0; k < scenario::fault_kind_count; ++k) {
-    if (struck[k]) continue;
-    for (std::size_t p = 0; p < client_phase_count; ++p) never.insert(names[k * client_phase_count + p]);
-    for (std::size_t st = 0; st < server_state_count; ++st)
-      never.insert(names[scenario::fault_kind_count * client_phase_count + k * server_state_count + st]);
-  }
-  std::erase_if(coverage, [&](const auto& bucket) { return never.count(bucket.first) != 0; });
 }
 
 lease_coverage::lease_coverage(const scenario::scenario& sc, sim::scheduler& sched, const redis_node& node,

@@ -53,11 +53,6 @@ inline constexpr std::size_t lease_bucket_count =
 // The bucket names, in their fixed order: "crash while acquiring", "pause with every permit taken", ...
 const std::vector<std::string>& lease_bucket_names();
 
-// `coverage` (a run's or a search's: probes, then buckets) without the buckets of the fault kinds
-// `sc` never strikes with (neither in its schedule nor drawn by its rates): no seed of a search of
-// `sc` can hit them, so they count in no denominator. Probes and near misses stay.
-void drop_buckets_never_struck(check::probe_counts& coverage, const scenario::scenario& sc);
-
 class lease_coverage final : public fact_sink {
  public:
   lease_coverage(const scenario::scenario& sc, sim::scheduler& sched, const redis_node& node, const server_side& server);
