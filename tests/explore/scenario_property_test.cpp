@@ -30,10 +30,12 @@
 #include "reports/report.hpp"
 #include "sim/check/trace_sink.hpp"
 #include "sim/explore/exhaustive.hpp"
+#include "sim/explore/explorer.hpp"
 #include "sim/explore/scenario_json.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/world/world.hpp"
 #include "tests/common/rapidcheck_support.hpp"
+#include "explore_test_support.hpp"
 
 namespace {
 
@@ -354,6 +356,56 @@ void check_run_fleet(scenario::scenario generated) {
   }
 }
 
+// Fault rates for a generated scenario: each kind its world draws on or off, bounds from 1 to their
+// range's top (a bound of 1ns or 1 per hour included), `until` inside the run, as a file gives them.
+void add_generated_rates(scenario::scenario& sc, bool lease) {
+  scenario::fault_rates r;
+  std::vector<scenario::fault_kind> kinds{scenario::fault_kind::crash, scenario::fault_kind::pause,
+                                          scenario::fault_kind::partition};
+  if (lease)
+    for (auto k : {scenario::fault_kind::clock_step, scenario::fault_kind::redis_restart, scenario::fault_kind::redis_failover})
+      kinds.push_back(k);
+  for (const auto k : kinds)
+    if (*rc::gen::inRange(0, 3) != 0) r.per_hour_of(k) = *rc::gen::element<std::int64_t>(1, 60, 600, 3600);
+  r.until_ns = *rc::gen::element<vtime_ns>(1, 1 * ms, 5 * sec, 20 * sec);
+  r.mean_duration_ns = *rc::gen::element<vtime_ns>(1, 1 * ms, 2 * sec, 20 * sec);
+  r.max_step_ns = *rc::gen::element<vtime_ns>(1, 1 * sec, 20 * sec);
+  r.max_replication_lag_ns = *rc::gen::element<vtime_ns>(1, 1 * sec);
+  if (!r.any()) r.per_hour_of(scenario::fault_kind::crash) = 60;
+  sc.faults.rates = r;
+}
+
+// A guided search of a generated scenario with rates: every plan stays inside the fault model (the kinds,
+// bounds, times and nodes the rates allow) and is a scenario the loader takes back.
+void check_guided_plans(scenario::scenario generated, bool lease) {
+  add_generated_rates(generated, lease);
+  const std::string text = explore::render_scenario(generated);
+  scenario::scenario sc;
+  try {
+    sc = scenario::load_scenario_text(text);
+  } catch (const scenario::scenario_error& e) {
+    RC_FAIL(std::string("the generated scenario does not load: ") + e.what() + "\n" + text);
+  }
+  explore::explore_options opt;
+  opt.seeds.first = *rc::gen::inRange<std::uint64_t>(0, 1'000'000);
+  opt.seeds.count = 24;
+  opt.mode.strategy = explore::search_strategy::guided;
+  std::size_t mutants = 0;
+  explore::run_explore(sc, opt, [&](explore::seed_outcome&& o) {
+    RC_ASSERT(o.plan != nullptr);
+    const std::string outside = test::outside_the_model(sc, *o.plan);
+    if (!outside.empty()) RC_FAIL("a guided plan left the fault model: " + outside + " (" + o.plan->origin + ")\n" + text);
+    const std::string plan_text = explore::render_scenario(o.plan->e.sc);
+    try {
+      (void)scenario::load_scenario_text(plan_text);
+    } catch (const scenario::scenario_error& e) {
+      RC_FAIL(std::string("a guided plan does not load: ") + e.what() + " (" + o.plan->origin + ")\n" + plan_text);
+    }
+    mutants += o.plan->origin.rfind("mutant", 0) == 0 ? 1 : 0;
+  });
+  RC_TAG(mutants == 0 ? "no mutant" : "mutants");
+}
+
 rc::detail::TestParams params_for(int max_success) {
   return admit::test::property_params(0x5EED'5CE9'0005ull, max_success, 100);
 }
@@ -397,6 +449,20 @@ TEST_CASE("generated run_fleet scenarios lose no item and break only liveness, f
   result.match(ok);
   for (const auto& [tags, n] : ok.distribution)
     std::cout << "  " << n << " runs: " << (tags.empty() ? std::string("untagged") : tags.front()) << "\n";
+}
+
+TEST_CASE("a guided search's plans stay inside generated fault bounds and load back", "[explore][property][guided]") {
+  // Goal: whatever bounds a file gives, a guided search runs only faults the scenario could draw. Method:
+  // RapidCheck over generated lease and FIFO scenarios with generated rates (1ns and 1 per hour included).
+  const auto params = params_for(40);
+  std::cout << "guided plans over generated bounds: seed " << params.seed << ", " << params.maxSuccess << " cases each\n";
+  for (const bool lease : {true, false}) {
+    const auto result = check_property(lease ? "guided/lease" : "guided/fifo", [lease] {
+      check_guided_plans(lease ? lease_scenario(scenario::world_mutation::none) : fifo_scenario(fifo::mutation::none), lease);
+    }, params, false);
+    INFO("seed " << params.seed << "; replay with RC_PARAMS=\"seed=" << params.seed << "\"\n" << describe(result));
+    REQUIRE(result.is<rc::detail::SuccessResult>());
+  }
 }
 
 TEST_CASE("generated FIFO scenarios keep every invariant in every same-instant order", "[explore][property][fifo][exhaustive]") {

@@ -27,30 +27,6 @@ explore::explore_summary search(const scenario::scenario& sc, search_strategy s,
   return explore::run_explore(sc, opt);
 }
 
-// Every drawn fault of a plan within the bounds of `base`'s fault model; "" when it is.
-std::string outside_the_model(const scenario::scenario& base, const explore::seed_plan& p) {
-  const scenario::fault_rates& b = *base.faults.rates;
-  const world::fault_nodes nodes = world::nodes_of(base);
-  constexpr sim::vtime_ns day = 24 * 3600 * sim::sec;
-  for (const scenario::fault_spec& f : p.e.drawn) {
-    const std::string at = " (seed " + std::to_string(p.seed) + ", fault at " + std::to_string(f.at_ns) + "ns)";
-    if (b.per_hour_of(f.kind) <= 0) return "a kind the scenario does not draw" + at;
-    if (f.at_ns < 0 || f.at_ns >= b.until_ns) return "a time outside [0, until)" + at;
-    if (f.duration_ns) {
-      if (*f.duration_ns < 1 || *f.duration_ns > day) return "a length outside 1ns..24h" + at;
-      if (nodes.heal_by_ns && f.at_ns + *f.duration_ns > *nodes.heal_by_ns) return "a fault past the liveness horizon" + at;
-    }
-    if (f.kind == scenario::fault_kind::clock_step && (f.step_ns == 0 || f.step_ns > b.max_step_ns || -f.step_ns > b.max_step_ns))
-      return "a clock step of 0 or above max_step" + at;
-    for (const auto* n : {f.target ? &*f.target : nullptr, f.between ? &f.between->first : nullptr})
-      if (n && n->k == scenario::node_ref::kind::worker && (n->worker < 0 || n->worker >= nodes.workers))
-        return "a worker the fleet does not have" + at;
-  }
-  if (p.e.sc.seed != p.run_seed) return "a scenario whose seed is not the run seed";
-  if (p.e.sc.faults.rates) return "a scenario that still has rates";
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("plain: each seed runs the scenario as admitsim run --seed does", "[explore][search]") {
@@ -76,7 +52,7 @@ TEST_CASE("guided: every plan stays inside the fault model and is a scenario the
     std::size_t mutants = 0, tuned = 0;
     for (const explore::seed_outcome& o : s.seeds) {
       REQUIRE(o.plan != nullptr);
-      CHECK(outside_the_model(base, *o.plan) == "");
+      CHECK(test::outside_the_model(base, *o.plan) == "");
       mutants += o.plan->origin.rfind("mutant of seed ", 0) == 0 ? 1 : 0;
       tuned += o.plan->origin == "tuned swarm" ? 1 : 0;
       // The scenario it ran, written and read back, is the same scenario.
