@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "gate/admit_assert.hpp"
+#include "gate/probe.hpp"
 
 namespace admit::fifo {
 
@@ -155,6 +156,7 @@ std::optional<ticket_id> fifo_gate::release_one(ticket_id ticket) {
 release_result fifo_gate::release(std::int64_t now_ns) {
   advance_to(now_ns);
   if (active_ <= 0) {
+    ADMIT_PROBE(core_unbalanced_release);
     ++totals_.unbalanced_release;
     return {false, std::nullopt};
   }
@@ -212,6 +214,7 @@ leave_result fifo_gate::leave(ticket_id ticket, std::int64_t now_ns, status st) 
       }
     }
   }
+  if (promoted) ADMIT_PROBE(core_handover_released_promoted);
   log(st, ticket);
   check_invariants();
   return {leave_outcome::handover_released, promoted};

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "gate/admit_assert.hpp"
+#include "gate/probe.hpp"
 #include "gate/redis/redis_commands.hpp"
 #include "gate/redis/sha1.hpp"
 
@@ -269,6 +270,7 @@ void step_hook(lua_State* L, lua_Debug* /*ar*/) {
     side.steps += steps_per_hook;
     if (side.steps <= side.max_steps) return;
     side.aborting = true;
+    ADMIT_PROBE(lua_step_limit);
     // From now on raise at every instruction, so that a pcall in the script
     // that catches the abort cannot keep it running.
     lua_sethook(L, step_hook, LUA_MASKCOUNT, 1);
@@ -465,9 +467,11 @@ int redis_call_generic(lua_State* L, bool raise) {
     return 1;
   }
   if (raise) {
+    ADMIT_PROBE(lua_call_error_raised);
     note_failed_command(side);
     raise_error_table(L, side.error_text);
   }
+  ADMIT_PROBE(lua_pcall_error_returned);
   push_error_table(L, side.error_text);
   return 1;
 }
@@ -1307,6 +1311,11 @@ void script_engine::drop_kept_tables(cached_script& script) noexcept {
   side_->unlimited = was_unlimited;
 }
 
+reply script_engine::noscript(std::string sha) {
+  ADMIT_PROBE(lua_noscript);
+  return fail(std::move(sha), std::string(noscript_text));
+}
+
 reply script_engine::fail(std::string sha, std::string message) {
   last_error_ = script_error_info{};
   last_error_.sha = std::move(sha);
@@ -1347,7 +1356,7 @@ script_handle script_engine::load_handle(std::string_view body) {
 reply script_engine::call(script_handle handle, std::span<const std::string> keys,
                           std::span<const std::string> args, std::int64_t server_now_us) {
   if (!handle.valid()) return reply::error(last_error_.message.empty() ? std::string(noscript_text) : last_error_.message);
-  if (handle.generation != generation_) return fail("", std::string(noscript_text));
+  if (handle.generation != generation_) return noscript("");
   ADMIT_ASSERT(handle.index < scripts_.size(), "a handle of this generation names a cached script");
   return run(handle.index, keys, args, server_now_us, false);
 }
@@ -1363,7 +1372,7 @@ reply script_engine::eval(std::string_view body, std::span<const std::string> ke
 reply script_engine::evalsha(std::string_view sha, std::span<const std::string> keys,
                              std::span<const std::string> args, std::int64_t server_now_us) {
   const std::size_t* index = find_sha(sha);
-  if (index == nullptr) return fail(std::string(sha), std::string(noscript_text));
+  if (index == nullptr) return noscript(std::string(sha));
   ADMIT_ASSERT(*index < scripts_.size(), "a SHA found names a cached script");
   return run(*index, keys, args, server_now_us, false);
 }
@@ -1593,7 +1602,7 @@ reply script_engine::eval_command(std::span<const std::string> argv, std::int64_
   if (by_sha) {
     const std::string& sha = argv[1];
     const std::size_t* found = find_sha(sha);
-    if (found == nullptr) return fail(sha, std::string(noscript_text));
+    if (found == nullptr) return noscript(sha);
     index = *found;
   } else {
     const std::string& sha = sha_of(argv[1]);

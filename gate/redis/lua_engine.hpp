@@ -163,6 +163,8 @@ class script_engine {
                      bool read_only);
   reply script_command(std::span<const std::string> argv);
   reply fail(std::string sha, std::string message);
+  // NOSCRIPT for `sha` (probed: a client's EVALSHA met a cache that lost its script).
+  reply noscript(std::string sha);
   // The SHA1 of a script body, in hex: remembered for the last few bodies, since a body EVAL'd
   // again (a client's EVAL, a follower replaying the primary's) costs a byte comparison instead of
   // a digest (SHA1 of a 3 KB script is some 77,000 instructions; comparing it, a few hundred).

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "gate/admit_assert.hpp"
+#include "gate/probe.hpp"
 #include "gate/redis/ascii_case.hpp"
 
 namespace admit::redis {
@@ -149,6 +150,7 @@ replica::keyspace::iterator replica::find_live_entry(std::string_view key, std::
   const auto it = keys_.find(key);
   if (it == keys_.end()) return it;
   if (expired(it->second.expire_at_ms, to_ms(server_now_us))) {
+    ADMIT_PROBE(replica_key_expired_on_read);
     keys_.erase(it);
     return keys_.end();
   }
@@ -200,7 +202,10 @@ T* replica::find_value(std::string_view key, std::int64_t server_now_us) {
   stored_value* v = find_live(key, server_now_us);
   if (v == nullptr) return nullptr;
   auto* value = std::get_if<T>(&v->data);
-  if (value == nullptr) throw command_error(std::string(wrongtype_text));
+  if (value == nullptr) {
+    ADMIT_PROBE(replica_wrong_type);
+    throw command_error(std::string(wrongtype_text));
+  }
   return value;
 }
 
@@ -309,6 +314,7 @@ std::int64_t replica::zremrangebyscore(std::string_view key, score_bound min, sc
   sorted_set* set = find_value<sorted_set>(key, server_now_us);
   if (set == nullptr) return 0;
   const std::size_t removed = set->erase_score_range(min, max);
+  if (removed != 0) ADMIT_PROBE(replica_range_removed);
   drop_if_empty(key, *set);
   return static_cast<std::int64_t>(removed);
 }
@@ -434,7 +440,10 @@ std::int64_t replica::incrby(std::string_view key, std::int64_t increment,
   std::int64_t value = 0;
   if (v != nullptr) {
     const auto* text = std::get_if<std::string>(&v->data);
-    if (text == nullptr) throw command_error(std::string(wrongtype_text));
+    if (text == nullptr) {
+    ADMIT_PROBE(replica_wrong_type);
+    throw command_error(std::string(wrongtype_text));
+  }
     const auto parsed = parse_int64(*text);
     if (!parsed) throw command_error(std::string(not_integer_text));
     value = *parsed;
@@ -455,7 +464,10 @@ std::optional<std::string> replica::get(std::string_view key, std::int64_t serve
   const stored_value* v = find_live(key, server_now_us);
   if (v == nullptr) return std::nullopt;
   const auto* text = std::get_if<std::string>(&v->data);
-  if (text == nullptr) throw command_error(std::string(wrongtype_text));
+  if (text == nullptr) {
+    ADMIT_PROBE(replica_wrong_type);
+    throw command_error(std::string(wrongtype_text));
+  }
   return *text;
 }
 
@@ -632,7 +644,10 @@ std::string render_dump(std::span<const key_dump> keys) {
 using argv_span = std::span<const std::string_view>;
 
 struct command_impl {
-  static reply wrongtype() { return error_reply(wrongtype_text); }
+  static reply wrongtype() {
+    ADMIT_PROBE(replica_wrong_type);
+    return error_reply(wrongtype_text);
+  }
 
   // ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
   static reply zadd(replica& r, argv_span argv, std::int64_t now_us) {

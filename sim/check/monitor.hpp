@@ -6,7 +6,7 @@
 //  * the world's invariants, in the world's fixed order (the report's key
 //    order), each enabled or not by checks.invariants, with how often it was
 //    checked and its first violation;
-//  * the coverage probes, in the world's fixed order;
+//  * the run's coverage probes (gate/probe.hpp: the sites count into the scope it installs);
 //  * the bounded trace (trace_ring), whose entry type is the world's own,
 //    and the stream that gets every entry when one is asked for;
 //  * what happens at a violation. A run keeps going to its end, and each
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "gate/admit_assert.hpp"
+#include "gate/probe.hpp"
 #include "sim/check/invariants.hpp"
 #include "sim/check/results.hpp"
 #include "sim/check/trace_ring.hpp"
@@ -58,11 +59,13 @@ constexpr bool are_world_rows(std::span<const char* const> names, unsigned world
 template <class TraceEntry>
 class monitor {
  public:
-  // `invariants` and `probes` in the world's order; `enabled`: the
-  // scenario's checks.invariants (empty: every invariant of the world).
+  // `invariants` in the world's order; `enabled`: the scenario's checks.invariants (empty: every
+  // invariant of the world); `probe_world`: the probes of gate/probe.hpp's table the world reports
+  // (probe::in_fifo, probe::in_lease). The monitor installs the run's probe::scope on this thread
+  // from its construction until tear_down.
   monitor(sim::scheduler& sched, std::span<const char* const> invariants, const std::vector<std::string>& enabled,
-          std::span<const char* const> probes, std::size_t trace_capacity, bool stop_at_first = false)
-      : sched_(sched), trace_(trace_capacity), stop_at_first_(stop_at_first) {
+          std::uint8_t probe_world, std::size_t trace_capacity, bool stop_at_first = false)
+      : sched_(sched), probe_world_(probe_world), trace_(trace_capacity), stop_at_first_(stop_at_first) {
     ADMIT_ASSERT(invariants.size() <= max_invariants, "a world's invariants fit the monitor's mask");
     results_.reserve(invariants.size());
     for (const char* name : invariants) {
@@ -73,12 +76,10 @@ class monitor {
       if (r.enabled) checking_ |= std::uint64_t{1} << results_.size();
       results_.push_back(std::move(r));
     }
-    probe_names_ = probes;
-    probes_.assign(probes.size(), 0);
     levels_.resize(invariants.size());
     ADMIT_ASSERT(results_.size() == invariants.size() && levels_.size() == results_.size(),
                  "one result and one level state per invariant of the world");
-    ADMIT_ASSERT(probes_.size() == probe_names_.size(), "one count per probe of the world");
+    ADMIT_ASSERT(probe_world_ != 0, "a world reports some probes");
     ADMIT_ASSERT(results_.size() == max_invariants || checking_ >> results_.size() == 0,
                  "only the world's own invariants are checked");
   }
@@ -130,12 +131,6 @@ class monitor {
 
   bool enabled(std::size_t which) const { return results_[which].enabled; }
 
-  void hit(std::size_t probe) {
-    ADMIT_ASSERT(probe < probes_.size(), "a probe of this world");
-    if (torn_down_) return;
-    ++probes_[probe];
-  }
-
   // The slot for the next trace entry, or nullptr (none kept, frozen, or
   // torn down: then the entry is not counted either).
   TraceEntry* trace() { return torn_down_ ? nullptr : trace_.next(); }
@@ -157,14 +152,16 @@ class monitor {
         if (levels_[i].open) close_window(results_[i], levels_[i], true);
     torn_down_ = true;
     checking_ = 0;
+    probes_.freeze();  // what the teardown does is no path the run took
   }
 
   // The results, for the run's record: the invariants and the probes.
   std::vector<invariant_result> take_invariants() { return std::move(results_); }
   probe_counts probes() const {
     probe_counts out;
-    out.reserve(probes_.size());
-    for (std::size_t i = 0; i < probes_.size(); ++i) out.emplace_back(probe_names_[i], probes_[i]);
+    for (const probe::row& r : probe::table)
+      if ((r.worlds & probe_world_) != 0)
+        out.emplace_back(std::string(r.name), probes_.get().n[static_cast<std::size_t>(r.s)]);
     return out;
   }
 
@@ -326,8 +323,8 @@ class monitor {
   sim::scheduler& sched_;
   std::vector<invariant_result> results_;
   std::uint64_t checking_ = 0;  // bit i: invariant i is enabled and the run is not torn down
-  std::span<const char* const> probe_names_;
-  std::vector<std::uint64_t> probes_;
+  std::uint8_t probe_world_;
+  probe::scope probes_;
   std::vector<level_state> levels_;  // one per invariant (used by the level ones)
   trace_ring<TraceEntry> trace_;
   bool stop_at_first_;

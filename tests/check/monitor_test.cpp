@@ -2,6 +2,8 @@
 // and the verdict rules (sim/check).
 #include <array>
 #include <catch2/catch.hpp>
+
+#include <thread>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,7 +24,7 @@ std::vector<int> kept(const check::trace_ring<int>& ring) {
 }
 
 constexpr std::array<const char*, 2> two_invariants = {"gate_inflight_le_cap", "liveness"};
-constexpr std::array<const char*, 2> two_probes = {"queued", "promoted"};
+constexpr std::uint8_t fifo_probes = admit::probe::in_fifo;
 
 check::invariant_result broken(const char* name) {
   check::invariant_result r;
@@ -107,7 +109,7 @@ TEST_CASE("a world's invariant list must be exactly the table's rows for it") {
 
 TEST_CASE("with stop_at_first the monitor records the first violation, freezes the trace and stops the scheduler") {
   sim::scheduler sched;
-  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8, /*stop_at_first=*/true);
+  check::monitor<int> mon(sched, two_invariants, {}, fifo_probes, 8, /*stop_at_first=*/true);
   int runs = 0;
   sched.schedule_at(10, [&] {
     ++runs;
@@ -135,7 +137,7 @@ TEST_CASE("with stop_at_first the monitor records the first violation, freezes t
 
 TEST_CASE("by default a run keeps going: every failed step of an event invariant is a window") {
   sim::scheduler sched;
-  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  check::monitor<int> mon(sched, two_invariants, {}, fifo_probes, 8);
   int runs = 0;
   sched.schedule_at(10, [&] {
     ++runs;
@@ -176,7 +178,7 @@ TEST_CASE("by default a run keeps going: every failed step of an event invariant
 
 TEST_CASE("a level invariant's windows: open above the bound, peak, close at or below it, exact totals") {
   sim::scheduler sched;
-  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  check::monitor<int> mon(sched, two_invariants, {}, fifo_probes, 8);
   int described = 0;
   // value at time: 3@0, 5@100, 7@150, 6@180, 4@200 (closes), 9@300, 8@350, still above at the end (500).
   const std::vector<std::pair<sim::vtime_ns, std::int64_t>> steps = {{0, 3},   {100, 5}, {150, 7}, {180, 6},
@@ -223,7 +225,7 @@ TEST_CASE("a level invariant's windows: open above the bound, peak, close at or 
 
 TEST_CASE("the window list is bounded, its totals are not") {
   sim::scheduler sched;
-  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  check::monitor<int> mon(sched, two_invariants, {}, fifo_probes, 8);
   const std::size_t n = check::max_windows_kept + 10;
   for (std::size_t i = 0; i < n; ++i) {
     const auto t = static_cast<sim::vtime_ns>(10 * i);
@@ -240,7 +242,7 @@ TEST_CASE("the window list is bounded, its totals are not") {
 
 TEST_CASE("an invariant left out of checks.invariants is not checked") {
   sim::scheduler sched;
-  check::monitor<int> mon(sched, two_invariants, {"liveness"}, two_probes, 8);
+  check::monitor<int> mon(sched, two_invariants, {"liveness"}, fifo_probes, 8);
   mon.check(0, false, [] { return std::string("not checked"); });
   CHECK_FALSE(mon.stopped());
   const auto results = mon.take_invariants();
@@ -252,27 +254,60 @@ TEST_CASE("an invariant left out of checks.invariants is not checked") {
 
 TEST_CASE("after teardown nothing is checked, counted or traced") {
   sim::scheduler sched;
-  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
-  mon.hit(1);
+  check::monitor<int> mon(sched, two_invariants, {}, fifo_probes, 8);
+  ADMIT_PROBE(fifo_promoted);
+  ADMIT_PROBE(lease_portal_429);  // counted, but not a probe of this world's report
   mon.tear_down();
-  mon.hit(1);
+  ADMIT_PROBE(fifo_promoted);
   mon.check(0, false, [] { return std::string("during teardown"); });
   CHECK(mon.trace() == nullptr);
   CHECK(mon.trace_entries().total() == 0);
   CHECK_FALSE(mon.stopped());
   const check::probe_counts probes = mon.probes();
-  REQUIRE(probes.size() == 2);
+  // The FIFO world's probes of the table, in its order.
+  std::size_t fifo_rows = 0;
+  for (const auto& r : admit::probe::table) fifo_rows += (r.worlds & admit::probe::in_fifo) != 0;
+  REQUIRE(probes.size() == fifo_rows);
   CHECK(probes[0] == std::pair<std::string, std::uint64_t>{"queued", 0});
-  CHECK(probes[1] == std::pair<std::string, std::uint64_t>{"promoted", 1});
+  CHECK(probes[3] == std::pair<std::string, std::uint64_t>{"promoted", 1});
+}
+
+TEST_CASE("a probe counts into the scope current on its thread, and nowhere without one") {
+  ADMIT_PROBE(lua_noscript);  // no scope: counts nowhere, and is no error
+  admit::probe::counts* before = admit::probe::current;
+  {
+    admit::probe::scope outer;
+    ADMIT_PROBE(lua_noscript);
+    {
+      admit::probe::scope inner;
+      ADMIT_PROBE(lua_noscript);
+      ADMIT_PROBE(lua_noscript);
+      CHECK(inner.get().n[static_cast<std::size_t>(admit::probe::site::lua_noscript)] == 2);
+    }
+    ADMIT_PROBE(lua_noscript);
+    CHECK(outer.get().n[static_cast<std::size_t>(admit::probe::site::lua_noscript)] == 2);
+    outer.freeze();
+    ADMIT_PROBE(lua_noscript);
+    CHECK(outer.get().n[static_cast<std::size_t>(admit::probe::site::lua_noscript)] == 2);
+  }
+  CHECK(admit::probe::current == before);
+  // Another thread's run has its own scope.
+  admit::probe::scope mine;
+  std::thread other([] {
+    admit::probe::scope theirs;
+    ADMIT_PROBE(replica_wrong_type);
+  });
+  other.join();
+  CHECK(mine.get().n[static_cast<std::size_t>(admit::probe::site::replica_wrong_type)] == 0);
 }
 
 TEST_CASE("an index outside the world's invariants is an assertion, not a stray write") {
   sim::scheduler sched;
-  check::monitor<int> mon(sched, two_invariants, {}, two_probes, 8);
+  check::monitor<int> mon(sched, two_invariants, {}, fifo_probes, 8);
   CHECK_THROWS_AS(mon.check(2, false, [] { return std::string(); }), admit::assertion_failure);
   CHECK_THROWS_AS(mon.check(64, false, [] { return std::string(); }), admit::assertion_failure);
   // Skipped checks still refuse it: with every invariant disabled, and after teardown.
-  check::monitor<int> none_enabled(sched, two_invariants, {"expired_leases_reaped"}, two_probes, 8);
+  check::monitor<int> none_enabled(sched, two_invariants, {"expired_leases_reaped"}, fifo_probes, 8);
   none_enabled.check(1, false, [] { return std::string("not checked"); });
   CHECK_THROWS_AS(none_enabled.check(2, false, [] { return std::string(); }), admit::assertion_failure);
   mon.tear_down();

@@ -119,7 +119,7 @@ rc::detail::TestResult check_property(bool quiet) {
 }
 
 constexpr std::array<const char*, 2> two_invariants = {"gate_inflight_le_cap", "liveness"};
-constexpr std::array<const char*, 1> one_probe = {"queued"};
+constexpr std::uint8_t one_probe = admit::probe::in_fifo;
 
 }  // namespace
 

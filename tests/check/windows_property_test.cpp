@@ -27,7 +27,7 @@ using namespace admit;
 namespace {
 
 constexpr std::array<const char*, 2> invariants = {"portal_inflight_le_cap", "liveness"};
-constexpr std::array<const char*, 1> probes = {"queued"};
+constexpr std::uint8_t probes = admit::probe::in_fifo;
 
 struct step {
   sim::vtime_ns gap = 0;  // after the previous step (0: the same instant)

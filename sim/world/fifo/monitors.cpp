@@ -10,7 +10,7 @@
 namespace admit::world::fifo_world {
 
 fifo_monitors::fifo_monitors(run_context& ctx, const gate_set& gates, const request_pool& pool)
-    : mon_(ctx.sched, invariant_names, ctx.sc.checks.invariants, probe_names,
+    : mon_(ctx.sched, invariant_names, ctx.sc.checks.invariants, probe::in_fifo,
            static_cast<std::size_t>(ctx.sc.checks.trace_capacity), ctx.sc.checks.stop_at_first),
       ctx_(ctx),
       gates_(gates),

@@ -85,33 +85,6 @@ class fifo_monitors {
   static_assert(check::are_world_rows(invariant_names, check::world_fifo),
                 "the FIFO world reports every invariant row that applies to it, once");
 
-  enum probe : std::size_t {
-    p_queued,
-    p_queue_full,
-    p_wait_timeout,
-    p_promoted,
-    p_promotion_beat_deadline,
-    p_promotion_beat_cancel,
-    p_cancelled_waiting,
-    p_cancelled_working,
-    p_client_gave_up_first,
-    p_worker_failed_starting,
-    p_event_log_wrapped,
-    p_count,
-  };
-  static constexpr std::array<const char*, p_count> probe_names = {
-      "queued",
-      "queue_full",
-      "wait_timeout",
-      "promoted",
-      "promotion beat the deadline",
-      "promotion beat a cancellation",
-      "cancelled while waiting",
-      "cancelled while working (lease held to the end)",
-      "client gave up before the answer",
-      "worker failed while starting",
-      "event log wrapped around",
-  };
   // Trace texts of the faults (static strings; record_results tells them by their text).
   static constexpr const char* fault_texts[] = {"crash worker:0", "restart worker:0", "stall worker:0",
                                                 "partition portal", "client_timeout_burst"};
@@ -159,7 +132,6 @@ class fifo_monitors {
                                     std::int64_t waiting, std::uint64_t ref) {
     if (live_entry* e = mon_.trace()) *e = live_entry{ctx_.sched.now_ns(), source, what, active, waiting, ref};
   }
-  void hit(probe p) { mon_.hit(p); }
   // Totals over every gate, sampled into the run's timeline.
   [[gnu::always_inline]] void sample_series() {
     std::int64_t active = 0, waiting = 0;
@@ -260,7 +232,7 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
     case fifo::status::promoted:
       ++g.granted;
       if (e.st == fifo::status::promoted) {
-        hit(p_promoted);
+        ADMIT_PROBE(fifo_promoted);
         queue_order& order = g.order();
         const queue_order::queued_ticket* oldest = order.oldest();
         const bool in_order = oldest != nullptr && oldest->ticket == e.ticket;
@@ -281,7 +253,7 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
       }
       break;
     case fifo::status::queued:
-      hit(p_queued);
+      ADMIT_PROBE(fifo_queued);
       g.order().queued(e.ticket);
       break;
     case fifo::status::released:
@@ -297,12 +269,12 @@ inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
       queue_order::queued_ticket* q = g.order().still_queued(e.ticket);
       const bool was_waiting = q != nullptr;
       if (q != nullptr) q->left = true;
-      if (e.st == fifo::status::wait_timeout) hit(was_waiting ? p_wait_timeout : p_promotion_beat_deadline);
-      else hit(was_waiting ? p_cancelled_waiting : p_promotion_beat_cancel);
+      if (e.st == fifo::status::wait_timeout) was_waiting ? ADMIT_PROBE(fifo_wait_timeout) : ADMIT_PROBE(fifo_promotion_beat_deadline);
+      else was_waiting ? ADMIT_PROBE(fifo_cancelled_waiting) : ADMIT_PROBE(fifo_promotion_beat_cancel);
       break;
     }
     case fifo::status::queue_full:
-      hit(p_queue_full);
+      ADMIT_PROBE(fifo_queue_full);
       break;
   }
 }

@@ -141,7 +141,7 @@ class request_handler {
     if (lane* l = ctx_.rec.series.lane_for(r->number)) l->granted_ns = granted_at;
     ctx_.rec.metrics.wait_ns.add(granted_at - r->out.arrived_ns);
     if (r->a.fail == scenario::failure::constructor) {
-      monitors_.hit(fifo_monitors::p_worker_failed_starting);
+      ADMIT_PROBE(fifo_worker_failed_starting);
       lease.reset();
       responses_.respond(*r, 500, "internal_error");
       return;
@@ -183,7 +183,7 @@ class request_handler {
     ctx_.rec.metrics.service_ns.add(ctx_.sched.now_ns() - r->granted_ns);
     r->lease.reset();  // only now has the work really ended
     if (wec) {
-      monitors_.hit(fifo_monitors::p_cancelled_working);
+      ADMIT_PROBE(fifo_cancelled_working);
       responses_.respond(*r, 499, "cancelled");
     } else {
       responses_.respond(*r, 200, "completed");

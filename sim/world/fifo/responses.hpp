@@ -57,7 +57,7 @@ class responses {
     ADMIT_ASSERT(!r.out.responded, "a client gives up only on a request not yet answered");
     r.out.client_timed_out = true;
     ++ctx_.rec.metrics.client_timeouts;
-    monitors_.hit(fifo_monitors::p_client_gave_up_first);
+    ADMIT_PROBE(fifo_client_gave_up_first);
     monitors_.trace(nullptr, "client ReadTimeout", 0, 0, r.number);
     if (lane* l = ctx_.rec.series.lane_for(r.number)) l->gave_up_ns = ctx_.sched.now_ns();
     if (r.keep) ctx_.rec.outcomes[r.out.id] = r.out;

@@ -118,7 +118,7 @@ class world final {
     for (const auto& g : gates_)
       if (g->gate().core().cfg().event_log_capacity > 0 &&
           g->gate().core().last_order() > static_cast<std::uint64_t>(g->gate().core().cfg().event_log_capacity))
-        monitors_.hit(fifo_monitors::p_event_log_wrapped);
+        ADMIT_PROBE(fifo_event_log_wrapped);
     ctx_.rec.metrics.simulated_ns = ctx_.sched.now_ns();
     ctx_.rec.diagnostics = {.events = ctx_.sched.events_run(), .sequence_numbers = ctx_.sched.next_sequence()};
     check_accounts();

@@ -12,7 +12,7 @@ namespace admit::world::lease {
 
 lease_monitors::lease_monitors(sim::scheduler& sched, const scenario::scenario& sc, std::size_t trace_capacity,
                                run_metrics& metrics, lease_metrics& lease)
-    : mon_(sched, lease_invariant_names, sc.checks.invariants, lease_probe_names, trace_capacity,
+    : mon_(sched, lease_invariant_names, sc.checks.invariants, probe::in_lease, trace_capacity,
            sc.checks.stop_at_first),
       sched_(sched),
       metrics_(metrics), lease_(lease), limit_(sc.gates.front().lease.limit),
@@ -99,11 +99,11 @@ void lease_monitors::on(const fact::call_sent&) { ++lease_.redis_calls; }
 
 void lease_monitors::on(const fact::call_failed&) { ++lease_.redis_errors; }
 
-void lease_monitors::on(const fact::reply_lost&) { hit(lp_lost_reply); }
+void lease_monitors::on(const fact::reply_lost&) { ADMIT_PROBE(lease_lost_reply); }
 
 void lease_monitors::on(const fact::permit_taken& f) {
   ++lease_.leases_reaped_live;
-  hit(lp_reaped_live);
+  ADMIT_PROBE(lease_reaped_live);
   trace("redis",
         trace_text(f.with_key ? "lease expired with its key " : "reaped live lease ")
             .word(f.member)
@@ -128,11 +128,11 @@ void lease_monitors::on(const fact::script_ran& f) {
                              (noscript ? " (EVALSHA of a script the server's cache lost: the client resends it by EVAL)" : "");
     trace("redis", trace_text(what).word(text), f.members, f.worker);
   }
-  if (f.op == redis::script_op::acquire && f.reply.ok() && !f.reply.granted()) hit(lp_refused_at_limit);
+  if (f.op == redis::script_op::acquire && f.reply.ok() && !f.reply.granted()) ADMIT_PROBE(lease_refused_at_limit);
   if (f.op == redis::script_op::acquire && f.reply.granted() && f.was_member) [[unlikely]] {
     // A retried acquire granted again: the member takes no second permit, so nothing is harmed (an
     // overshoot would be gate_inflight_le_cap's); the report counts it and says what became of the first.
-    hit(lp_regranted);
+    ADMIT_PROBE(lease_regranted);
     ++lease_.regrants;
     if (lease_.regrant_example.empty() && causes_ != nullptr) lease_.regrant_example = causes_->regrant(f.worker, f.token);
   }
@@ -160,7 +160,7 @@ void lease_monitors::portal_counts(const fact::portal_counts& at) {
 void lease_monitors::on(const fact::portal_refused& f) {
   portal_counts(f.at);
   ++lease_.portal_429;
-  hit(lp_portal_429);
+  ADMIT_PROBE(lease_portal_429);
   trace("portal", trace_text("429 for item ").number(static_cast<std::int64_t>(f.number)), f.at.open, f.at.worker);
 }
 
@@ -180,7 +180,7 @@ void lease_monitors::on(const fact::client_left& f) {
     return;
   }
   ++metrics_.client_timeouts;
-  hit(lp_client_read_timeout);
+  ADMIT_PROBE(lease_client_read_timeout);
   trace("worker", trace_text("ReadTimeout item ").number(number), f.open, f.worker);
 }
 
@@ -202,14 +202,14 @@ void lease_monitors::on(const fact::gave_up& f) {
     trace("worker", trace_text().word("requeued " + f.token + " and exited (" + why + ")"), f.holders, f.worker);
     return;
   }
-  hit(f.unreachable ? lp_deferred_unreachable : lp_deferred);
+  f.unreachable ? ADMIT_PROBE(lease_deferred_unreachable) : ADMIT_PROBE(lease_deferred);
   ++lease_.deferred;
   trace("worker", trace_text().word("deferred " + f.token + " (" + why + ")"), f.holders, f.worker);
 }
 
 void lease_monitors::on(const fact::granted& f) {
   metrics_.wait_ns.add(f.waited_ns);
-  if (f.attempts > 1) hit(lp_granted_after_backoff);
+  if (f.attempts > 1) ADMIT_PROBE(lease_granted_after_backoff);
   lease_.holders_max = std::max(lease_.holders_max, f.holders);
   trace("worker", trace_text("holds ").word(f.token), f.holders, f.worker);
 }
@@ -218,17 +218,17 @@ void lease_monitors::on(const fact::served& f) { metrics_.service_ns.add(f.servi
 
 void lease_monitors::on(const fact::release_failed&) {
   ++lease_.failed_releases;
-  hit(lp_failed_release);
+  ADMIT_PROBE(lease_failed_release);
 }
 
 void lease_monitors::on(const fact::renewal_lost& f) {
   ++lease_.renewals_lost;
-  hit(lp_renewal_lost);
+  ADMIT_PROBE(lease_renewal_lost);
   trace("worker", trace_text("renewal lost ").word(f.token), f.holders, f.worker);
 }
 
 void lease_monitors::on(const fact::worker_crashed& f) {
-  if (f.held) hit(lp_crash_while_holding);
+  if (f.held) ADMIT_PROBE(lease_crash_while_holding);
 }
 
 void lease_monitors::on(const fact::item_queued& f) {

@@ -50,36 +50,6 @@ inline constexpr std::array<const char*, l_count> lease_invariant_names = {
 static_assert(check::are_world_rows(lease_invariant_names, check::world_lease),
               "the lease world reports exactly the invariant table's lease rows");
 
-enum lease_probe : std::size_t {
-  lp_refused_at_limit,
-  lp_granted_after_backoff,
-  lp_deferred,
-  lp_deferred_unreachable,
-  lp_lost_reply,
-  lp_reaped_live,
-  lp_failed_release,
-  lp_renewal_lost,
-  lp_crash_while_holding,
-  lp_portal_429,
-  lp_client_read_timeout,
-  lp_regranted,
-  lp_count,
-};
-inline constexpr std::array<const char*, lp_count> lease_probe_names = {
-    "acquire refused at the limit",
-    "granted after backing off",
-    "item deferred at the acquire timeout",
-    "item deferred: Redis unreachable",
-    "a script ran but its reply was lost",
-    "lease reaped while its holder worked",
-    "release failed (expiry is the backstop)",
-    "renewal found the lease gone",
-    "crash while holding a permit",
-    "portal answered 429",
-    "client read timeout at the portal",
-    "a held token granted again (no second permit)",
-};
-
 // The text of one trace entry, `head word mid number tail`, named part by
 // part: trace_text("acquire ").word(token), trace_text("open item ").number(n).
 class trace_text {
@@ -226,7 +196,6 @@ class lease_monitors final : public fact_sink {
 
  private:
   std::array<std::uint64_t, scenario::fault_kind_count> faults_injected_{};  // by kind, as they began
-  [[gnu::always_inline]] void hit(lease_probe p) { mon_.hit(p); }
   // The slot test inline (most runs keep no trace), the entry's fields out of line.
   [[gnu::always_inline]] void trace(const char* source, const trace_text& text, std::int64_t count,
                                     std::uint64_t ref) {
