@@ -169,6 +169,11 @@ placement_summary enumerate_placements(const scenario::scenario& base, const pla
             ++v.skipped_past_horizon;
             continue;
           }
+          // Never more placements queued than the runs left: memory stays within the bound too.
+          if (v.runs + next.size() >= limits.max_runs) {
+            cut = true;
+            break;
+          }
           std::vector<vtime_ns> child = level[i];
           child.push_back(c);
           next.push_back(std::move(child));

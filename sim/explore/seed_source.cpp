@@ -157,6 +157,7 @@ class guided_source final : public seed_source {
       for (const auto& [name, count] : r.coverage)
         if (count > 0) seen[name] = is_near_miss(name);
     std::uint64_t weight = 0;
+    std::uint64_t near_weight = 0;  // the near misses' part: what the tuned parameters are scored by
     bool novel = false, near = false;
     for (const auto& [name, miss] : seen) {
       std::uint64_t& h = hits_[name];
@@ -167,14 +168,16 @@ class guided_source final : public seed_source {
         // little; a permit lost under its holder, the first half of most breaks, by much), and does
         // not fade as it recurs: near misses are where a search should stay.
         near = near || 2 * h <= clean_;
-        weight += near_miss_factor * rare_unit * (clean_ + 1 - h) / (clean_ + 1);
+        const std::uint64_t w = near_miss_factor * rare_unit * (clean_ + 1 - h) / (clean_ + 1);
+        weight += w;
+        near_weight += w;
       } else {
         weight += rare_unit / (1 + h);
       }
       ++h;
     }
     ++clean_;
-    for (std::size_t i = 0; i < arms.size(); ++i) arms_[i].add(arms[i], weight);
+    for (std::size_t i = 0; i < arms.size(); ++i) arms_[i].add(arms[i], near_weight);
     // An entry is something to mutate: drawn faults, none cut by the draw's limit.
     if (!(novel || near) || o.plan->e.drawn.empty() || !o.plan->e.sc.faults.draw_limited.empty()) return;
     entry e;

@@ -11,16 +11,18 @@
 //   guided  swarm testing with feedback. The source learns, in seed order,
 //           which coverage buckets (docs/explore.md, "Coverage") each judged
 //           seed hit, and scores it: each bucket it hit counts 1 / (1 + the
-//           earlier seeds that hit it), a near miss four times that. Each seed
+//           earlier seeds that hit it), a near miss four times the share of
+//           earlier clean seeds that did not reach it. Each seed
 //           is, by a fair coin of its own stream ("explore/guided"), either
 //           a tuned swarm draw or a mutant:
 //           - tuned: the swarm's parameters (each kind off or in a quarter of
 //             [1, bound] per hour; mean_duration, max_step and
 //             max_replication_lag each in a quarter of [bound / 10, bound])
 //             are drawn half the time uniformly and half the time in
-//             proportion to the mean score of the seeds that drew the same
-//             choice (a choice never drawn counts as the best), then a value
-//             uniform in the quarter, then the faults by the world's rule;
+//             proportion to the mean near-miss score of the seeds that drew
+//             the same choice (a choice never drawn counts as the best), then
+//             a value uniform in the quarter, then the faults by the world's
+//             rule;
 //           - mutant: a corpus entry (the 64 heaviest seeds among those that
 //             hit a bucket no seed had hit, or a near miss), picked in
 //             proportion to its score / (1 + its mutants so far): its workload
