@@ -72,6 +72,20 @@ std::string orders_summary_path(const orders_request& req) {
 
 namespace {
 
+// The first keys of an order mode's summary: format, the scenario (name, file, sha256), mode, seed.
+json summary_head(const orders_request& req, const char* mode, std::uint64_t seed) {
+  json out;
+  out["format"] = "admitsim-explore/1";
+  json scj;
+  scj["name"] = req.base->name;
+  scj["file"] = req.file;
+  scj["sha256"] = reports::sha256_hex(req.bytes);
+  out["scenario"] = std::move(scj);
+  out["mode"] = mode;
+  out["seed"] = seed;
+  return out;
+}
+
 // "1 pause" / "2 faults (pause, crash)".
 std::string faults_named(const std::vector<scenario::fault_spec>& faults) {
   if (faults.size() == 1) return std::string("1 ") + scenario::fault_row(faults.front().kind).name;
@@ -172,15 +186,7 @@ int run_placements(const orders_request& req) {
   }
   const int rc = why.empty() ? exit_as_expected : exit_not_expected;
 
-  json out;
-  out["format"] = "admitsim-explore/1";
-  json scj;
-  scj["name"] = req.base->name;
-  scj["file"] = req.file;
-  scj["sha256"] = reports::sha256_hex(req.bytes);
-  out["scenario"] = std::move(scj);
-  out["mode"] = "placements";
-  out["seed"] = sum.seed;
+  json out = summary_head(req, "placements", sum.seed);
   json bounds;
   bounds["max_placements"] = lim.max_runs;
   bounds["instants"] = "1ns before and after each trace entry of the run with the faults placed before it"
@@ -264,15 +270,7 @@ int run_orders(const orders_request& req) {
   }
   const int rc = why.empty() ? exit_as_expected : exit_not_expected;
 
-  json out;
-  out["format"] = "admitsim-explore/1";
-  json scj;
-  scj["name"] = req.base->name;
-  scj["file"] = req.file;
-  scj["sha256"] = reports::sha256_hex(req.bytes);
-  out["scenario"] = std::move(scj);
-  out["mode"] = "exhaustive";
-  out["seed"] = sum.seed;
+  json out = summary_head(req, "exhaustive", sum.seed);
   json bounds;
   bounds["max_delays"] = lim.max_delays;
   bounds["max_orders"] = lim.max_orders;
