@@ -241,6 +241,11 @@ int run_orders(const orders_request& req) {
     if (v.counterexample_orders != 0)
       why.push_back(std::to_string(v.counterexample_orders) + " orders" + (v.variant.empty() ? "" : " of " + v.variant) +
                     " broke an invariant the expectation does not allow");
+    // A cut enumeration judged only the orders it ran: no pass (as a cut --placements search).
+    if (!v.complete)
+      why.push_back("the enumeration" + (v.variant.empty() ? std::string() : " of " + v.variant) +
+                    " stopped at --max-orders " + std::to_string(lim.max_orders) +
+                    " before every order within the delay bound ran (inconclusive)");
     json vj;
     vj["variant"] = v.variant;
     vj["orders"] = v.orders;

@@ -11,8 +11,9 @@
 // replays one order it reported, and with --trace writes every trace entry
 // of that run as JSON lines (trace_file.hpp). Exit codes: 0 nothing contradicts the
 // scenario's expectation (for --order: the run came out as expected); 1 an
-// order broke an invariant the expectation does not allow (for --order: the
-// run did not come out as expected); 2 bad input.
+// order broke an invariant the expectation does not allow, or --max-orders
+// cut the enumeration (inconclusive) (for --order: the run did not come out
+// as expected); 2 bad input.
 //
 // --placements runs every placement of the scenario's scheduled faults at the
 // instants its run acts (sim/explore/placement.hpp) and writes

@@ -70,6 +70,10 @@ expect_rc 2 "$bin" explore "$race" --max-delays 3
 expect_rc 2 "$bin" explore "$race" --exhaustive --first-seed 3
 expect_rc 2 "$bin" explore "$race" --order '' --shard 0/2
 expect_rc 2 "$bin" explore "$race" --exhaustive --max-orders 0 --out "$tmp/x"
+# A cut enumeration is no pass: exit 1, inconclusive, the summary not complete.
+expect_rc 1 "$bin" explore "$race" --exhaustive --max-orders 2 --out "$tmp/cut" --quiet
+grep -q '"complete": false' "$tmp/cut/"*-orders.json || fail "a cut enumeration says it is complete"
+grep -q "inconclusive" "$tmp/cut/"*-orders.json || fail "a cut enumeration does not say why it is no pass"
 expect_rc 2 "$bin" explore "$race" --order '' --variant seed
 # --placements: every placement of the scenario's one failover. The unacknowledged variants break as
 # the scenario expects and WAIT's holds for every placement (exit 0); the first violating placement
