@@ -83,9 +83,9 @@ expect_rc 2 "$bin" explore "$steps" --until-bound 1% --shard 0/2 --out "$tmp/x"
 # --search guided: the same summary for every --jobs; its first finding's replay command finds it
 # again (the search up to it), and its explored scenario, written when shrunk, breaks under admitsim run.
 faults=scenarios/explore_redis_faults.json
-expect_rc 0 "$bin" explore "$faults" --search guided --seeds 60 --jobs 2 --out "$tmp/g1" --quiet --shrink-max 1
+expect_rc 0 "$bin" explore "$faults" --search guided --seeds 30 --jobs 2 --out "$tmp/g1" --quiet --shrink-max 1
 cp "$tmp/g1/explore_redis_faults-explore.json" "$tmp/guided-jobs2.json"
-expect_rc 0 "$bin" explore "$faults" --search guided --seeds 60 --jobs 1 --out "$tmp/g1" --quiet --shrink-max 1
+expect_rc 0 "$bin" explore "$faults" --search guided --seeds 30 --jobs 1 --out "$tmp/g1" --quiet --shrink-max 1
 cmp -s "$tmp/guided-jobs2.json" "$tmp/g1/explore_redis_faults-explore.json" ||
   fail "a guided search's summary differs between --jobs 1 and --jobs 2"
 grep -q '"mode": "guided"' "$tmp/g1/explore_redis_faults-explore.json" || fail "the summary does not name the guided search"

@@ -77,14 +77,17 @@ grep -q "inconclusive" "$tmp/cut/"*-orders.json || fail "a cut enumeration does 
 expect_rc 2 "$bin" explore "$race" --order '' --variant seed
 # --placements: every placement of the scenario's one failover. The unacknowledged variants break as
 # the scenario expects and WAIT's holds for every placement (exit 0); the first violating placement
-# is a scenario admitsim run breaks; the same summary for --jobs 1 and 2.
+# is a scenario admitsim run breaks.
 fo=scenarios/redis_failover.json
-expect_rc 0 "$bin" explore "$fo" --placements --jobs 2 --out "$tmp/pl" --quiet
-cp "$tmp/pl/redis_failover-placements.json" "$tmp/placements-jobs2.json"
-expect_rc 0 "$bin" explore "$fo" --placements --jobs 1 --out "$tmp/pl"
-cmp -s "$tmp/placements-jobs2.json" "$tmp/pl/redis_failover-placements.json" || fail "--placements differs between --jobs 1 and 2"
+expect_rc 0 "$bin" explore "$fo" --placements --jobs 2 --out "$tmp/pl"
 grep -q "runs of wait_ack: held for every placement of 1 redis_failover" "$tmp/err" || fail "no statement of every placement"
 grep -q '"mode": "placements"' "$tmp/pl/redis_failover-placements.json" || fail "the summary does not name its mode"
+# The same summary for any --jobs (a FIFO crash's 15 placements, cheap under the sanitizers too).
+crash=scenarios/fifo_crash_restart.json
+expect_rc 0 "$bin" explore "$crash" --placements --jobs 2 --out "$tmp/pc" --quiet
+cp "$tmp/pc/fifo_crash_restart-placements.json" "$tmp/placements-jobs2.json"
+expect_rc 0 "$bin" explore "$crash" --placements --jobs 1 --out "$tmp/pc" --quiet
+cmp -s "$tmp/placements-jobs2.json" "$tmp/pc/fifo_crash_restart-placements.json" || fail "--placements differs between --jobs 1 and 2"
 expect_rc 0 "$bin" run "$tmp/pl/redis_failover-seed-placed.json" --out "$tmp/placed.json" --quiet
 grep -q '"verdict": "violation"' "$tmp/placed.json" || fail "the first violating placement does not break under admitsim run"
 # A cut search is no statement about every placement: exit 1, inconclusive.
