@@ -18,6 +18,7 @@
 #include "gate/probe.hpp"
 #include "gate/redis/redis_commands.hpp"
 #include "gate/redis/sha1.hpp"
+#include "gate/redis/write_effects.hpp"
 
 extern "C" {
 #include <lauxlib.h>
@@ -221,6 +222,9 @@ struct script_engine::lua_side {
   std::string error_text;          // the error a Lua phase must push or raise
   std::string failed_command;      // the last redis.call that raised an error ...
   std::string failed_command_error;  // ... and its error text
+
+  // Where each write command a script applied is kept (set_effects); null: nowhere.
+  write_effects* effects = nullptr;
 };
 
 namespace {
@@ -402,7 +406,10 @@ command_outcome run_command(lua_State* L, lua_side& side, int argc) noexcept {
       side.command_reply = known->command != nullptr
                                ? replica_of(side).execute_found(known->command, argv, side.now_us, bus_of(side))
                                : replica_of(side).execute(argv, side.now_us, bus_of(side));
-    if (!side.command_reply.is_error()) return command_outcome::ok;
+    if (!side.command_reply.is_error()) {
+      if (flags.write && side.effects != nullptr) side.effects->add(argv);
+      return command_outcome::ok;
+    }
     const std::string& text = side.command_reply.text;
     if (text.starts_with("ERR unknown command '")) {
       // A real Redis command (checked above) that the replica does not model.
@@ -1650,7 +1657,14 @@ reply script_engine::execute(std::span<const std::string> argv, std::int64_t ser
     std::vector<std::string_view> views(argv.begin(), argv.end());
     return info_reply(views, facts_, server_now_us);
   }
-  return data_.execute(argv, server_now_us, bus_);
+  reply answer = data_.execute(argv, server_now_us, bus_);
+  if (side_->effects != nullptr && !answer.is_error() && commands::flags_of(name).write) {
+    const std::vector<std::string_view> views(argv.begin(), argv.end());
+    side_->effects->add(views);
+  }
+  return answer;
 }
+
+void script_engine::set_effects(write_effects* sink) noexcept { side_->effects = sink; }
 
 }  // namespace admit::redis

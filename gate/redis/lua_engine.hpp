@@ -53,6 +53,8 @@ struct lua_State;
 
 namespace admit::redis {
 
+class write_effects;
+
 struct script_limits {
   std::uint64_t max_steps = 100'000'000;     // Lua VM instructions per script call (checked every 1000)
   std::size_t max_memory_bytes = 256u << 20;  // the Lua state's heap (the allocator refuses past it)
@@ -116,6 +118,11 @@ class script_engine {
   // The process INFO server describes (server_info.hpp), from a script or as
   // a command. Without one, INFO server is an error reply.
   void set_server_facts(const server_facts* facts) noexcept { facts_ = facts; }
+  // Where the write commands applied from now on are kept, as a replica
+  // applies them (write_effects.hpp): each write a script's redis.call or
+  // redis.pcall applied, and each write command given to execute(). Null
+  // (the default): none is kept.
+  void set_effects(write_effects* sink) noexcept;
   // VM instructions of the last call, to the hook's granularity (1000).
   [[nodiscard]] std::uint64_t steps_of_last_call() const noexcept { return steps_; }
   // Bytes the Lua state holds on its heap now.

@@ -43,7 +43,6 @@ int lost_acked_write(std::uint64_t seed, bool early) {
                                                     failover_at(failover_ns + sim::sec, failover_lag_ns)};
   redis_node node{faults};
   REQUIRE(node.replication_lag_ns() == lag_ns);
-  const redis::protocol proto;
   std::vector<wait_case> waits;
   std::vector<std::string> members;
   sim::vtime_ns now = 0;
@@ -58,7 +57,7 @@ int lost_acked_write(std::uint64_t seed, bool early) {
       members.push_back(std::to_string(members.size()));
       members.back().insert(0, 1, 'w');
       const std::vector<std::string> argv = {"ZADD", "k", "1", members.back()};
-      const redis::reply r = node.run_command(now, now_us, argv, proto);
+      const redis::reply r = node.run_command(now, now_us, argv);
       REQUIRE(r == redis::reply::from_integer(1));
     }
   }
@@ -106,11 +105,10 @@ TEST_CASE("WAIT answers at once, 1 after the lag, or 0 at its timeout; a node wi
   // Goal: the node's WAIT rule, case by case. Method: a node whose follower lags 2 s, one write at 10 s.
   const std::vector<scenario::fault_spec> faults = {failover_at(60 * sim::sec, 2 * sim::sec)};
   redis_node node{faults};
-  const redis::protocol proto;
   CHECK(node.wait_for_replica(5 * sim::sec, 50 * sim::ms).acks == 1);  // nothing written yet
   CHECK(node.wait_for_replica(5 * sim::sec, 50 * sim::ms).answer_at_ns == 5 * sim::sec);
   const std::vector<std::string> argv = {"ZADD", "k", "1", "a"};
-  (void)node.run_command(10 * sim::sec, node.server_now_us(10 * sim::sec), argv, proto);
+  (void)node.run_command(10 * sim::sec, node.server_now_us(10 * sim::sec), argv);
   const auto blocked = node.wait_for_replica(10 * sim::sec, 3 * sim::sec);
   CHECK(blocked.acks == 1);
   CHECK(blocked.answer_at_ns == 12 * sim::sec);
@@ -120,7 +118,7 @@ TEST_CASE("WAIT answers at once, 1 after the lag, or 0 at its timeout; a node wi
   CHECK(node.wait_for_replica(12 * sim::sec, sim::ms).acks == 1);
 
   redis_node no_lag{std::vector<scenario::fault_spec>{failover_at(60 * sim::sec, 0)}};
-  (void)no_lag.run_command(10 * sim::sec, no_lag.server_now_us(10 * sim::sec), argv, proto);
+  (void)no_lag.run_command(10 * sim::sec, no_lag.server_now_us(10 * sim::sec), argv);
   CHECK(no_lag.wait_for_replica(10 * sim::sec, sim::ms).answer_at_ns == 10 * sim::sec);
   // A failover without a lag loses nothing (the follower of a lag-free node has every write).
   no_lag.failover(0, 60 * sim::sec, 0);

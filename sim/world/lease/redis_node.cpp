@@ -82,15 +82,11 @@ redis::script_reply redis_node::run_script(redis::replica& r, redis::script_op o
 
 void redis_node::replicate_upto(vtime_ns upto) {
   while (!log_.empty() && log_.front().at_ns <= upto) {
-    if (!log_.front().argv.empty()) {
-      // Redis replicates a script's effects; the replay reruns it, so it reads what the primary read.
-      redis::script_engine& e = engine_of(follower_);
-      e.set_server_facts(&log_.front().process);
-      (void)e.execute(log_.front().argv, log_.front().server_now_us);
-      e.set_server_facts(&follower_facts_);
-    }
+    const logged_op& op = log_.front();
+    if (op.by_effects)
+      op.effects.apply_to(follower_, op.server_now_us);
     else
-      (void)run_script(follower_, log_.front().op, log_.front().req, log_.front().server_now_us);
+      (void)run_script(follower_, op.op, op.req, op.server_now_us);
     log_.pop_front();
   }
 }
@@ -117,26 +113,24 @@ redis::script_engine& redis_node::engine_of(redis::replica& r) {
   return *e;
 }
 
-redis::reply redis_node::run_command(vtime_ns now, std::int64_t now_us, std::span<const std::string> argv,
-                                     const redis::protocol& proto) {
+redis::reply redis_node::run_command(vtime_ns now, std::int64_t now_us, std::span<const std::string> argv) {
   aof_tick(now);
   if (max_lag_ns_ > 0) replicate_upto(now - max_lag_ns_);
-  redis::reply answer = engine_of(primary_).execute(argv, now_us);
-  if (max_lag_ns_ > 0) {
-    const bool noscript = answer.is_error() && answer.text.rfind("NOSCRIPT", 0) == 0;
-    if (!noscript) {
-      logged_op op{now, now_us, redis::script_op::acquire, call_req{}, {argv.begin(), argv.end()}, primary_facts_};
-      if (!op.argv.empty() && op.argv.front() == "EVALSHA" && op.argv.size() > 1) {
-        // The follower applies the script, which its own cache may not hold.
-        for (const redis::protocol_script& s : proto.scripts)
-          if (s.sha == op.argv[1]) {
-            op.argv[0] = "EVAL";
-            op.argv[1] = s.source;
-          }
-      }
-      log_.push_back(std::move(op));
-    }
+  redis::script_engine& primary = engine_of(primary_);
+  if (max_lag_ns_ == 0) return primary.execute(argv, now_us);
+  logged_op op{now, now_us, redis::script_op::acquire, call_req{}, true};
+  primary.set_effects(&op.effects);
+  redis::reply answer;
+  try {
+    answer = primary.execute(argv, now_us);
+  } catch (...) {
+    primary.set_effects(nullptr);
+    throw;
   }
+  primary.set_effects(nullptr);
+  const bool noscript = answer.is_error() && answer.text.rfind("NOSCRIPT", 0) == 0;
+  ADMIT_ASSERT(!noscript || op.effects.empty(), "a script the cache did not hold wrote nothing");
+  if (!noscript) log_.push_back(std::move(op));
   return answer;
 }
 

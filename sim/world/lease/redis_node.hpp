@@ -29,6 +29,7 @@
 #include "gate/redis/lua_engine.hpp"
 #include "gate/redis/protocol.hpp"
 #include "gate/redis/replica.hpp"
+#include "gate/redis/write_effects.hpp"
 #include "sim/kernel/vtime.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/lease_world.hpp"
@@ -136,11 +137,11 @@ class redis_node {
 
   // --- protocols (Lua through the embedded interpreter) ----------------------
   // The AOF copy and the follower's replication for a command at `now`, and
-  // the command itself on the primary: the engine's RESP answer. A write that
-  // a failover could lose is logged for the follower after it ran; an EVALSHA
-  // is logged as the EVAL of its body (the follower applies the script).
-  redis::reply run_command(vtime_ns now, std::int64_t now_us, std::span<const std::string> argv,
-                           const redis::protocol& proto);
+  // the command itself on the primary: the engine's RESP answer. A command
+  // that a failover could lose is logged for the follower after it ran, as
+  // the writes it made (Redis 7 replicates a script by its effects: the
+  // follower applies them and never runs the script).
+  redis::reply run_command(vtime_ns now, std::int64_t now_us, std::span<const std::string> argv);
   // SCRIPT LOAD of each of the protocol's scripts, as a deployment loads them
   // before its clients start (a restart or failover loses them again).
   void deploy(const redis::protocol& proto);
@@ -191,8 +192,10 @@ class redis_node {
     std::int64_t server_now_us;
     redis::script_op op;
     call_req req;
-    std::vector<std::string> argv{};  // a protocol's command (EVAL with the body); empty: the typed call `req`
-    redis::server_facts process{};    // the primary's process when it ran (a script's INFO replays as it read)
+    // A protocol's command: the writes it made on the primary (none for a
+    // read, which is logged all the same: WAIT waits for it). False: the typed call `req`.
+    bool by_effects = false;
+    redis::write_effects effects{};
   };
   // The engines over the primary and the follower, made at a protocol's first command.
   redis::script_engine& engine_of(redis::replica& r);

@@ -293,7 +293,7 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
     was_member = set->score(req.token).has_value();
   }
   const std::span<const std::string> before(holders_before_.data(), holders_before_count_);
-  const redis::reply answer = node_.run_command(now, now_us, req.argv, *proto_);
+  const redis::reply answer = node_.run_command(now, now_us, req.argv);
   const redis::protocol_call& c = proto_->call(req.op);
   if (answer.is_error() && !(answer.text.rfind("NOSCRIPT", 0) == 0 && !c.is_command())) {
     // The user's script (or command) failed: nothing after it is judged.
