@@ -46,17 +46,12 @@ class plain_source final : public seed_source {
     seed_plan p;
     p.seed = seed;
     p.run_seed = seed;
-    p.e.sc = base_;
-    p.e.sc.seed = seed;
-    p.e.faults_from_file = base_.faults.schedule.size();
+    swarm_config at_bounds;
     if (base_.faults.rates && base_.faults.rates->any()) {
-      p.e.swarm.bounded = true;
-      p.e.swarm.rates = *base_.faults.rates;
-      p.e.sc.faults.rates.reset();
-      p.e.drawn = world::draw_faults(*base_.faults.rates, world::nodes_of(base_), seed, &p.e.sc.faults.draw_limited);
-      p.e.faults_drawn = p.e.drawn.size();
-      world::merge_faults(p.e.sc.faults.schedule, p.e.drawn);
+      at_bounds.bounded = true;
+      at_bounds.rates = *base_.faults.rates;
     }
+    p.e = explored_with(base_, at_bounds, world::nodes_of(base_), seed);
     return p;
   }
   void learn(const seed_outcome&) override {}
@@ -251,7 +246,7 @@ class guided_source final : public seed_source {
     p.seed = seed;
     p.run_seed = seed;
     p.origin = "tuned swarm";
-    swarm_config& sw = p.e.swarm;
+    swarm_config sw;
     sw.bounded = true;
     std::size_t a = 0;
     for (const fault_kind k : scenario::fault_rates_file_order) {
@@ -272,15 +267,7 @@ class guided_source final : public seed_source {
     ADMIT_ASSERT(a == arms_.size(), "one draw a parameter");
     sw.rates.until_ns = bounds_.until_ns;
     sw.rates.restart_persistence = bounds_.restart_persistence;
-    p.e.sc = base_;
-    p.e.sc.seed = seed;
-    p.e.sc.faults.rates.reset();
-    p.e.faults_from_file = base_.faults.schedule.size();
-    if (sw.rates.any()) {
-      p.e.drawn = world::draw_faults(sw.rates, nodes_, seed, &p.e.sc.faults.draw_limited);
-      p.e.faults_drawn = p.e.drawn.size();
-      world::merge_faults(p.e.sc.faults.schedule, p.e.drawn);
-    }
+    p.e = explored_with(base_, sw, nodes_, seed);
     return p;
   }
 

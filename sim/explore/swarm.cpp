@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gate/admit_assert.hpp"
+
 #include "sim/explore/scenario_json.hpp"
 #include "sim/kernel/prng.hpp"
 #include "sim/world/fault_draw.hpp"
@@ -50,19 +52,26 @@ swarm_config derive_swarm(const scenario::scenario& base, std::uint64_t seed) {
   return s;
 }
 
-explored_scenario explore_seed(const scenario::scenario& base, std::uint64_t seed) {
+explored_scenario explored_with(const scenario::scenario& base, const swarm_config& swarm,
+                                const world::fault_nodes& nodes, std::uint64_t seed) {
   explored_scenario e;
-  e.swarm = derive_swarm(base, seed);
+  e.swarm = swarm;
   e.sc = base;
   e.sc.seed = seed;
   e.sc.faults.rates.reset();
   e.faults_from_file = base.faults.schedule.size();
   if (e.swarm.rates.any()) {
-    e.drawn = world::draw_faults(e.swarm.rates, world::nodes_of(base), seed, &e.sc.faults.draw_limited);
+    e.drawn = world::draw_faults(e.swarm.rates, nodes, seed, &e.sc.faults.draw_limited);
     e.faults_drawn = e.drawn.size();
     world::merge_faults(e.sc.faults.schedule, e.drawn);
   }
+  ADMIT_ASSERT(e.sc.faults.schedule.size() == e.faults_from_file + e.faults_drawn && !e.sc.faults.rates,
+               "the plan holds the file's faults and the drawn ones, and no rates");
   return e;
+}
+
+explored_scenario explore_seed(const scenario::scenario& base, std::uint64_t seed) {
+  return explored_with(base, derive_swarm(base, seed), world::nodes_of(base), seed);
 }
 
 nlohmann::ordered_json swarm_json(const explored_scenario& e) {

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/scenario/scenario.hpp"
+#include "sim/world/fault_draw.hpp"
 
 namespace admit::explore {
 
@@ -45,6 +46,12 @@ struct explored_scenario {
   std::vector<scenario::fault_spec> drawn;  // the drawn faults alone, in time order (a guided search mutates them)
 };
 
+// `base` with seed `seed` and the faults `swarm`'s rates give that seed (on
+// `nodes`, world::nodes_of(base)) in its schedule beside the file's own; its
+// rates removed. Every seed source builds its plans with it.
+explored_scenario explored_with(const scenario::scenario& base, const swarm_config& swarm,
+                                const world::fault_nodes& nodes, std::uint64_t seed);
+// The swarm's own plan for `seed`: explored_with(base, derive_swarm(base, seed), ...).
 explored_scenario explore_seed(const scenario::scenario& base, std::uint64_t seed);
 
 // Every derived parameter, for the reports: {"bounded", "crash_per_hour", ...,
