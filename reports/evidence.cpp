@@ -183,7 +183,7 @@ nlohmann::ordered_json evidence::to_json(bool buckets) const {
   return j;
 }
 
-evidence evidence::from_json(const nlohmann::ordered_json& j) {
+evidence evidence::from_json(const nlohmann::ordered_json& j, bool buckets) {
   if (!j.is_object()) throw evidence_error("", "expected an object (the evidence admitsim writes)");
   const auto number = [](const nlohmann::ordered_json& o, const std::string& path, const char* key) -> std::uint64_t {
     const auto it = o.find(key);
@@ -207,6 +207,24 @@ evidence evidence::from_json(const nlohmann::ordered_json& j) {
   for (std::size_t k = 0; k < e.faults.size(); ++k) e.faults[k] = number(*faults_it, "/faults_injected", scenario::fault_kind_names[k]);
   const auto cov = j.find("coverage");
   if (cov == j.end() || !cov->is_object()) throw evidence_error("/coverage", "expected an object");
+  if (!buckets) {
+    const std::uint64_t hit = number(*cov, "/coverage", "hit");
+    const std::uint64_t total = number(*cov, "/coverage", "total");
+    const auto never = cov->find("never_hit");
+    if (never == cov->end() || !never->is_array()) throw evidence_error("/coverage/never_hit", "expected an array of bucket names");
+    // The hit buckets are made up one by one: a file's count may not ask for more than a world has.
+    constexpr std::uint64_t buckets_max = 100'000;
+    if (total > buckets_max) throw evidence_error("/coverage/total", "expected at most " + std::to_string(buckets_max) + " buckets");
+    if (hit > total || total - hit != never->size())
+      throw evidence_error("/coverage/total", "expected the " + std::to_string(hit) + " buckets hit and the " +
+                                                  std::to_string(never->size()) + " never hit");
+    e.coverage.assign(hit, {std::string(), 1});
+    for (std::size_t i = 0; i < never->size(); ++i) {
+      if (!(*never)[i].is_string()) throw evidence_error("/coverage/never_hit/" + std::to_string(i), "expected a bucket name");
+      e.coverage.emplace_back((*never)[i].get<std::string>(), 0);
+    }
+    return e;
+  }
   const auto by = cov->find("seeds_by_bucket");
   if (by == cov->end() || !by->is_object())
     throw evidence_error("/coverage/seeds_by_bucket", "expected an object of seeds per bucket");

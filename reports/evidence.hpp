@@ -86,8 +86,11 @@ struct evidence {
   //  "total", "never_hit": [names], and with `buckets` "seeds_by_bucket": {name: seeds}}}.
   nlohmann::ordered_json to_json(bool buckets = true) const;
   // Read back what to_json wrote (the derived bound and statement are made again, not read).
-  // Throws evidence_error naming the JSON path below the object, and what was expected.
-  static evidence from_json(const nlohmann::ordered_json& j);
+  // Throws evidence_error naming the JSON path below the object, and what was expected. Without
+  // `buckets` (what to_json(false) wrote: the names of the buckets never hit, and how many were
+  // hit) the hit buckets come back unnamed, one seed each, before those never hit: to_json(false)
+  // writes them as it read them, and to_json(true) cannot be had from such a file.
+  static evidence from_json(const nlohmann::ordered_json& j, bool buckets = true);
   // The evidence of two disjoint sets of seeds of one search, as one (admitsim merge). Throws
   // evidence_error when their buckets differ (no shards of one search).
   void merge(const evidence& other);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/html_text.hpp"
+#include "reports/json_codec.hpp"
 
 namespace admit::reports {
 
@@ -52,85 +53,17 @@ json seed_and(const std::optional<std::pair<std::uint64_t, std::string>>& p, con
   return j;
 }
 
-json cell_json(const matrix_cell& c) {
-  json j;
-  j["design"] = c.design;
-  j["fault"] = c.fault;
-  j["status"] = to_string(c.status);
-  j["expected"] = c.expected ? json(*c.expected) : json(nullptr);
-  j["as_expected"] = c.as_expected;
-  json s;
-  s["run"] = c.seeds_run;
-  s["violating"] = c.seeds_violating;
-  s["inconclusive"] = c.seeds_inconclusive;
-  s["error"] = c.seeds_error;
-  s["not_run"] = c.seeds_not_run;
-  j["seeds"] = std::move(s);
-  j["violation_rate_ppm"] = c.violation_rate_ppm();
-  j["evidence"] = c.ev.to_json(false);  // the buckets never hit, not every bucket's seeds
-  j["worst_overshoot"] = c.worst_overshoot ? overshoot_json(*c.worst_overshoot) : json(nullptr);
-  json t;
-  t["worst_ns"] = c.over_cap_worst_ns;
-  t["worst_seed"] = c.over_cap_worst_seed ? json(*c.over_cap_worst_seed) : json(nullptr);
-  t["total_ns"] = c.over_cap_total_ns;
-  j["time_over_cap"] = std::move(t);
-  json broken = json::array();
-  for (const auto& [name, n] : c.broken) {
-    json b;
-    b["invariant"] = name;
-    b["seeds"] = n;
-    broken.push_back(std::move(b));
-  }
-  j["broken"] = std::move(broken);
-  json causes = json::array();
-  for (const auto& k : c.causes) {
-    json kj;
-    kj["kind"] = k.kind;
-    kj["count"] = k.count;
-    kj["example"] = k.example;
-    causes.push_back(std::move(kj));
-  }
-  j["causes"] = std::move(causes);
-  if (c.first_violation) {
-    const auto& v = *c.first_violation;
-    json vj;
-    vj["seed"] = v.seed;
-    vj["invariant"] = v.invariant;
-    vj["at_ns"] = v.at_ns;
-    vj["detail"] = v.detail;
-    if (v.cause) {
-      json cj;
-      cj["kind"] = v.cause->first;
-      cj["detail"] = v.cause->second;
-      vj["cause"] = std::move(cj);
-    } else {
-      vj["cause"] = nullptr;
-    }
-    j["first_violation"] = std::move(vj);
-  } else {
-    j["first_violation"] = nullptr;
-  }
-  j["first_inconclusive"] = seed_and(c.first_inconclusive, "reason");
-  j["first_error"] = seed_and(c.first_error, "error");
-  if (c.counterexample) {
-    const auto& x = *c.counterexample;
-    json xj;
-    xj["seed"] = x.seed;
-    xj["invariant"] = x.invariant;
-    xj["shrunk"] = x.shrunk;
-    xj["reproduced"] = x.reproduced;
-    xj["scenario"] = x.scenario;
-    xj["report"] = x.report;
-    xj["replay"] = x.replay;
-    xj["requests"] = x.requests;
-    xj["workers"] = x.workers;
-    xj["faults"] = x.faults;
-    j["counterexample"] = std::move(xj);
-  } else {
-    j["counterexample"] = nullptr;
-  }
-  return j;
+// What seed_and wrote at `key`: null, or {"seed", `what`}.
+std::optional<std::pair<std::uint64_t, std::string>> read_seed_and(const json& j, const std::string& path,
+                                                                     const char* key, const char* what) {
+  if (read_field(j, path, key).is_null()) return std::nullopt;
+  const json& o = read_object(j, path, key);
+  const std::string p = path + "/" + key;
+  return std::make_pair(read_u64(o, p, "seed"), read_string(o, p, what));
 }
+
+constexpr cell_status cell_statuses[] = {cell_status::holds, cell_status::breaks, cell_status::inconclusive,
+                                         cell_status::error};
 
 // A cell's outcome in words that say what it rests on: "held in 300 seeds", "breaks in 7 of 16
 // seeds", "inconclusive", "error".
@@ -198,6 +131,176 @@ std::uint64_t matrix_cell::violation_rate_ppm() const {
   if (seeds_run == 0) return 0;
   // seeds_violating <= seeds_run <= 10^6 (the matrix file's bound on seeds), so the product fits.
   return seeds_violating * 1'000'000 / seeds_run;
+}
+
+json matrix_cell::to_json() const {
+  const matrix_cell& c = *this;
+  json j;
+  j["design"] = c.design;
+  j["fault"] = c.fault;
+  j["status"] = to_string(c.status);
+  j["expected"] = or_null(c.expected);
+  j["as_expected"] = c.as_expected;
+  json s;
+  s["run"] = c.seeds_run;
+  s["violating"] = c.seeds_violating;
+  s["inconclusive"] = c.seeds_inconclusive;
+  s["error"] = c.seeds_error;
+  s["not_run"] = c.seeds_not_run;
+  j["seeds"] = std::move(s);
+  j["violation_rate_ppm"] = c.violation_rate_ppm();
+  j["evidence"] = c.ev.to_json(false);  // the buckets never hit, not every bucket's seeds
+  j["worst_overshoot"] = c.worst_overshoot ? overshoot_json(*c.worst_overshoot) : json(nullptr);
+  json t;
+  t["worst_ns"] = c.over_cap_worst_ns;
+  t["worst_seed"] = or_null(c.over_cap_worst_seed);
+  t["total_ns"] = c.over_cap_total_ns;
+  j["time_over_cap"] = std::move(t);
+  json broken = json::array();
+  for (const auto& [name, n] : c.broken) {
+    json b;
+    b["invariant"] = name;
+    b["seeds"] = n;
+    broken.push_back(std::move(b));
+  }
+  j["broken"] = std::move(broken);
+  json causes = json::array();
+  for (const auto& k : c.causes) {
+    json kj;
+    kj["kind"] = k.kind;
+    kj["count"] = k.count;
+    kj["example"] = k.example;
+    causes.push_back(std::move(kj));
+  }
+  j["causes"] = std::move(causes);
+  if (c.first_violation) {
+    const auto& v = *c.first_violation;
+    json vj;
+    vj["seed"] = v.seed;
+    vj["invariant"] = v.invariant;
+    vj["at_ns"] = v.at_ns;
+    vj["detail"] = v.detail;
+    if (v.cause) {
+      json cj;
+      cj["kind"] = v.cause->first;
+      cj["detail"] = v.cause->second;
+      vj["cause"] = std::move(cj);
+    } else {
+      vj["cause"] = nullptr;
+    }
+    j["first_violation"] = std::move(vj);
+  } else {
+    j["first_violation"] = nullptr;
+  }
+  j["first_inconclusive"] = seed_and(c.first_inconclusive, "reason");
+  j["first_error"] = seed_and(c.first_error, "error");
+  if (c.counterexample) {
+    const auto& x = *c.counterexample;
+    json xj;
+    xj["seed"] = x.seed;
+    xj["invariant"] = x.invariant;
+    xj["shrunk"] = x.shrunk;
+    xj["reproduced"] = x.reproduced;
+    xj["scenario"] = x.scenario;
+    xj["report"] = x.report;
+    xj["replay"] = x.replay;
+    xj["requests"] = x.requests;
+    xj["workers"] = x.workers;
+    xj["faults"] = x.faults;
+    j["counterexample"] = std::move(xj);
+  } else {
+    j["counterexample"] = nullptr;
+  }
+  return j;
+}
+
+matrix_cell matrix_cell::from_json(const json& j, const std::string& path) {
+  matrix_cell c;
+  c.design = read_string(j, path, "design");
+  c.fault = read_string(j, path, "fault");
+  const std::string status = read_string(j, path, "status");
+  const auto named = std::find_if(std::begin(cell_statuses), std::end(cell_statuses),
+                                  [&](cell_status s) { return status == to_string(s); });
+  if (named == std::end(cell_statuses))
+    throw codec_error(path + "/status", "expected holds, breaks, inconclusive or error, got " + shown(json(status)));
+  c.status = *named;
+  c.expected = read_string_or_null(j, path, "expected");
+  if (c.expected && *c.expected != "holds" && *c.expected != "breaks")
+    throw codec_error(path + "/expected", "expected \"holds\", \"breaks\" or null, got " + shown(json(*c.expected)));
+  c.as_expected = read_bool(j, path, "as_expected");
+  const std::string sp = path + "/seeds";
+  const json& s = read_object(j, path, "seeds");
+  c.seeds_run = read_u64(s, sp, "run");
+  if (c.seeds_run > matrix_seeds_max)
+    throw codec_error(sp + "/run", "expected at most " + std::to_string(matrix_seeds_max) + " (a matrix's seeds), got " +
+                                       std::to_string(c.seeds_run));
+  c.seeds_violating = read_u64(s, sp, "violating");
+  if (c.seeds_violating > c.seeds_run)
+    throw codec_error(sp + "/violating", "expected at most the " + std::to_string(c.seeds_run) + " seeds run, got " +
+                                             std::to_string(c.seeds_violating));
+  c.seeds_inconclusive = read_u64(s, sp, "inconclusive");
+  c.seeds_error = read_u64(s, sp, "error");
+  c.seeds_not_run = read_u64(s, sp, "not_run");
+  if (read_u64(j, path, "violation_rate_ppm") != c.violation_rate_ppm())
+    throw codec_error(path + "/violation_rate_ppm", "expected " + std::to_string(c.violation_rate_ppm()) +
+                                                        " (violating seeds per million run)");
+  try {
+    c.ev = evidence::from_json(read_object(j, path, "evidence"), false);
+  } catch (const evidence_error& e) {
+    throw codec_error(path + "/evidence" + e.path, e.what());
+  }
+  if (!read_field(j, path, "worst_overshoot").is_null()) {
+    const std::string p = path + "/worst_overshoot";
+    const json& o = read_object(j, path, "worst_overshoot");
+    matrix_overshoot w{read_string(o, p, "invariant"), read_i64(o, p, "value"), read_i64(o, p, "bound"), 0};
+    const json& over_by = read_field(o, p, "over_by");
+    if (!over_by.is_number_integer() || over_by.get<std::int64_t>() != w.value - w.bound)
+      throw codec_error(p + "/over_by", "expected " + std::to_string(w.value - w.bound) + " (value - bound), got " +
+                                            shown(over_by));
+    w.seed = read_u64(o, p, "seed");
+    c.worst_overshoot = w;
+  }
+  const std::string tp = path + "/time_over_cap";
+  const json& t = read_object(j, path, "time_over_cap");
+  c.over_cap_worst_ns = read_i64(t, tp, "worst_ns");
+  c.over_cap_worst_seed = read_u64_or_null(t, tp, "worst_seed");
+  c.over_cap_total_ns = read_i64(t, tp, "total_ns");
+  c.broken = read_list(j, path, "broken", [](const json& b, const std::string& p) {
+    return std::make_pair(read_string(b, p, "invariant"), read_u64(b, p, "seeds"));
+  });
+  c.causes = read_list(j, path, "causes", [](const json& k, const std::string& p) {
+    return matrix_cause{read_string(k, p, "kind"), read_u64(k, p, "count"), read_string(k, p, "example")};
+  });
+  if (!read_field(j, path, "first_violation").is_null()) {
+    const std::string p = path + "/first_violation";
+    const json& v = read_object(j, path, "first_violation");
+    matrix_violation mv{read_u64(v, p, "seed"), read_string(v, p, "invariant"), read_i64(v, p, "at_ns"),
+                        read_string(v, p, "detail"), std::nullopt};
+    if (!read_field(v, p, "cause").is_null()) {
+      const json& k = read_object(v, p, "cause");
+      mv.cause.emplace(read_string(k, p + "/cause", "kind"), read_string(k, p + "/cause", "detail"));
+    }
+    c.first_violation = std::move(mv);
+  }
+  c.first_inconclusive = read_seed_and(j, path, "first_inconclusive", "reason");
+  c.first_error = read_seed_and(j, path, "first_error", "error");
+  if (!read_field(j, path, "counterexample").is_null()) {
+    const std::string p = path + "/counterexample";
+    const json& x = read_object(j, path, "counterexample");
+    matrix_counterexample m;
+    m.seed = read_u64(x, p, "seed");
+    m.invariant = read_string(x, p, "invariant");
+    m.shrunk = read_bool(x, p, "shrunk");
+    m.reproduced = read_bool(x, p, "reproduced");
+    m.scenario = read_string(x, p, "scenario");
+    m.report = read_string(x, p, "report");
+    m.replay = read_string(x, p, "replay");
+    m.requests = read_u64(x, p, "requests");
+    m.workers = read_i64(x, p, "workers");
+    m.faults = read_u64(x, p, "faults");
+    c.counterexample = std::move(m);
+  }
+  return c;
 }
 
 std::string short_duration(std::int64_t ns) {
@@ -273,13 +376,13 @@ std::string render_matrix_json(const matrix_table& t) {
   totals["not_as_expected"] = unmet;
   out["totals"] = std::move(totals);
   json cells = json::array();
-  for (const auto& c : t.cells) cells.push_back(cell_json(c));
+  for (const auto& c : t.cells) cells.push_back(c.to_json());
   out["cells"] = std::move(cells);
   json ex;
   ex["code"] = t.exit_code;
   ex["why"] = t.why;
   out["exit"] = std::move(ex);
-  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return render_json(out);
 }
 
 std::string render_matrix_markdown(const matrix_table& t) {

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "reports/evidence.hpp"
 #include "reports/junit.hpp"
 
@@ -92,7 +94,17 @@ struct matrix_cell {
 
   // Violating seeds per million run (0 when none ran).
   std::uint64_t violation_rate_ppm() const;
+
+  // The cell as the summary file's "cells" holds it (its evidence without each bucket's seeds, no
+  // href). from_json reads it back, checks every field and the figures derived from others
+  // (violation_rate_ppm, over_by), and throws codec_error (reports/json_codec.hpp) naming the JSON
+  // path below `path`; the evidence's hit buckets come back unnamed (evidence::from_json).
+  nlohmann::ordered_json to_json() const;
+  static matrix_cell from_json(const nlohmann::ordered_json& j, const std::string& path);
 };
+
+// The most seeds a matrix runs per cell (the matrix file's bound).
+inline constexpr std::uint64_t matrix_seeds_max = 1'000'000;
 
 struct matrix_row_info {
   std::string name;

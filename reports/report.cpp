@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gate/admit_assert.hpp"
+#include "reports/json_codec.hpp"
 #include "sim/check/causes.hpp"
 #include "sim/scenario/duration.hpp"
 
@@ -287,23 +288,14 @@ json build_report(const report_input& in) {
     any_violation = any_violation || r->any_violation();
     all_met = all_met && as_expected(sc, *r);
   }
-  json r;
-  r["format"] = report_format;
-  r["execution_mode"] = execution_mode;
-  // A team's own core ran (sim/world/own_gate.hpp): the verdict is about that core, not admitsim's.
-  if (!runs.empty() && !runs.front()->gate_core.empty()) {
-    json core;
-    core["name"] = runs.front()->gate_core;
-    core["origin"] = "own";
-    r["gate_core"] = std::move(core);
-  }
-  json s;
-  s["name"] = sc.name;
-  s["file"] = in.file;
-  s["sha256"] = in.sha256;
-  if (in.source != nullptr) s["source"] = *in.source;
-  r["scenario"] = std::move(s);
-  r["seed"] = runs.empty() ? 0 : runs.front()->seed;
+  report_header h;
+  if (!runs.empty() && !runs.front()->gate_core.empty()) h.gate_core = runs.front()->gate_core;
+  h.scenario_name = sc.name;
+  h.scenario_file = in.file;
+  h.scenario_sha256 = in.sha256;
+  h.seed = runs.empty() ? 0 : runs.front()->seed;
+  json r = h.to_json();
+  if (in.source != nullptr) r["scenario"]["source"] = *in.source;
   // The report's verdict: a violation anywhere, else inconclusive if any run was cut short, else pass.
   bool any_inconclusive = false;
   for (const auto* run : runs) any_inconclusive = any_inconclusive || run->inconclusive.has_value();
@@ -352,7 +344,67 @@ json build_report(const report_input& in) {
   return r;
 }
 
-std::string render_report(const json& report) { return report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
+std::string render_report(const json& report) { return render_json(report); }
+
+json report_header::to_json() const {
+  json r;
+  r["format"] = report_format;
+  r["execution_mode"] = execution_mode;
+  // A team's own core ran (sim/world/own_gate.hpp): the verdict is about that core, not admitsim's.
+  if (gate_core) {
+    json core;
+    core["name"] = *gate_core;
+    core["origin"] = "own";
+    r["gate_core"] = std::move(core);
+  }
+  json s;
+  s["name"] = scenario_name;
+  s["file"] = scenario_file;
+  s["sha256"] = scenario_sha256;
+  r["scenario"] = std::move(s);
+  r["seed"] = seed;
+  return r;
+}
+
+namespace {
+
+// The string at /scenario/KEY of a report, or a codec_error naming it and what it is.
+std::string scenario_string(const json& scenario, const char* key, const std::string& what) {
+  const auto it = scenario.find(key);
+  const std::string path = std::string("/scenario/") + key;
+  const std::string expected = "expected a string (" + what + "), got ";
+  if (it == scenario.end()) throw codec_error(path, expected + "nothing");
+  if (!it->is_string()) {
+    const std::string type = it->type_name();
+    throw codec_error(path, expected + (type == "array" || type == "object" ? "an " : "a ") + type);
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+report_header report_header::from_json(const json& report) {
+  if (!report.is_object() || report.value("format", "") != report_format)
+    throw codec_error("/format", "expected \"" + std::string(report_format) + "\"");
+  report_header h;
+  if (report.contains("gate_core")) {
+    // A team's own core ran: its name, if it gives one.
+    const json& core = report["gate_core"];
+    h.gate_core = core.is_object() && core.contains("name") && core["name"].is_string() ? core["name"].get<std::string>()
+                                                                                           : std::string();
+    return h;  // admitsim runs no team's core: nothing more of its report is read
+  }
+  if (!report.contains("scenario") || !report["scenario"].is_object() || !report["scenario"].contains("source") ||
+      !report.contains("seed") || !report["seed"].is_number_unsigned())
+    throw codec_error("", "expected /scenario/source and /seed in the report");
+  const json& sc = report["scenario"];
+  h.scenario_file = scenario_string(sc, "file", "the scenario's file name");
+  h.scenario_sha256 = scenario_string(sc, "sha256", "the scenario's digest");
+  h.scenario_name = scenario_string(sc, "name", "the scenario's name");
+  h.seed = report["seed"].get<std::uint64_t>();
+  return h;
+}
+
 
 std::string shell_quote(const std::string& word) {
   const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {

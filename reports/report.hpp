@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,23 @@ nlohmann::ordered_json build_report(const report_input& in);
 
 // The report's bytes: 2-space indentation and a final newline.
 std::string render_report(const nlohmann::ordered_json& report);
+
+// The first keys of a run report: format, execution_mode, gate_core (only when a team's own core
+// ran), scenario {name, file, sha256, then source}, seed. build_report writes them through
+// to_json (the embedded source follows, as build_report appends it); `admitsim replay` reads them
+// through from_json, which checks the report's scenario.source is there but leaves it in the
+// document, and of a team's own core's report reads only the core's name (admitsim runs no such
+// core). Throws codec_error (reports/json_codec.hpp); "" as its path when the error is about
+// several keys at once.
+struct report_header {
+  std::optional<std::string> gate_core;  // the name of a team's own core ("" when the report names none)
+  std::string scenario_name;
+  std::string scenario_file;    // the path as given on the command line
+  std::string scenario_sha256;  // of the scenario file's bytes
+  std::uint64_t seed = 0;
+  nlohmann::ordered_json to_json() const;
+  static report_header from_json(const nlohmann::ordered_json& report);
+};
 
 // The lab-shaped snapshot object.
 nlohmann::ordered_json snapshot_json(const fifo::snapshot& s);

@@ -22,13 +22,13 @@
 #include "reports/sha256.hpp"
 #include "sim/cli/common.hpp"
 #include "sim/cli/explore_orders.hpp"
-#include "sim/cli/finding_kinds.hpp"
 #include "sim/cli/interrupt.hpp"
 #include "sim/cli/numbers.hpp"
 #include "sim/cli/read_file.hpp"
 #include "sim/cli/write_file.hpp"
 #include "sim/explore/explorer.hpp"
 #include "sim/explore/scenario_json.hpp"
+#include "sim/explore/search_summary.hpp"
 #include "sim/explore/shrink.hpp"
 #include "sim/explore/swarm.hpp"
 #include "sim/scenario/duration.hpp"
@@ -38,6 +38,10 @@
 
 namespace admit::cli {
 
+using explore::finding_kind;
+using explore::finding_kind_map;
+using explore::kind_cause;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,7 +50,7 @@ using json = nlohmann::ordered_json;
 constexpr std::uint64_t default_seeds = 100;
 // The summary lists at most this many seeds with a violation or an error in full (the totals count
 // them all), and stderr names at most this many seeds that ended in an error (docs/limits.md).
-constexpr std::size_t findings_listed_max = 1'000;
+constexpr std::size_t findings_listed_max = explore::findings_listed_max;
 
 void write_file(const std::string& path, const std::string& bytes) {
   if (const auto why = write_output(path, bytes)) throw input_error{path, *why};
@@ -62,17 +66,7 @@ void prepare_folder(const std::string& dir, dir_lock& lock, const std::string& s
 
 // "I/N" with 0 <= I < N.
 std::pair<std::uint64_t, std::uint64_t> parse_shard(const std::string& s) {
-  const auto slash = s.find('/');
-  auto number = [&](const std::string& d) -> std::optional<std::uint64_t> {
-    if (d.empty() || d.size() > 19 || !std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      return std::nullopt;
-    return std::stoull(d);
-  };
-  if (slash != std::string::npos) {
-    const auto i = number(s.substr(0, slash));
-    const auto n = number(s.substr(slash + 1));
-    if (i && n && *n >= 1 && *i < *n) return {*i, *n};
-  }
+  if (const auto shard = explore::parse_shard(s)) return *shard;
   throw input_error{"--shard", "expected I/N with 0 <= I < N, such as 0/4, got \"" + s + "\""};
 }
 
@@ -101,40 +95,6 @@ std::vector<world::run_record> write_scenario_and_report(const scenario::scenari
   return runs;
 }
 
-json seed_json(const explore::seed_outcome& o) {
-  json j;
-  j["seed"] = o.seed;
-  explore::explored_scenario e;
-  e.swarm = o.swarm;
-  e.faults_from_file = o.faults_from_file;
-  e.faults_drawn = o.faults_drawn;
-  j["swarm"] = explore::swarm_json(e);
-  // A guided seed: where its plan came from, and the seed its world ran with (a mutant's entry's).
-  if (o.plan && !o.plan->origin.empty()) {
-    j["origin"] = o.plan->origin;
-    j["run_seed"] = o.plan->run_seed;
-  }
-  if (o.error) j["error"] = *o.error;
-  json runs = json::array();
-  for (const auto& r : o.runs) {
-    json rj;
-    rj["variant"] = r.variant;
-    rj["expected"] = r.expected_verdict;
-    rj["counterexample"] = r.counterexample;
-    json broken = json::array();
-    for (const auto& b : r.broken) broken.push_back(break_json(b));
-    rj["broken"] = std::move(broken);
-    rj["run_status"] = r.run_status;
-    if (r.inconclusive) rj["inconclusive"] = *r.inconclusive;  // only on a cut run: other summaries keep their bytes
-    rj["requests"] = r.requests;
-    rj["portal_inflight_max"] = r.portal_inflight_max;
-    runs.push_back(std::move(rj));
-  }
-  j["runs"] = std::move(runs);
-  return j;
-}
-
-// One kind of finding: a variant and the first invariant it broke.
 // `budget_s`: the --time budget, when the search has one instead of a seed count.
 void print_progress(const explore::explore_progress& p, std::optional<double> budget_s) {
   const double rate = p.elapsed_s > 0 ? static_cast<double>(p.done) / p.elapsed_s : 0;
@@ -211,7 +171,7 @@ struct seed_tally {
   std::map<std::pair<std::string, std::string>, std::string> kind_swarm;  // the first seed's draw, for stderr
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const explore::seed_plan>> kind_plan;  // what it ran
   std::map<std::string, std::optional<std::uint64_t>> shown;  // variant expected to break -> first seed it did
-  json findings = json::array();
+  std::vector<explore::finding> findings;
   std::size_t listed = 0;
   std::size_t omitted = 0;
   std::vector<std::string> error_lines;
@@ -254,7 +214,7 @@ struct seed_tally {
       return;
     }
     ++listed;
-    findings.push_back(seed_json(o));
+    findings.push_back(explore::finding::of(o));
   }
 
   // What --junit says of a variant: its first counterexample, its first expected violation, its
@@ -337,7 +297,7 @@ explore::explore_totals search_seeds(const scenario::scenario& base, const seed_
 
 // What shrinking the findings gave: an entry of the summary and a line of stderr each.
 struct shrink_report {
-  json shrunk = json::array();
+  std::vector<explore::shrunk_entry> shrunk;
   std::vector<std::string> lines;
   bool failed = false;       // a minimal scenario did not reproduce its violation
   bool interrupted = false;  // SIGINT stopped the shrinking
@@ -378,45 +338,37 @@ explored_run explored_of(const scenario::scenario& base, const finding_kind& k, 
   return x;
 }
 
-// {"before", "after", "removed"} of one measure of a shrink.
-template <typename N>
-json size_change(N before, N after) {
-  json j;
-  j["before"] = before;
-  j["after"] = after;
-  j["removed"] = before - after;
-  return j;
-}
-
 // The four files a shrink writes in the search's folder.
 struct shrink_files {
   std::string explored_scenario, explored_report, minimal_scenario, minimal_report;
 };
 
 // A shrink's entry in the summary's "shrunk".
-json shrink_json(const finding_kind& k, const shrink_files& f, const explore::shrink_result& r, bool needs_order,
-                 const seed_search& s) {
-  json sj;
-  sj["seed"] = k.first_seed;
-  sj["variant"] = k.variant;
-  sj["invariant"] = k.invariant;
-  sj["counterexample"] = k.counterexample;
-  sj["explored_scenario"] = f.explored_scenario;
-  sj["explored_report"] = f.explored_report;
-  sj["minimal_scenario"] = r.started ? json(f.minimal_scenario) : json(nullptr);
-  sj["minimal_report"] = r.started ? json(f.minimal_report) : json(nullptr);
-  sj["reproduced"] = r.reproduced;
-  sj["needs_perturbed_order"] = needs_order;
-  sj["replay"] = s.replay_of(k.first_seed);
-  sj["faults"] = size_change(r.faults_before, r.faults_after);
-  sj["requests"] = size_change(r.requests_before, r.requests_after);
-  sj["workers"] = size_change(r.workers_before, r.workers_after);
-  sj["shrink_runs"] = r.runs;
-  sj["budget_exhausted"] = r.budget_exhausted;
-  sj["rebased_by_ns"] = r.rebased_by_ns;
-  sj["violation_at_ns"] = r.violation_at_ns;
-  sj["detail"] = r.detail;
-  return sj;
+explore::shrunk_entry shrink_entry(const finding_kind& k, const shrink_files& f, const explore::shrink_result& r,
+                                   bool needs_order, const seed_search& s) {
+  explore::shrunk_entry e;
+  e.seed = k.first_seed;
+  e.variant = k.variant;
+  e.invariant = k.invariant;
+  e.counterexample = k.counterexample;
+  e.explored_scenario = f.explored_scenario;
+  e.explored_report = f.explored_report;
+  if (r.started) {
+    e.minimal_scenario = f.minimal_scenario;
+    e.minimal_report = f.minimal_report;
+  }
+  e.reproduced = r.reproduced;
+  e.needs_perturbed_order = needs_order;
+  e.replay = s.replay_of(k.first_seed);
+  e.faults = {static_cast<std::int64_t>(r.faults_before), static_cast<std::int64_t>(r.faults_after)};
+  e.requests = {static_cast<std::int64_t>(r.requests_before), static_cast<std::int64_t>(r.requests_after)};
+  e.workers = {r.workers_before, r.workers_after};
+  e.shrink_runs = r.runs;
+  e.budget_exhausted = r.budget_exhausted;
+  e.rebased_by_ns = r.rebased_by_ns;
+  e.violation_at_ns = r.violation_at_ns;
+  e.detail = r.detail;
+  return e;
 }
 
 // A shrink's line on stderr.
@@ -456,8 +408,8 @@ void shrink_one(const scenario::scenario& base, const finding_kind& k, const see
   f.minimal_report = (fs::path(s.dir) / (r.minimal.name + ".report.json")).string();
   if (r.started) write_scenario_and_report(r.minimal, f.minimal_scenario, f.minimal_report);
   const bool needs_order = !r.started && (s.perturb_ties || s.ties_only);
-  if (!r.reproduced && !needs_order) out.failed = true;
-  out.shrunk.push_back(shrink_json(k, f, r, needs_order, s));
+  out.shrunk.push_back(shrink_entry(k, f, r, needs_order, s));
+  if (out.shrunk.back().failed()) out.failed = true;
   out.lines.push_back(shrink_line(k, f, r, needs_order, s));
 }
 
@@ -567,17 +519,16 @@ reports::explore_junit_input junit_of(const scenario::scenario& base, const seed
     v.expects_violation = verdict == "violation";
     v.expected = verdict;
     for (std::size_t i = 0; i < violated.size(); ++i) v.expected += (i == 0 ? " of " : ", ") + violated[i];
-    for (const json& e : shrunk.shrunk) {
-      if (e["variant"] != name) continue;
-      const bool failed = !e["reproduced"].get<bool>() && !e["needs_perturbed_order"].get<bool>();
-      if (failed)
-        v.shrink_failures.push_back("the shrunk finding of seed " + std::to_string(e["seed"].get<std::uint64_t>()) +
-                                    " (" + e["invariant"].get<std::string>() + ") did not reproduce its violation");
+    for (const explore::shrunk_entry& e : shrunk.shrunk) {
+      if (e.variant != name) continue;
+      if (e.failed())
+        v.shrink_failures.push_back("the shrunk finding of seed " + std::to_string(e.seed) + " (" + e.invariant +
+                                    ") did not reproduce its violation");
       // The files a shrink wrote for the seed of the first counterexample (or of the expected violation).
       for (auto* b : {&v.counterexample, &v.expected_shown}) {
-        if (!*b || (*b)->seed != e["seed"].get<std::uint64_t>()) continue;
-        (*b)->explored_scenario = e["explored_scenario"].get<std::string>();
-        if (e["minimal_scenario"].is_string()) (*b)->minimal_scenario = e["minimal_scenario"].get<std::string>();
+        if (!*b || (*b)->seed != e.seed) continue;
+        (*b)->explored_scenario = e.explored_scenario;
+        if (e.minimal_scenario) (*b)->minimal_scenario = *e.minimal_scenario;
       }
     }
     in.variants.push_back(std::move(v));
@@ -586,125 +537,81 @@ reports::explore_junit_input junit_of(const scenario::scenario& base, const seed
 }
 
 // The summary's "seeds": the range asked for, how many ran, and whether the search finished.
-json seeds_json(const seed_search& s, const explore::explore_totals& sum, bool complete) {
-  json sj;
-  sj["first"] = s.opt.seeds.first;
-  sj["count"] = s.opt.seeds.count ? json(*s.opt.seeds.count) : json(nullptr);
-  sj["shard"] = std::to_string(s.shard_index) + "/" + std::to_string(s.shard_count);
-  sj["ran"] = sum.ran;
-  sj["last"] = sum.last_seed ? json(*sum.last_seed) : json(nullptr);
-  // Only an interrupted search says so: a finished one keeps the bytes it always had (docs/explore.md).
-  if (!complete) sj["complete"] = false;
-  if (s.until_ppm) {
-    json u;
-    u["bound_ppm"] = *s.until_ppm;
-    u["clean_seeds_needed"] = s.until_seeds;
-    u["reached"] = sum.enough;
-    sj["until_bound"] = std::move(u);
-  }
-  return sj;
+explore::seeds_record seeds_of(const seed_search& s, const explore::explore_totals& sum, bool complete) {
+  explore::seeds_record r;
+  r.first = s.opt.seeds.first;
+  r.count = s.opt.seeds.count;
+  r.shard_index = s.shard_index;
+  r.shard_count = s.shard_count;
+  r.ran = sum.ran;
+  r.last = sum.last_seed;
+  r.complete = complete;
+  if (s.until_ppm) r.until_bound = explore::seeds_record::until_bound_record{*s.until_ppm, s.until_seeds, sum.enough};
+  return r;
 }
 
-// The summary's "bounds": the scenario's fault rates the seeds draw within, or null.
-json bounds_json(const scenario::scenario& base) {
-  if (!base.faults.rates) return nullptr;
-  explore::explored_scenario bounds;
-  bounds.swarm.bounded = base.faults.rates->any();
-  bounds.swarm.rates = *base.faults.rates;
-  bounds.faults_from_file = base.faults.schedule.size();
-  json b = explore::swarm_json(bounds);
-  b.erase("faults_drawn");
-  return b;
+// The summary's "bounds": the scenario's fault rates the seeds draw within, or none.
+std::optional<explore::swarm_record> bounds_of(const scenario::scenario& base) {
+  if (!base.faults.rates) return std::nullopt;
+  return explore::swarm_record::of(explore::swarm_config{base.faults.rates->any(), *base.faults.rates},
+                                   base.faults.schedule.size());
 }
 
 // The summary's "totals", with every kind of finding.
-json totals_json(const seed_search& s, const explore::explore_totals& sum, const std::vector<finding_kind>& kinds) {
-  json totals;
-  totals["runs"] = sum.runs;
-  totals["seeds_with_violation"] = sum.with_violation;
-  totals["seeds_with_counterexample"] = sum.counterexamples;
-  totals["errors"] = sum.errors;
-  totals["seeds_inconclusive"] = sum.inconclusive;
+explore::totals_record totals_of(const seed_search& s, const explore::explore_totals& sum,
+                                 const std::vector<finding_kind>& kinds) {
+  explore::totals_record t;
+  t.runs = sum.runs;
+  t.seeds_with_violation = sum.with_violation;
+  t.seeds_with_counterexample = sum.counterexamples;
+  t.errors = sum.errors;
+  t.seeds_inconclusive = sum.inconclusive;
   if (s.perturb_ties || s.ties_only) {
-    json orders = json::object();
-    for (const auto& [variant, n] : sum.distinct_orderings) orders[variant.empty() ? "fifo" : variant] = n;
-    totals["distinct_orderings"] = std::move(orders);
-    // Past the bound the counts are lower bounds (docs/limits.md); below it the key is absent.
-    if (sum.distinct_orderings_capped) totals["distinct_orderings_capped"] = true;
+    t.distinct_orderings.emplace();
+    for (const auto& [variant, n] : sum.distinct_orderings)
+      t.distinct_orderings->emplace_back(variant.empty() ? "fifo" : variant, n);
+    t.distinct_orderings_capped = sum.distinct_orderings_capped;
   }
-  totals["by_kind"] = by_kind_json(kinds);
-  return totals;
+  t.by_kind = kinds;
+  return t;
 }
 
 // The summary's "expected_violations": each variant expected to break, and the first seed that broke it.
-json expectations_json(const scenario::scenario& base, const seed_tally& tally) {
-  json expectations = json::array();
+std::vector<explore::expected_violation> expectations_of(const scenario::scenario& base, const seed_tally& tally) {
+  std::vector<explore::expected_violation> out;
   for (const auto& [variant, first] : tally.shown) {
-    json ej;
-    ej["variant"] = variant;
     const auto [verdict, violated] = explore::expectation_for(base, variant);
-    ej["verdict"] = verdict;
-    ej["violated"] = violated;
-    ej["shown_first_by_seed"] = first ? json(*first) : json(nullptr);
-    expectations.push_back(std::move(ej));
+    out.push_back(explore::expected_violation{variant, verdict, violated, first});
   }
-  return expectations;
+  return out;
 }
 
 // The outcome of the search, as the summary file holds it
 // (docs/explore.md); takes the findings and the shrinks' entries.
-json summary_json(const std::string& bytes, const scenario::scenario& base, const seed_search& s,
-                  const explore::explore_totals& sum, const std::vector<finding_kind>& kinds, seed_tally& tally,
-                  shrink_report& shrunk, const std::vector<std::string>& why, int rc) {
-  json out;
-  out["format"] = "admitsim-explore/1";
-  json scj;
-  scj["name"] = base.name;
-  scj["file"] = s.file;
-  scj["sha256"] = reports::sha256_hex(bytes);
-  out["scenario"] = std::move(scj);
-  out["seeds"] = seeds_json(s, sum, !(sum.stopped || shrunk.interrupted));
+explore::search_summary summary_of(const std::string& bytes, const scenario::scenario& base, const seed_search& s,
+                                    const explore::explore_totals& sum, const std::vector<finding_kind>& kinds,
+                                    seed_tally& tally, shrink_report& shrunk, const std::vector<std::string>& why,
+                                    int rc) {
+  explore::search_summary out;
+  out.scenario = explore::scenario_ref{base.name, s.file, reports::sha256_hex(bytes)};
+  out.seeds = seeds_of(s, sum, !(sum.stopped || shrunk.interrupted));
   // "swarm" is the default search's (and was every search's); plain and guided name their search.
-  out["mode"] = s.ties_only      ? "ties_only"
-                : s.perturb_ties ? "perturb_ties"
-                                 : explore::to_string(s.strategy);
-  out["bounds"] = bounds_json(base);
-  out["totals"] = totals_json(s, sum, kinds);
-  out["evidence"] = explore::evidence_of(sum).to_json();
-  json by_variant = json::array();
-  for (const auto& [variant, ev] : sum.by_variant) {
-    json vj;
-    vj["variant"] = variant.empty() ? "fifo" : variant;
-    const json e = ev.to_json();  // kept: the loop reads into it
-    for (const auto& [k, v] : e.items()) vj[k] = v;
-    by_variant.push_back(std::move(vj));
-  }
-  out["evidence_by_variant"] = std::move(by_variant);
-  out["expected_violations"] = expectations_json(base, tally);
-  out["findings"] = std::move(tally.findings);
-  out["findings_omitted"] = tally.omitted;
-  out["shrunk"] = std::move(shrunk.shrunk);
-  json ex;
-  ex["code"] = rc;
-  ex["why"] = why;
-  out["exit"] = std::move(ex);
+  out.mode = s.ties_only ? "ties_only" : s.perturb_ties ? "perturb_ties" : explore::to_string(s.strategy);
+  out.bounds = bounds_of(base);
+  out.totals = totals_of(s, sum, kinds);
+  out.evidence = explore::evidence_of(sum);
+  for (const auto& [variant, ev] : sum.by_variant)
+    out.evidence_by_variant.push_back(explore::variant_evidence{variant.empty() ? "fifo" : variant, ev});
+  out.expected_violations = expectations_of(base, tally);
+  out.findings = std::move(tally.findings);
+  out.findings_omitted = tally.omitted;
+  out.shrunk = std::move(shrunk.shrunk);
+  out.exit = explore::exit_record{rc, why};
   // What `admitsim merge` needs beyond the rest to write the summary of the search as one machine
   // (docs/explore.md, "Searches across machines"); only a shard's summary has it, so the summary of
   // a search on one machine keeps its bytes.
-  if (s.shard_count > 1) {
-    json mj;
-    mj["shrink"] = s.shrink;
-    mj["shrink_max"] = s.shrink_max;
-    mj["shrink_runs"] = s.shrink_runs;
-    json first = nullptr;
-    if (tally.first_inconclusive) {
-      first = json::object();
-      first["seed"] = tally.first_inconclusive->first;
-      first["reason"] = tally.first_inconclusive->second;
-    }
-    mj["first_inconclusive"] = std::move(first);
-    out["merge"] = std::move(mj);
-  }
+  if (s.shard_count > 1)
+    out.merge = explore::merge_record{s.shrink, s.shrink_max, s.shrink_runs, tally.first_inconclusive};
   return out;
 }
 
@@ -746,13 +653,11 @@ void print_search(const seed_search& s, const explore::explore_totals& sum, cons
                  k.counterexample ? "COUNTEREXAMPLE " : "expected ", variant_label(k.variant).c_str(),
                  k.invariant.c_str(), static_cast<unsigned long long>(k.seeds),
                  static_cast<unsigned long long>(k.first_seed), tally.swarm_of(k).c_str());
-    // Its causes, in the summary's order (by_kind_json), each with the sentence of its first seed.
-    const json listed = by_kind_json({k});  // kept: the loop reads into it
-    for (const auto& c : listed.front().at("causes"))
-      std::fprintf(stderr, "    cause %s: %llu seeds, first seed %llu: %s\n", c["kind"].get<std::string>().c_str(),
-                   static_cast<unsigned long long>(c["seeds"].get<std::uint64_t>()),
-                   static_cast<unsigned long long>(c["first_seed"].get<std::uint64_t>()),
-                   c["example"].get<std::string>().c_str());
+    // Its causes, in the summary's order, each with the sentence of its first seed.
+    for (const auto& [kind, c] : k.causes_in_order())
+      std::fprintf(stderr, "    cause %s: %llu seeds, first seed %llu: %s\n", kind.c_str(),
+                   static_cast<unsigned long long>(c.seeds), static_cast<unsigned long long>(c.first_seed),
+                   c.example.c_str());
   }
   for (const auto& l : tally.error_lines) std::fprintf(stderr, "%s\n", l.c_str());
   if (tally.errors_unlisted != 0)
@@ -981,7 +886,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   // The JUnit input first: the summary takes the findings.
   std::optional<std::string> junit_bytes;
   if (s.junit) junit_bytes = reports::render_explore_junit(junit_of(base, s, sum, tally, shrunk));
-  write_file(s.summary_path, summary_json(bytes, base, s, sum, kinds, tally, shrunk, why, rc).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  write_file(s.summary_path, summary_of(bytes, base, s, sum, kinds, tally, shrunk, why, rc).render());
   if (junit_bytes)
     if (const auto why_not = write_output(*s.junit, *junit_bytes, "JUnit file")) throw input_error{*s.junit, *why_not};
   if (!s.quiet) print_search(s, sum, kinds, tally, shrunk, why);

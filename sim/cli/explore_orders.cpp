@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/json_codec.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/common.hpp"
@@ -15,6 +16,7 @@
 #include "sim/explore/exhaustive.hpp"
 #include "sim/explore/placement.hpp"
 #include "sim/explore/scenario_json.hpp"
+#include "sim/explore/search_summary.hpp"
 
 namespace admit::cli {
 
@@ -25,7 +27,7 @@ using json = nlohmann::ordered_json;
 
 json broken_json(const explore::run_outcome& r) {
   json broken = json::array();
-  for (const auto& b : r.broken) broken.push_back(break_json(b));
+  for (const auto& b : r.broken) broken.push_back(explore::break_record::of(b).to_json());
   return broken;
 }
 
@@ -75,12 +77,8 @@ namespace {
 // The first keys of an order mode's summary: format, the scenario (name, file, sha256), mode, seed.
 json summary_head(const orders_request& req, const char* mode, std::uint64_t seed) {
   json out;
-  out["format"] = "admitsim-explore/1";
-  json scj;
-  scj["name"] = req.base->name;
-  scj["file"] = req.file;
-  scj["sha256"] = reports::sha256_hex(req.bytes);
-  out["scenario"] = std::move(scj);
+  out["format"] = explore::explore_format;
+  out["scenario"] = explore::scenario_ref{req.base->name, req.file, reports::sha256_hex(req.bytes)}.to_json();
   out["mode"] = mode;
   out["seed"] = seed;
   return out;
@@ -206,7 +204,7 @@ int run_placements(const orders_request& req) {
   ex["why"] = why;
   out["exit"] = std::move(ex);
   const std::string path = orders_summary_path(req);
-  if (const auto why_not = write_output(path, out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"))
+  if (const auto why_not = write_output(path, reports::render_json(out)))
     throw input_error{path, *why_not};
   if (!req.quiet) {
     std::fprintf(stderr, "explore %s --placements: seed %llu, %s: %llu runs on %u threads in %.2fs -> %s\n",
@@ -286,7 +284,7 @@ int run_orders(const orders_request& req) {
   ex["why"] = why;
   out["exit"] = std::move(ex);
   const std::string path = orders_summary_path(req);
-  if (const auto why = write_output(path, out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n")) throw input_error{path, *why};
+  if (const auto why = write_output(path, reports::render_json(out))) throw input_error{path, *why};
 
   if (!req.quiet) {
     std::fprintf(stderr,

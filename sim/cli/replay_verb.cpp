@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "reports/json_codec.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/errors.hpp"
@@ -24,19 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
-
-// The string at /scenario/KEY of a report, or bad input naming the JSON path.
-std::string report_string(const std::string& report_path, const json& scenario, const std::string& key,
-                          const std::string& what) {
-  const auto it = scenario.find(key);
-  const std::string expected = "/scenario/" + key + ": expected a string (" + what + "), got ";
-  if (it == scenario.end()) throw input_error{report_path, expected + "nothing"};
-  if (!it->is_string()) {
-    const std::string type = it->type_name();
-    throw input_error{report_path, expected + (type == "array" || type == "object" ? "an " : "a ") + type};
-  }
-  return it->get<std::string>();
-}
 
 int cmd_replay(const std::string& report_path, const std::optional<std::string>& trace_path, bool quiet) {
   const std::string bytes = read_input(report_path, "report");
@@ -54,23 +42,20 @@ int cmd_replay(const std::string& report_path, const std::optional<std::string>&
                                          std::to_string(report_depth_max) + " levels"};
     throw input_error{report_path, "expected an admitsim report (JSON), got unparsable text"};
   }
-  if (!report.is_object() || report.value("format", "") != reports::report_format)
-    throw input_error{report_path, "/format: expected \"" + std::string(reports::report_format) + "\""};
-  if (report.contains("gate_core")) {
-    const json& core = report["gate_core"];
-    const std::string name = core.is_object() && core.contains("name") && core["name"].is_string()
-                                 ? core["name"].get<std::string>()
-                                 : std::string("(unnamed)");
-    throw input_error{report_path, "/gate_core: this report judged the gate core " + name +
+  reports::report_header header;
+  try {
+    header = reports::report_header::from_json(report);
+  } catch (const reports::codec_error& e) {
+    throw input_error{report_path, e.path.empty() ? std::string(e.what()) : e.path + ": " + e.what()};
+  }
+  if (header.gate_core)
+    throw input_error{report_path, "/gate_core: this report judged the gate core " +
+                                       (header.gate_core->empty() ? std::string("(unnamed)") : *header.gate_core) +
                                        ", a core of its user's; admitsim's CLI runs its own core, so replay it with "
                                        "the program that ran it (docs/own-gate.md)"};
-  }
-  if (!report.contains("scenario") || !report["scenario"].is_object() || !report["scenario"].contains("source") ||
-      !report.contains("seed") || !report["seed"].is_number_unsigned())
-    throw input_error{report_path, "expected /scenario/source and /seed in the report"};
-  const std::string file = report_string(report_path, report["scenario"], "file", "the scenario's file name");
-  const std::string recorded_sha = report_string(report_path, report["scenario"], "sha256", "the scenario's digest");
-  const std::uint64_t seed = report["seed"].get<std::uint64_t>();
+  const std::string& file = header.scenario_file;
+  const std::string& recorded_sha = header.scenario_sha256;
+  const std::uint64_t seed = header.seed;
   // Before the run: a trace must replace neither the report nor the scenario file it names.
   if (trace_path) {
     std::vector<other_path> others{{report_path, "the report replayed", true}};

@@ -41,7 +41,7 @@ namespace admit::explore {
 inline constexpr const char* matrix_format = "admitsim-matrix/1";
 inline constexpr std::size_t matrix_designs_max = 64;
 inline constexpr std::size_t matrix_faults_max = 64;  // the file's columns (plus "none" and "all_faults")
-inline constexpr std::uint64_t matrix_seeds_max = 1'000'000;
+inline constexpr std::uint64_t matrix_seeds_max = reports::matrix_seeds_max;
 inline constexpr std::uint64_t matrix_seeds_default = 20;
 inline constexpr std::size_t matrix_name_max = 31;  // design and fault names: "<design>.<fault>" is a scenario name
 inline constexpr const char* baseline_column = "none";

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "gate/admit_assert.hpp"
-
+#include "reports/json_codec.hpp"
 #include "sim/explore/scenario_json.hpp"
 #include "sim/kernel/prng.hpp"
 #include "sim/world/fault_draw.hpp"
@@ -74,19 +74,46 @@ explored_scenario explore_seed(const scenario::scenario& base, std::uint64_t see
   return explored_with(base, derive_swarm(base, seed), world::nodes_of(base), seed);
 }
 
-nlohmann::ordered_json swarm_json(const explored_scenario& e) {
+swarm_record swarm_record::of(const swarm_config& s, std::size_t faults_from_file) {
+  swarm_record r;
+  r.bounded = s.bounded;
+  for (std::size_t i = 0; i < scenario::fault_rate_count; ++i) r.per_hour[i] = s.rates.per_hour_of(scenario::fault_rates_file_order[i]);
+  r.mean_duration_ns = s.bounded ? s.rates.mean_duration_ns : 0;
+  r.max_step_ns = s.bounded ? s.rates.max_step_ns : 0;
+  r.max_replication_lag_ns = s.bounded ? s.rates.max_replication_lag_ns : 0;
+  r.until_ns = s.rates.until_ns;
+  r.faults_from_file = faults_from_file;
+  return r;
+}
+
+nlohmann::ordered_json swarm_record::to_json() const {
   nlohmann::ordered_json j;
-  const swarm_config& s = e.swarm;
-  j["bounded"] = s.bounded;
-  for (const scenario::fault_kind k : scenario::fault_rates_file_order)
-    j[scenario::fault_row(k).rate.key] = s.rates.per_hour_of(k);
-  j["mean_duration_ns"] = s.bounded ? s.rates.mean_duration_ns : 0;
-  j["max_step_ns"] = s.bounded ? s.rates.max_step_ns : 0;
-  j["max_replication_lag_ns"] = s.bounded ? s.rates.max_replication_lag_ns : 0;
-  j["until_ns"] = s.rates.until_ns;
-  j["faults_from_file"] = e.faults_from_file;
-  j["faults_drawn"] = e.faults_drawn;
+  j["bounded"] = bounded;
+  for (std::size_t i = 0; i < scenario::fault_rate_count; ++i)
+    j[scenario::fault_row(scenario::fault_rates_file_order[i]).rate.key] = per_hour[i];
+  j["mean_duration_ns"] = mean_duration_ns;
+  j["max_step_ns"] = max_step_ns;
+  j["max_replication_lag_ns"] = max_replication_lag_ns;
+  j["until_ns"] = until_ns;
+  j["faults_from_file"] = faults_from_file;
+  if (faults_drawn) j["faults_drawn"] = *faults_drawn;
   return j;
+}
+
+swarm_record swarm_record::from_json(const nlohmann::ordered_json& j, const std::string& path, bool drawn) {
+  swarm_record r;
+  r.bounded = reports::read_bool(j, path, "bounded");
+  for (std::size_t i = 0; i < scenario::fault_rate_count; ++i)
+    r.per_hour[i] = reports::read_i64(j, path, scenario::fault_row(scenario::fault_rates_file_order[i]).rate.key);
+  r.mean_duration_ns = reports::read_i64(j, path, "mean_duration_ns");
+  r.max_step_ns = reports::read_i64(j, path, "max_step_ns");
+  r.max_replication_lag_ns = reports::read_i64(j, path, "max_replication_lag_ns");
+  r.until_ns = reports::read_i64(j, path, "until_ns");
+  r.faults_from_file = reports::read_u64(j, path, "faults_from_file");
+  if (drawn) r.faults_drawn = reports::read_u64(j, path, "faults_drawn");
+  else if (j.contains("faults_drawn"))
+    throw reports::codec_error(path + "/faults_drawn", "expected no faults drawn in the scenario's bounds");
+  return r;
 }
 
 std::string swarm_summary(const swarm_config& s) {

@@ -19,13 +19,16 @@
 // from the same seed, as it does for `admitsim run --seed`.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/scenario/fault_kinds.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/fault_draw.hpp"
 
@@ -54,9 +57,25 @@ explored_scenario explored_with(const scenario::scenario& base, const swarm_conf
 // The swarm's own plan for `seed`: explored_with(base, derive_swarm(base, seed), ...).
 explored_scenario explore_seed(const scenario::scenario& base, std::uint64_t seed);
 
-// Every derived parameter, for the reports: {"bounded", "crash_per_hour", ...,
-// "faults_from_file", "faults_drawn"}.
-nlohmann::ordered_json swarm_json(const explored_scenario& e);
+// What a seed drew, as the reports write it: {"bounded", "crash_per_hour", ..., "until_ns",
+// "faults_from_file", "faults_drawn"} ("bounds", the scenario's own rates, has no faults_drawn).
+// Each rate in scenario::fault_rates_file_order; the lengths are 0 when nothing is bounded.
+struct swarm_record {
+  bool bounded = false;
+  std::array<std::int64_t, scenario::fault_rate_count> per_hour{};  // in scenario::fault_rates_file_order
+  std::int64_t mean_duration_ns = 0;
+  std::int64_t max_step_ns = 0;
+  std::int64_t max_replication_lag_ns = 0;
+  std::int64_t until_ns = 0;
+  std::uint64_t faults_from_file = 0;
+  std::optional<std::uint64_t> faults_drawn;
+
+  static swarm_record of(const swarm_config& s, std::size_t faults_from_file);
+  nlohmann::ordered_json to_json() const;
+  // `drawn`: faults_drawn is read (a seed's), or refused (the scenario's bounds). Throws
+  // reports::codec_error naming the JSON path below `path`.
+  static swarm_record from_json(const nlohmann::ordered_json& j, const std::string& path, bool drawn);
+};
 
 // One line: "crash 12/h, partition off, pause off, clock_step 300/h (max step 4.2s), mean duration 3s, until 2m".
 std::string swarm_summary(const swarm_config& s);
