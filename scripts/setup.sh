@@ -13,7 +13,6 @@ run_packages=(
   nlohmann-json3-dev
   libcli11-dev
   liblua5.1-0-dev         # Lua 5.1 for the script engine (gate/redis/lua_engine)
-  libjemalloc-dev         # the CLI's allocator (CMakeLists.txt: ADMITSIM_JEMALLOC)
   lua-cjson-dev           # cjson, which Redis's scripting environment loads
   lua-bitop-dev           # bit, likewise
 )
