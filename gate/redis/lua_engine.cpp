@@ -607,7 +607,7 @@ int error_handler(lua_State* L) {
     lua_pushliteral(L, "ERR ");
     lua_getfield(L, LUA_REGISTRYINDEX, "admitsim.tostring");
     lua_pushvalue(L, 1);
-    lua_call(L, 1, 1);
+    ::lua_call(L, 1, 1);
     lua_concat(L, 2);
     lua_setfield(L, -2, "err");
     lua_replace(L, 1);
@@ -728,7 +728,7 @@ int setmetatable_wrapper(lua_State* L) {
   if (is_proxy(L, 1)) raise_readonly(L, false);
   lua_pushvalue(L, lua_upvalueindex(1));  // the base library's setmetatable
   lua_insert(L, 1);
-  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  ::lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
   return lua_gettop(L);
 }
 
@@ -836,7 +836,7 @@ int math_randomseed(lua_State* L) {
 void open_library(lua_State* L, lua_CFunction open, const char* name) {
   lua_pushcfunction(L, open);
   lua_pushstring(L, name);
-  lua_call(L, 1, 1);
+  ::lua_call(L, 1, 1);
   if (!lua_isnil(L, -1) && name[0] != '\0') {
     lua_getglobal(L, name);
     const bool already = !lua_isnil(L, -1);
@@ -1297,7 +1297,7 @@ bool script_engine::find_or_compile(std::string_view body, std::string_view sha,
   const int ref = luaL_ref(lua_, LUA_REGISTRYINDEX);
   side_->unlimited = false;
   ADMIT_ASSERT(ref != LUA_NOREF && ref != LUA_REFNIL, "a compiled chunk is a function, kept in the registry");
-  scripts_.push_back(cached_script{std::string(sha), ref, {}});
+  scripts_.push_back(cached_script{std::string(sha), ref, {}, native_twin_of(sha)});
   index = scripts_.size() - 1;
   by_sha_.emplace(std::string(sha), index);
   ADMIT_ASSERT(lua_gettop(lua_) == 0 && by_sha_.size() == scripts_.size() && scripts_[index].sha == sha,
@@ -1467,6 +1467,18 @@ reply script_engine::run(std::size_t index, std::span<const std::string> keys,
   ADMIT_ASSERT(index < scripts_.size(), "run() is given a cached script");
   ADMIT_ASSERT(lua_ != nullptr && lua_gettop(lua_) == 0 && !side_->unlimited,
                "between calls the Lua state is open, its stack empty and its heap limit on");
+  cached_script& script = scripts_[index];
+  // One of the project's own lease scripts, in the domain its C++ twin is held to (native_twins.hpp):
+  // the same reply and writes without the VM. Not where the Lua's side effects matter beyond the
+  // reply and the keyspace: effects kept for a follower, EVAL_RO's refusal, limits set lower.
+  if (script.twin && native_twins_ && side_->effects == nullptr && !read_only &&
+      limits_.max_steps >= script_limits{}.max_steps && limits_.max_memory_bytes >= script_limits{}.max_memory_bytes) {
+    if (std::optional<reply> out = run_native_twin(data_, *script.twin, keys, args, server_now_us)) {
+      steps_ = 0;
+      ++native_twin_calls_;
+      return std::move(*out);
+    }
+  }
   const c_locale_scope locale;
   lua_side& side = *side_;
   side.now_us = server_now_us;
@@ -1477,7 +1489,6 @@ reply script_engine::run(std::size_t index, std::span<const std::string> keys,
   side.failed_command.clear();
   const std::string& sha = scripts_[index].sha;
 
-  cached_script& script = scripts_[index];
   // Sized here, outside any Lua frame (growing may throw); set_keys_and_argv only assigns.
   if (script.kept[0].entries.size() < keys.size()) script.kept[0].entries.resize(keys.size());
   if (script.kept[1].entries.size() < args.size()) script.kept[1].entries.resize(args.size());

@@ -39,12 +39,14 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "gate/redis/native_twins.hpp"
 #include "gate/redis/replica.hpp"
 #include "gate/redis/reply.hpp"
 #include "gate/redis/server_info.hpp"
@@ -123,6 +125,14 @@ class script_engine {
   // redis.pcall applied, and each write command given to execute(). Null
   // (the default): none is kept.
   void set_effects(write_effects* sink) noexcept;
+  // Whether a call of one of the project's own lease scripts may run its C++
+  // twin instead of the Lua VM (native_twins.hpp; on by default). The twin
+  // runs only where it answers and writes exactly as the Lua does: never with
+  // an effects sink, for EVAL_RO, or under limits below the defaults. Off:
+  // every script runs in Lua (the tests compare the two).
+  void set_native_twins(bool on) noexcept { native_twins_ = on; }
+  // How many calls their twin answered (the tests check that the domain is reached).
+  [[nodiscard]] std::uint64_t native_twin_calls() const noexcept { return native_twin_calls_; }
   // VM instructions of the last call, to the hook's granularity (1000).
   [[nodiscard]] std::uint64_t steps_of_last_call() const noexcept { return steps_; }
   // Bytes the Lua state holds on its heap now.
@@ -158,6 +168,7 @@ class script_engine {
     // the next call reuses when the script left them as given (see
     // set_keys_and_argv in lua_engine.cpp).
     kept_table kept[2];
+    std::optional<native_twin> twin;  // the shipped script it is, if any (native_twins.hpp)
   };
 
   void open_state();
@@ -207,6 +218,8 @@ class script_engine {
   script_error_info last_error_;
   std::uint64_t steps_ = 0;
   bool broken_number_conversion_ = false;
+  bool native_twins_ = true;
+  std::uint64_t native_twin_calls_ = 0;
   // math.random's state: Redis's lrand48 (48 bits), kept across script calls
   // and SCRIPT FLUSH like the server's. Starts where a fresh server starts.
   std::uint64_t rand48_state_ = 0x1234ABCD330EULL;
