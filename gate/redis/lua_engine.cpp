@@ -1469,10 +1469,15 @@ reply script_engine::run(std::size_t index, std::span<const std::string> keys,
                "between calls the Lua state is open, its stack empty and its heap limit on");
   cached_script& script = scripts_[index];
   // One of the project's own lease scripts, in the domain its C++ twin is held to (native_twins.hpp):
-  // the same reply and writes without the VM. Not where the Lua's side effects matter beyond the
-  // reply and the keyspace: effects kept for a follower, EVAL_RO's refusal, limits set lower.
-  if (script.twin && native_twins_ && side_->effects == nullptr && !read_only &&
-      limits_.max_steps >= script_limits{}.max_steps && limits_.max_memory_bytes >= script_limits{}.max_memory_bytes) {
+  // the same reply and writes without the VM, its writes kept for a follower by the replica's typed
+  // methods. Not where the Lua's refusals matter: EVAL_RO, limits set lower.
+  if (script.twin && native_twins_ && !read_only && limits_.max_steps >= script_limits{}.max_steps &&
+      limits_.max_memory_bytes >= script_limits{}.max_memory_bytes) {
+    struct typed_effects_scope {
+      replica& data;
+      ~typed_effects_scope() { data.set_typed_effects(nullptr); }
+    } scope{data_};
+    data_.set_typed_effects(side_->effects);
     if (std::optional<reply> out = run_native_twin(data_, *script.twin, keys, args, server_now_us)) {
       steps_ = 0;
       ++native_twin_calls_;

@@ -127,9 +127,10 @@ class script_engine {
   void set_effects(write_effects* sink) noexcept;
   // Whether a call of one of the project's own lease scripts may run its C++
   // twin instead of the Lua VM (native_twins.hpp; on by default). The twin
-  // runs only where it answers and writes exactly as the Lua does: never with
-  // an effects sink, for EVAL_RO, or under limits below the defaults. Off:
-  // every script runs in Lua (the tests compare the two).
+  // runs only where it answers and writes exactly as the Lua does: never for
+  // EVAL_RO or under limits below the defaults; with an effects sink its
+  // writes are kept as the commands that make them. Off: every script runs
+  // in Lua (the tests compare the two).
   void set_native_twins(bool on) noexcept { native_twins_ = on; }
   // How many calls their twin answered (the tests check that the domain is reached).
   [[nodiscard]] std::uint64_t native_twin_calls() const noexcept { return native_twin_calls_; }

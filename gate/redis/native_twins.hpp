@@ -18,8 +18,10 @@
 //   - a set the script reads into a Lua table (fair's waiters) holds at most
 //     native_set_members_max members (the Lua heap limit could refuse it).
 // Any other call, and every call of a user's own script, runs in Lua. What
-// the engine does besides (effects kept for a follower, EVAL_RO, the step and
-// heap limits) is the engine's to check (script_engine::run).
+// the engine does besides (EVAL_RO, the step and heap limits) is the engine's
+// to check (script_engine::run). A twin's writes reach a follower through the
+// replica's typed methods (replica::set_typed_effects): not the commands the
+// Lua would send, but commands that leave the follower as the primary.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "gate/admit_assert.hpp"
 #include "gate/probe.hpp"
 #include "gate/redis/ascii_case.hpp"
+#include "gate/redis/write_effects.hpp"
 
 namespace admit::redis {
 namespace {
@@ -127,6 +129,17 @@ std::optional<score_bound> parse_bound(std::string_view text) {
 
 reply integer_reply(std::int64_t v) { return reply::from_integer(v); }
 reply error_reply(std::string_view text) { return reply::error(std::string(text)); }
+
+// A score or bound as a command argument that parse_score / parse_bound read back to the same
+// double: its 17 significant digits (std::to_chars, so no locale can change it), "inf" or "-inf".
+std::string number_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  ADMIT_ASSERT(!std::isnan(v), "no score or bound is NaN");
+  std::array<char, 64> buf{};
+  const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::general, 17);
+  ADMIT_ASSERT(ec == std::errc{}, "a double fits in 64 characters");
+  return std::string(buf.data(), end);
+}
 
 std::string arity_error(std::string_view name) {
   return "ERR wrong number of arguments for '" + std::string(name) + "' command";
@@ -274,6 +287,16 @@ std::int64_t replica::zadd(std::string_view key, double score, std::string_view 
   sorted_set& set = value_for_write<sorted_set>(key, server_now_us);
   const auto effect = zset_add(set, score, member, options, false);
   ADMIT_ASSERT(effect.has_value(), "only an increment can produce NaN");
+  if (typed_effects_ != nullptr) {
+    const std::string text = number_text(score);
+    std::vector<std::string_view> argv{"ZADD", key};
+    for (const auto& [on, name] : {std::pair{options.nx, "NX"}, std::pair{options.xx, "XX"}, std::pair{options.gt, "GT"},
+                                   std::pair{options.lt, "LT"}, std::pair{options.ch, "CH"}})
+      if (on) argv.emplace_back(name);
+    argv.emplace_back(text);
+    argv.emplace_back(member);
+    typed_effects_->add(argv);
+  }
   if (*effect == zadd_effect::added) return 1;
   if (*effect == zadd_effect::updated && options.ch) return 1;
   return 0;
@@ -285,6 +308,7 @@ std::int64_t replica::zrem(std::string_view key, std::string_view member,
   if (set == nullptr) return 0;
   const bool removed = set->erase(member);
   drop_if_empty(key, *set);
+  note_write({"ZREM", key, member});
   return removed ? 1 : 0;
 }
 
@@ -316,6 +340,11 @@ std::int64_t replica::zremrangebyscore(std::string_view key, score_bound min, sc
   const std::size_t removed = set->erase_score_range(min, max);
   if (removed != 0) ADMIT_PROBE(replica_range_removed);
   drop_if_empty(key, *set);
+  if (typed_effects_ != nullptr) {
+    const std::string from = (min.exclusive ? "(" : "") + number_text(min.value);
+    const std::string to = (max.exclusive ? "(" : "") + number_text(max.value);
+    note_write({"ZREMRANGEBYSCORE", key, from, to});
+  }
   return static_cast<std::int64_t>(removed);
 }
 
@@ -379,6 +408,7 @@ std::int64_t replica::pexpire(std::string_view key, std::int64_t ttl_ms,
   }
   const std::int64_t deadline_ms = now_ms + ttl_ms;
   const auto it = find_live_entry(key, server_now_us);
+  if (typed_effects_ != nullptr) note_write({"PEXPIRE", key, std::to_string(ttl_ms)});
   if (it == keys_.end()) return 0;
   if (deadline_ms <= now_ms) {
     keys_.erase(it);  // Redis deletes a key whose new deadline has already passed
@@ -457,6 +487,7 @@ std::int64_t replica::incrby(std::string_view key, std::int64_t increment,
   } else {
     keys_.emplace(std::string(key), stored_value{std::to_string(value), std::nullopt});
   }
+  if (typed_effects_ != nullptr) note_write({"INCRBY", key, std::to_string(increment)});
   return value;
 }
 
@@ -1576,6 +1607,15 @@ reply replica::execute(std::span<const std::string> argv, std::int64_t server_no
   }
   const std::vector<std::string_view> views(argv.begin(), argv.end());
   return execute(std::span<const std::string_view>(views), server_now_us, bus);
+}
+
+}  // namespace admit::redis
+
+namespace admit::redis {
+
+void replica::note_write(std::initializer_list<std::string_view> argv) {
+  if (typed_effects_ == nullptr) return;
+  typed_effects_->add(std::span<const std::string_view>(argv.begin(), argv.size()));
 }
 
 }  // namespace admit::redis

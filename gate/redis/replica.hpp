@@ -112,6 +112,8 @@ template <class T>
 concept collection_value = std::same_as<T, sorted_set> || std::same_as<T, hash_value>;
 }  // namespace detail
 
+class write_effects;
+
 class replica {
  public:
   // The generic entry point: argv[0] is the command name (any case).
@@ -246,6 +248,14 @@ class replica {
   void restore(std::span<const key_dump> keys);
   void clear() noexcept { keys_.clear(); }
 
+  // While set, each of the typed writes the C++ script bodies make (zadd,
+  // zrem, zremrangebyscore, pexpire, incr) is kept in `sink`, when it returns,
+  // as the command that makes the same change (write_effects.hpp): how a
+  // script's C++ twin (native_twins.hpp) hands its writes to a follower. The
+  // script engine sets it around a twin's call only; null (the default):
+  // nothing is kept.
+  void set_typed_effects(write_effects* sink) noexcept { typed_effects_ = sink; }
+
  private:
   friend struct command_impl;
 
@@ -271,7 +281,11 @@ class replica {
   template <detail::collection_value T>
   void drop_if_empty(std::string_view key, const T& value);
 
+  // Keeps a typed write in typed_effects_, if set.
+  void note_write(std::initializer_list<std::string_view> argv);
+
   keyspace keys_;
+  write_effects* typed_effects_ = nullptr;
 };
 
 }  // namespace admit::redis
