@@ -43,9 +43,54 @@ std::optional<std::int64_t> script_number(const std::string& text) {
   return v;
 }
 
-bool same_call(const lua_call& call, std::span<const std::string> keys, std::span<const std::string> args) {
-  return std::equal(call.keys.begin(), call.keys.end(), keys.begin(), keys.end()) &&
-         std::equal(call.argv.begin(), call.argv.end(), args.begin(), args.end());
+// The KEYS a shipped script is called with for gate key `gate`, as lua_*_call gives them: the gate,
+// then the keys derived from it by suffix (keys_for). The suffixes are read off keys_for once.
+struct key_layout {
+  std::array<std::string, 4> suffixes;  // after the gate's own (empty) one
+  std::size_t count = 0;                // the gate included
+};
+
+key_layout layout_of(native_twin t) {
+  static const lease_keys k = keys_for("");
+  key_layout l;
+  l.suffixes = {"", "", "", ""};
+  if (t.v == variant::fencing && t.op == script_op::acquire) {
+    l.suffixes[0] = k.fence;
+    l.count = 2;
+  } else if (t.v == variant::fair && t.op == script_op::acquire) {
+    l.suffixes = {k.queue, k.seen, k.ticket, ""};
+    l.count = 4;
+  } else if (t.v == variant::fair && t.op == script_op::release) {
+    l.suffixes = {k.queue, k.seen, "", ""};
+    l.count = 3;
+  } else {
+    l.count = 1;
+  }
+  return l;
+}
+
+// KEYS as lua_*_call would give them for the gate KEYS[1] (no string is made: a call runs this
+// before every twin call).
+bool keys_as_derived(native_twin t, std::span<const std::string> keys) {
+  static const std::array<key_layout, 7> layouts = [] {
+    std::array<key_layout, 7> out{};
+    std::size_t i = 0;
+    for (const variant v : {variant::seed, variant::fencing, variant::fair})
+      for (const script_op op : {script_op::acquire, script_op::release}) out[i++] = layout_of({v, op});
+    out[i] = layout_of({variant::renewal, script_op::renew});
+    return out;
+  }();
+  const std::size_t at = t.op == script_op::renew ? 6
+                         : (t.v == variant::fencing ? 2 : t.v == variant::fair ? 4 : 0) + (t.op == script_op::release ? 1 : 0);
+  const key_layout& l = layouts[at];
+  if (keys.size() != l.count) return false;
+  const std::string_view gate = keys.front();
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    const std::string_view key = keys[i];
+    const std::string& suffix = l.suffixes[i - 1];
+    if (key.size() != gate.size() + suffix.size() || !key.starts_with(gate) || !key.ends_with(suffix)) return false;
+  }
+  return true;
 }
 
 // Whether `key` is live at `now_us` at all (of any type).
@@ -72,13 +117,13 @@ bool counter_or_nothing(const replica& r, std::string_view key, std::int64_t now
   return !live(r, key, now_us);
 }
 
-bool keys_fit(const replica& r, native_twin t, std::string_view gate, std::int64_t now_us) {
-  const lease_keys k = keys_for(gate);
-  if (!set_or_nothing(r, k.gate, now_us)) return false;
-  if (t.v == variant::fencing && t.op == script_op::acquire) return counter_or_nothing(r, k.fence, now_us);
+// Every key holds what the script uses (`keys` as keys_as_derived checked them).
+bool keys_fit(const replica& r, native_twin t, std::span<const std::string> keys, std::int64_t now_us) {
+  if (!set_or_nothing(r, keys[0], now_us)) return false;
+  if (t.v == variant::fencing && t.op == script_op::acquire) return counter_or_nothing(r, keys[1], now_us);
   if (t.v != variant::fair) return true;
-  if (!set_or_nothing(r, k.queue, now_us) || !set_or_nothing(r, k.seen, now_us, native_set_members_max)) return false;
-  return t.op != script_op::acquire || counter_or_nothing(r, k.ticket, now_us);
+  if (!set_or_nothing(r, keys[1], now_us) || !set_or_nothing(r, keys[2], now_us, native_set_members_max)) return false;
+  return t.op != script_op::acquire || counter_or_nothing(r, keys[3], now_us);
 }
 
 }  // namespace
@@ -99,7 +144,7 @@ std::optional<reply> run_native_twin(replica& data, native_twin twin, std::span<
   switch (twin.op) {
     case script_op::acquire: {
       // The numbers' places in ARGV: seed_acquire.lua (now, lease, limit, token), the others
-      // (lease, limit, token[, queue timeout]); lua_acquire_call checks the rest.
+      // (lease, limit, token[, queue timeout]), as lua_acquire_call lays them out.
       const bool seed = twin.v == variant::seed;
       const std::size_t first = seed ? 1 : 0;
       if (args.size() < first + 3) return std::nullopt;
@@ -122,16 +167,15 @@ std::optional<reply> run_native_twin(replica& data, native_twin twin, std::span<
         if (!queue_timeout) return std::nullopt;
         a.queue_timeout_ms = *queue_timeout;
       }
-      if (!same_call(lua_acquire_call(twin.v, a), keys, args) || !keys_fit(data, twin, gate, server_now_us))
-        return std::nullopt;
+      if (args.size() != (seed || twin.v == variant::fair ? 4u : 3u)) return std::nullopt;
+      if (!keys_as_derived(twin, keys) || !keys_fit(data, twin, keys, server_now_us)) return std::nullopt;
       out = run_acquire(data, twin.v, a, server_now_us);
       break;
     }
     case script_op::release: {
       if (args.size() != 1) return std::nullopt;
       const release_args a{gate, args[0]};
-      if (!same_call(lua_release_call(twin.v, a), keys, args) || !keys_fit(data, twin, gate, server_now_us))
-        return std::nullopt;
+      if (!keys_as_derived(twin, keys) || !keys_fit(data, twin, keys, server_now_us)) return std::nullopt;
       out = run_release(data, twin.v, a, server_now_us);
       break;
     }
@@ -140,8 +184,7 @@ std::optional<reply> run_native_twin(replica& data, native_twin twin, std::span<
       const auto lease = script_number(args[0]);
       if (!lease) return std::nullopt;
       const renew_args a{gate, args[1], *lease};
-      if (!same_call(lua_renew_call(twin.v, a), keys, args) || !keys_fit(data, twin, gate, server_now_us))
-        return std::nullopt;
+      if (!keys_as_derived(twin, keys) || !keys_fit(data, twin, keys, server_now_us)) return std::nullopt;
       out = run_renew(data, twin.v, a, server_now_us);
       break;
     }
