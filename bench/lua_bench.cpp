@@ -43,12 +43,15 @@ admit::redis::acquire_args args_for(const std::string& token, std::int64_t now_u
   return a;
 }
 
-enum class path : std::uint8_t { cpp, engine_handle, engine_evalsha };
+// engine_twin: EVALSHA of the shipped script with the engine's native twins on (the C++ body inside the
+// engine, gate/redis/native_twins.hpp); the other engine paths run the Lua VM (twins off).
+enum class path : std::uint8_t { cpp, engine_handle, engine_evalsha, engine_twin };
 
 void BM_seed_acquire(benchmark::State& state) {
   const auto how = static_cast<path>(state.range(0));
   admit::redis::replica r;
   admit::redis::script_engine engine(r);
+  engine.set_native_twins(how == path::engine_twin);
   const std::string body(admit::redis::lua_source(variant::seed, admit::redis::script_op::acquire));
   const admit::redis::script_handle handle = engine.load_handle(body);
   const std::string sha = engine.script_load(body).text;
@@ -78,9 +81,12 @@ void BM_seed_acquire(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * batch);
   state.counters["grant_share"] = step > 0 ? static_cast<double>(granted) / static_cast<double>(step) : 0;
-  state.SetLabel(how == path::cpp ? "run_acquire" : how == path::engine_handle ? "engine call(handle)" : "engine evalsha");
+  state.SetLabel(how == path::cpp             ? "run_acquire"
+                 : how == path::engine_handle ? "engine call(handle)"
+                 : how == path::engine_evalsha ? "engine evalsha"
+                                               : "engine evalsha, native twin");
 }
-BENCHMARK(BM_seed_acquire)->Arg(0)->Arg(1)->Arg(2);
+BENCHMARK(BM_seed_acquire)->Arg(0)->Arg(1)->Arg(2)->Arg(3);
 
 }  // namespace
 

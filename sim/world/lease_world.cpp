@@ -185,6 +185,7 @@ class lease_world {
       redis::script_limits limits;
       limits.max_steps = opts.script_steps_max;
       node_.set_script_limits(limits, opts.script_cache_survives_restart);
+      node_.set_native_twins(opts.native_twins);
       node_.set_pubsub(&net_.pubsub());
       net_.set_wait_acks_at_once(opts.wait_acks_at_once);
       server_.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms,
@@ -267,6 +268,7 @@ class lease_world {
       redis::script_limits limits;
       limits.max_steps = opts.script_steps_max;
       e.node.set_script_limits(limits, opts.script_cache_survives_restart);
+      e.node.set_native_twins(opts.native_twins);
       e.node.set_pubsub(&e.net.pubsub());
       e.node.set_index(i);
       e.server.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms,

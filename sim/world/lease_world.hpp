@@ -66,6 +66,10 @@ struct lease_run_options {
   // For the tests that show a protocol run differs from its fast path only by
   // the NOSCRIPT round trips after a restart or failover: keep the cache.
   bool script_cache_survives_restart = false;
+  // Whether the engines may run the project's own lease scripts by their C++
+  // twins (gate/redis/native_twins.hpp). Off only for the tests that hold a
+  // protocol file's Lua, run in the VM, to the built-in variant's C++ body.
+  bool native_twins = true;
   // Broken on purpose, for the test that shows the wait_ack design's check can
   // fail: every WAIT answers at once that all the replicas it asked for
   // acknowledged (a client that ignores WAIT's answer behaves the same).

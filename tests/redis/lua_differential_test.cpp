@@ -48,6 +48,7 @@ void run_differential(variant v, bool mutant) {
   replica cpp_data;
   replica lua_data;
   script_engine engine(lua_data);
+  engine.set_native_twins(false);  // the Lua itself, never its twin (which is the C++ body)
   const int operations = uniform_in(1, 60);
   std::int64_t server_ms = 0;
   const std::string gate = pick<std::string>({"gate", "{g}:inflight"});

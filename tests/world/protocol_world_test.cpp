@@ -98,10 +98,10 @@ json user_protocol(const std::string& name, const std::string& acquire_lua) {
 
 TEST_CASE("the built-in protocol files give their variants' reports, run after run", "[world][protocol]") {
   // Goal: the shipped Lua is the simulated script. Method: every lease scenario of the catalogue, once with its
-  // variants (the C++ bodies) and once with the same-named protocol files (their Lua, through the engine); the
-  // runs' reports must be equal but for the kernel's diagnostics. A restart or failover empties the server's
-  // script cache, so there the client's NOSCRIPT round trip shifts later times: those compare with the cache
-  // kept (the one stated difference), and differ without it.
+  // variants (the C++ bodies) and once with the same-named protocol files (their Lua, through the engine's VM,
+  // its native twins off; and again with the twins on); the runs' reports must be equal but for the kernel's
+  // diagnostics. A restart or failover empties the server's script cache, so there the client's NOSCRIPT round
+  // trip shifts later times: those compare with the cache kept (the one stated difference), and differ without it.
   const auto files = lease_catalogue();
   REQUIRE(files.size() >= 10);
   int compared = 0;
@@ -110,11 +110,15 @@ TEST_CASE("the built-in protocol files give their variants' reports, run after r
     const json doc = json::parse(admit::test::slurp(f));
     const std::uint64_t seed = doc.value("seed", std::uint64_t{1});
     const auto builtin = render_doc(doc, seed);
-    admit::world::lease_run_options keep;
-    keep.script_cache_survives_restart = true;
-    const auto lua = render_doc(through_protocol_files(doc), seed, restarts_redis(doc) ? keep : admit::world::lease_run_options{});
+    admit::world::lease_run_options in_vm;
+    in_vm.native_twins = false;
+    in_vm.script_cache_survives_restart = restarts_redis(doc);
+    const auto lua = render_doc(through_protocol_files(doc), seed, in_vm);
     CHECK(runs_of(lua) == runs_of(builtin));
     CHECK(lua.report["verdict"] == builtin.report["verdict"]);
+    admit::world::lease_run_options twins = in_vm;
+    twins.native_twins = true;
+    CHECK(runs_of(render_doc(through_protocol_files(doc), seed, twins)) == runs_of(builtin));
     if (restarts_redis(doc)) CHECK(runs_of(render_doc(through_protocol_files(doc), seed)) != runs_of(builtin));
     ++compared;
   }

@@ -106,6 +106,7 @@ redis::script_engine& redis_node::engine_of(redis::replica& r) {
   ADMIT_ASSERT(&r == &primary_ || &r == &follower_, "an engine runs over the primary or the follower");
   if (!e) {
     e = std::make_unique<redis::script_engine>(r, limits_);
+    e->set_native_twins(native_twins_);
     // The follower's PUBLISH reaches nobody: the clients listen on the primary.
     if (&r == &primary_) e->set_pubsub(bus_);
     e->set_server_facts(&r == &primary_ ? &primary_facts_ : &follower_facts_);

@@ -153,6 +153,8 @@ class redis_node {
   void set_index(std::size_t index);
   // The process serving as the primary now (what INFO server reports).
   const redis::server_facts& primary_process() const noexcept { return primary_facts_; }
+  // Whether the engines may run a shipped script's C++ twin (before the first command).
+  void set_native_twins(bool on) noexcept { native_twins_ = on; }
   void set_script_limits(const redis::script_limits& limits, bool cache_survives_restart) {
     limits_ = limits;
     cache_survives_restart_ = cache_survives_restart;
@@ -228,6 +230,7 @@ class redis_node {
   redis::script_limits limits_;
   redis::pubsub* bus_ = nullptr;
   bool cache_survives_restart_ = false;
+  bool native_twins_ = true;
   std::unique_ptr<redis::script_engine> primary_engine_;
   std::unique_ptr<redis::script_engine> follower_engine_;
 };
