@@ -21,6 +21,23 @@ const json& read_object(const json& obj, const std::string& path, const char* ke
   return j;
 }
 
+json seed_and(const std::optional<std::pair<std::uint64_t, std::string>>& p, const char* what) {
+  if (!p) return nullptr;
+  json j;
+  j["seed"] = p->first;
+  j[what] = p->second;
+  return j;
+}
+
+std::optional<std::pair<std::uint64_t, std::string>> read_seed_and(const json& obj, const std::string& path,
+                                                                     const char* key, const char* what) {
+  const json& o = read_field(obj, path, key);
+  if (o.is_null()) return std::nullopt;
+  const std::string p = path + "/" + key;
+  if (!o.is_object()) throw codec_error(p, "expected an object or null, got " + shown(o));
+  return std::make_pair(read_u64(o, p, "seed"), read_string(o, p, what));
+}
+
 const json& read_array(const json& obj, const std::string& path, const char* key) {
   const json& j = read_field(obj, path, key);
   if (!j.is_array()) throw codec_error(path + "/" + key, "expected an array, got " + shown(j));

@@ -54,6 +54,13 @@ auto read_list(const nlohmann::ordered_json& obj, const std::string& path, const
   return out;
 }
 
+// A seed and a text about it, {"seed": S, `what`: T}, or null (a cell's first error, a search's first
+// inconclusive seed): the writer's side and the reader's.
+nlohmann::ordered_json seed_and(const std::optional<std::pair<std::uint64_t, std::string>>& p, const char* what);
+std::optional<std::pair<std::uint64_t, std::string>> read_seed_and(const nlohmann::ordered_json& obj,
+                                                                     const std::string& path, const char* key,
+                                                                     const char* what);
+
 // The writer's side of an optional: its value, or null.
 template <typename T>
 nlohmann::ordered_json or_null(const std::optional<T>& v) {

@@ -45,23 +45,6 @@ json overshoot_json(const matrix_overshoot& o) {
   return j;
 }
 
-json seed_and(const std::optional<std::pair<std::uint64_t, std::string>>& p, const char* what) {
-  if (!p) return nullptr;
-  json j;
-  j["seed"] = p->first;
-  j[what] = p->second;
-  return j;
-}
-
-// What seed_and wrote at `key`: null, or {"seed", `what`}.
-std::optional<std::pair<std::uint64_t, std::string>> read_seed_and(const json& j, const std::string& path,
-                                                                     const char* key, const char* what) {
-  if (read_field(j, path, key).is_null()) return std::nullopt;
-  const json& o = read_object(j, path, key);
-  const std::string p = path + "/" + key;
-  return std::make_pair(read_u64(o, p, "seed"), read_string(o, p, what));
-}
-
 constexpr cell_status cell_statuses[] = {cell_status::holds, cell_status::breaks, cell_status::inconclusive,
                                          cell_status::error};
 

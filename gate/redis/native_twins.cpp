@@ -43,52 +43,29 @@ std::optional<std::int64_t> script_number(const std::string& text) {
   return v;
 }
 
-// The KEYS a shipped script is called with for gate key `gate`, as lua_*_call gives them: the gate,
-// then the keys derived from it by suffix (keys_for). The suffixes are read off keys_for once.
-struct key_layout {
-  std::array<std::string, 4> suffixes;  // after the gate's own (empty) one
-  std::size_t count = 0;                // the gate included
-};
-
-key_layout layout_of(native_twin t) {
-  static const lease_keys k = keys_for("");
-  key_layout l;
-  l.suffixes = {"", "", "", ""};
-  if (t.v == variant::fencing && t.op == script_op::acquire) {
-    l.suffixes[0] = k.fence;
-    l.count = 2;
-  } else if (t.v == variant::fair && t.op == script_op::acquire) {
-    l.suffixes = {k.queue, k.seen, k.ticket, ""};
-    l.count = 4;
-  } else if (t.v == variant::fair && t.op == script_op::release) {
-    l.suffixes = {k.queue, k.seen, "", ""};
-    l.count = 3;
-  } else {
-    l.count = 1;
-  }
-  return l;
-}
-
-// KEYS as lua_*_call would give them for the gate KEYS[1] (no string is made: a call runs this
-// before every twin call).
+// KEYS as lua_*_call gives them for the gate KEYS[1]: the gate, then the keys derived from it by the
+// suffixes keys_for adds (read off keys_for("") once). No string is made: this runs before every
+// twin call.
 bool keys_as_derived(native_twin t, std::span<const std::string> keys) {
-  static const std::array<key_layout, 7> layouts = [] {
-    std::array<key_layout, 7> out{};
-    std::size_t i = 0;
-    for (const variant v : {variant::seed, variant::fencing, variant::fair})
-      for (const script_op op : {script_op::acquire, script_op::release}) out[i++] = layout_of({v, op});
-    out[i] = layout_of({variant::renewal, script_op::renew});
-    return out;
-  }();
-  const std::size_t at = t.op == script_op::renew ? 6
-                         : (t.v == variant::fencing ? 2 : t.v == variant::fair ? 4 : 0) + (t.op == script_op::release ? 1 : 0);
-  const key_layout& l = layouts[at];
-  if (keys.size() != l.count) return false;
+  static const lease_keys k = keys_for("");
+  std::array<std::string_view, 3> suffixes{};
+  std::size_t derived = 0;
+  if (t.v == variant::fencing && t.op == script_op::acquire) {
+    suffixes = {k.fence};
+    derived = 1;
+  } else if (t.v == variant::fair && t.op == script_op::acquire) {
+    suffixes = {k.queue, k.seen, k.ticket};
+    derived = 3;
+  } else if (t.v == variant::fair && t.op == script_op::release) {
+    suffixes = {k.queue, k.seen};
+    derived = 2;
+  }
+  if (keys.size() != derived + 1) return false;
   const std::string_view gate = keys.front();
-  for (std::size_t i = 1; i < keys.size(); ++i) {
-    const std::string_view key = keys[i];
-    const std::string& suffix = l.suffixes[i - 1];
-    if (key.size() != gate.size() + suffix.size() || !key.starts_with(gate) || !key.ends_with(suffix)) return false;
+  for (std::size_t i = 0; i < derived; ++i) {
+    const std::string_view key = keys[i + 1];
+    if (key.size() != gate.size() + suffixes[i].size() || !key.starts_with(gate) || !key.ends_with(suffixes[i]))
+      return false;
   }
   return true;
 }

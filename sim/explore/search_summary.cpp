@@ -447,13 +447,7 @@ json merge_record::to_json() const {
   j["shrink"] = shrink;
   j["shrink_max"] = shrink_max;
   j["shrink_runs"] = shrink_runs;
-  json first = nullptr;
-  if (first_inconclusive) {
-    first = json::object();
-    first["seed"] = first_inconclusive->first;
-    first["reason"] = first_inconclusive->second;
-  }
-  j["first_inconclusive"] = std::move(first);
+  j["first_inconclusive"] = reports::seed_and(first_inconclusive, "reason");
   return j;
 }
 
@@ -462,12 +456,7 @@ merge_record merge_record::from_json(const json& j, const std::string& path) {
   m.shrink = read_bool(j, path, "shrink");
   m.shrink_max = read_u64(j, path, "shrink_max");
   m.shrink_runs = read_u64(j, path, "shrink_runs");
-  const json& fi = read_field(j, path, "first_inconclusive");
-  if (!fi.is_null()) {
-    const std::string p = path + "/first_inconclusive";
-    if (!fi.is_object()) throw codec_error(p, "expected an object or null");
-    m.first_inconclusive.emplace(read_u64(fi, p, "seed"), read_string(fi, p, "reason"));
-  }
+  m.first_inconclusive = reports::read_seed_and(j, path, "first_inconclusive", "reason");
   return m;
 }
 
