@@ -23,7 +23,7 @@ set(ADMITSIM_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/admitsim)
 # core, the Asio adapters (headers), the lease client, gate/redis (the replica,
 # the scripts, the protocols) and the Lua engine.
 add_library(admitsim_gate INTERFACE)
-target_link_libraries(admitsim_gate INTERFACE admitsim_gate_fifo admitsim_gate_asio admitsim_gate_redis
+target_link_libraries(admitsim_gate INTERFACE admitsim_gate_fifo admitsim_gate_lease admitsim_gate_asio admitsim_gate_redis
                       admitsim_lua_engine)
 add_library(admitsim::gate ALIAS admitsim_gate)
 # admitsim::sim: the simulator on top: kernel, checks (headers), scenario
@@ -35,7 +35,7 @@ add_library(admitsim::sim ALIAS admitsim_sim)
 
 # Every target the two reach, exported as admitsim::<name>; the tree keeps its
 # admitsim_<name> names.
-set(admitsim_exported_names common asio gate_fifo gate_redis lua_engine gate_asio gate
+set(admitsim_exported_names common asio gate_fifo gate_redis gate_lease lua_engine gate_asio gate
     kernel scenario world reports explore sim)
 set(admitsim_exported_targets "")
 foreach(name IN LISTS admitsim_exported_names)

@@ -1,0 +1,194 @@
+// client_core: the lease client's logic, sans IO.
+//
+// Model. A lease client runs operations on a permit: acquire (poll until
+// granted, backing off between attempts, until the acquire timeout), release
+// (once, not retried: the lease's expiry is the backstop) and renew (once).
+// Each operation is a `client_core::op`, a small state machine. The driver
+// starts it and then feeds it what happened: the reply to the call it asked
+// for (or that the call was lost: no reply came, so the call may or may not
+// have run), or that the wait it asked for is over. Each input carries the
+// client's clocks as the driver read them at that instant (`moment`: the
+// monotonic clock, which deadlines and backoff run on, and the caller's wall
+// clock, which {now_ms} sends). Each answer is the next step: send this
+// command (or, for a built-in variant, this typed script call), wait until
+// this instant (listening on a channel when the protocol has `wake_on`), or
+// done with an outcome. An operation asks for one thing at a time; several
+// operations of one client may run at once (a renewal while the release
+// starts), each with its own state.
+//
+// The core reads no clock, arms no timer and touches no socket; the only
+// thing it draws on is the backoff jitter the driver gives it at
+// construction (a deterministic source in the simulator). The drivers are
+// gate/asio/lease_client.hpp, on the simulator's executor (sim/world/lease)
+// or on a real io_context over a real Redis (gate/asio/resp_transport.hpp).
+//
+// The acquire, in full (the seed document's design, with the protocol
+// format's options):
+//   attempt   the acquire call (a protocol's command: EVALSHA first; a
+//             NOSCRIPT answer is followed by one EVAL of the body with the
+//             same values, as script clients do). With a quorum rule the
+//             attempt is the acquire on every node in turn, and the permit
+//             counts when quorum_holds; a round that does not hold releases
+//             on every node. With `acknowledge`, a grant counts only after
+//             WAIT replicas timeout_ms answers >= replicas; fewer (or an
+//             error, or a lost call) releases the permit once and counts the
+//             attempt as not granted.
+//   give up   once an attempt that did not grant ends at or past the
+//             deadline (now + acquire_timeout at the start): acquire_timeout,
+//             or unreachable when that attempt could not reach Redis (a lost
+//             call or an error reply; for a quorum, fewer than a quorum of
+//             nodes answered). With on_give_up "release" the release runs
+//             once first (every node for a quorum), its outcome not reported.
+//   backoff   otherwise wait the policy's ceiling for this attempt (full
+//             jitter draws in [0, ceiling]), cut to end at the deadline, so
+//             that the last attempt comes at the deadline.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gate/admit_assert.hpp"
+#include "gate/lease/client_config.hpp"
+#include "gate/redis/protocol.hpp"
+#include "gate/redis/reply.hpp"
+
+namespace admit::gate {
+
+// The client's clocks at one input, as the driver read them.
+struct moment {
+  std::int64_t mono_ns = 0;  // monotonic: the acquire deadline, the backoff, a quorum round's elapsed time
+  std::int64_t wall_ms = 0;  // the caller's wall clock: a protocol's {now_ms}, the built-in seed's now
+};
+
+// How an operation failed.
+enum class lease_failure : std::uint8_t {
+  none,
+  acquire_timeout,  // the acquire gave up: Redis answered, the permit never came
+  unreachable,      // Redis could not confirm: an error reply, or (acquire) a lost call at the last attempt
+  lost,             // a release whose call was lost (the driver reports that call's own error)
+};
+
+// What the driver does next for an operation.
+struct lease_step {
+  enum class kind : std::uint8_t {
+    command,  // send op.command() to node `node` (one_node: the client's only node); then replied()
+    script,   // send the typed call op.script() (a built-in variant); then script_replied()
+    wait,     // wait until `until_ns` on the monotonic clock (with `wake`, also until a message on
+              // op.wake_channel()); then woke()
+    done,     // the operation is over: `failure`, `value`, `attempts`
+  };
+  static constexpr std::size_t one_node = static_cast<std::size_t>(-1);
+
+  kind k = kind::done;
+  std::size_t node = one_node;
+  std::int64_t until_ns = 0;
+  bool wake = false;
+  lease_failure failure = lease_failure::none;
+  std::int64_t value = 0;     // done: the grant's value (the fencing number for `fencing`); renew: 1 when kept
+  std::int64_t attempts = 0;  // done (acquire): the attempts it made
+};
+
+class client_core {
+ public:
+  // `jitter_ns(ceiling)` draws a full-jitter wait in [0, ceiling].
+  client_core(lease_client_config cfg, std::function<std::int64_t(std::int64_t)> jitter_ns);
+
+  const lease_client_config& cfg() const noexcept { return cfg_; }
+  // When a holder that renewed (or was granted) at `now_ns` renews next.
+  std::int64_t next_renewal_ns(std::int64_t now_ns) const noexcept {
+    ADMIT_ASSERT(cfg_.renew_every_ns > 0, "only a client that renews asks when to renew");
+    return now_ns + cfg_.renew_every_ns;
+  }
+
+  enum class op_kind : std::uint8_t { acquire, release, renew };
+
+  // One operation on one token. It keeps a reference to its core, which must outlive it.
+  class op {
+   public:
+    // `nodes`: the nodes a quorum client's transport reaches as the operation starts (1 for any other client).
+    op(const client_core& core, op_kind kind, std::string token, std::size_t nodes = 1);
+    op(const op&) = delete;
+    op& operator=(const op&) = delete;
+
+    lease_step start(const moment& m);
+    // After a command step: the server's answer, or `lost` (no answer came; `answer` is not read).
+    lease_step replied(const moment& m, bool lost, const redis::reply& answer);
+    // After a script step (a built-in variant's typed call).
+    lease_step script_replied(const moment& m, bool lost, const redis::script_reply& answer);
+    // After a wait step: its time came, or (with `wake`) a message did.
+    lease_step woke(const moment& m);
+
+    // The call a command step sends; valid until the next input.
+    const command_request& command() const noexcept { return command_; }
+    // The typed call a script step sends, and its operation.
+    const script_request& script() const noexcept { return script_; }
+    redis::script_op script_op() const noexcept { return call_op_; }
+    // The channel a wait step with `wake` listens on.
+    const std::string& wake_channel() const noexcept { return channel_; }
+    const std::string& token() const noexcept { return token_; }
+
+   private:
+    enum class phase : std::uint8_t {
+      start,
+      acquire_call,     // one node's acquire
+      acknowledge,      // WAIT after a grant
+      unacknowledged,   // the release after too few acknowledgements
+      quorum_acquire,   // node_'s acquire of a quorum round
+      quorum_release,   // node_'s release after a round that did not hold
+      backoff,          // waiting before the next attempt
+      give_up_release,  // the release once before giving up (node_ for a quorum)
+      release_call,     // a release (node_ for a quorum)
+      renew_call,
+      done,
+    };
+
+    // The operation's call `call` on node `node` (one_node: the only node): a command or a typed call.
+    lease_step call(redis::script_op call, std::size_t node, const moment& m);
+    // The answer to the current call, read by its rule: `lost`, or the reply as the client reads it.
+    lease_step answered(const moment& m, bool lost, const redis::script_reply& read);
+    // An attempt that did not grant ended at `m`.
+    lease_step attempt_failed(const moment& m, bool unreachable);
+    lease_step attempt(const moment& m);
+    lease_step finish(lease_failure failure, std::int64_t value = 0);
+    void build_command(const redis::protocol_call& c, bool by_sha);
+    // The values a protocol call fills its templates with.
+    redis::call_values values(std::int64_t wall_ms) const;
+    void advance_clock(const moment& m);
+
+    const client_core& core_;
+    op_kind kind_;
+    std::size_t nodes_;
+    std::string token_;
+    phase phase_ = phase::start;
+    std::int64_t last_mono_ns_ = 0;
+    // The current call.
+    redis::script_op call_op_ = redis::script_op::acquire;
+    std::size_t node_ = lease_step::one_node;
+    std::int64_t call_wall_ms_ = 0;  // {now_ms} of the current call (an EVAL after NOSCRIPT sends the same)
+    bool by_eval_ = false;           // the current call was resent as EVAL after NOSCRIPT
+    command_request command_;
+    script_request script_{};
+    // The acquire.
+    std::int64_t attempts_ = 0;
+    std::int64_t deadline_ns_ = 0;
+    std::int64_t fence_ = 0;
+    lease_failure give_up_ = lease_failure::none;  // what a give-up release reports once it ends
+    bool unreachable_ = false;                     // the attempt in hand could not reach Redis
+    std::int64_t round_start_ns_ = 0;
+    std::int64_t round_granted_ = 0;
+    std::int64_t round_answered_ = 0;
+    // A release on every node: the first failure.
+    lease_failure first_failure_ = lease_failure::none;
+    std::string channel_;
+  };
+
+ private:
+  lease_client_config cfg_;
+  std::function<std::int64_t(std::int64_t)> jitter_ns_;
+  std::vector<std::string> shas_;  // per protocol script: the SHA-1 EVALSHA names it by
+};
+
+}  // namespace admit::gate
