@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -69,6 +70,8 @@ class lease_client {
 
   // Whether the transport reaches several nodes (a quorum client's).
   static constexpr bool multi_node = requires(Transport& t) { t.node_count(); };
+  // Whether the transport can listen on a pub/sub channel (a protocol's wake_on).
+  static constexpr bool can_listen = requires(Transport& t) { t.subscribe(std::string{}, std::function<void()>{}); };
 
   lease_client(const executor_type& ex, Transport& transport, lease_client_config cfg,
                std::function<std::int64_t()> wall_ms, std::function<std::int64_t(std::int64_t)> jitter_ns)
@@ -76,6 +79,11 @@ class lease_client {
         core_(std::move(cfg), std::move(jitter_ns)) {
     // A quorum client needs a transport that reaches every node; without one it would send nothing.
     ADMIT_ASSERT(multi_node || !core_.cfg().quorum, "a quorum client's transport offers node_count and async_command_on");
+    // A protocol is the user's: one that needs what the transport cannot do is refused, not asserted.
+    if (!can_listen && core_.cfg().proto && core_.cfg().proto->client.wake_on)
+      throw std::invalid_argument("the protocol \"" + core_.cfg().proto->name +
+                                  "\" wakes waiters on a pub/sub channel (client.wake_on), which this transport "
+                                  "cannot listen on");
   }
 
   const lease_client_config& cfg() const noexcept { return core_.cfg(); }
@@ -177,9 +185,12 @@ class lease_client {
           typename Env::timer_type t(ex_);
           Env::expires_at(t, s.until_ns);
           if (s.wake) {
-            // A message cancels the wait: the attempt comes at once.
-            [[maybe_unused]] const auto listening = transport_.subscribe(op.wake_channel(), [&t] { t.cancel(); });
-            (void)co_await t.async_wait(as_tuple(use));
+            ADMIT_ASSERT(can_listen, "a client whose transport cannot listen refused a wake_on protocol");
+            if constexpr (can_listen) {
+              // A message cancels the wait: the attempt comes at once.
+              [[maybe_unused]] const auto listening = transport_.subscribe(op.wake_channel(), [&t] { t.cancel(); });
+              (void)co_await t.async_wait(as_tuple(use));
+            }
           } else {
             co_await t.async_wait(use);
           }
