@@ -140,6 +140,9 @@ struct embedded_lua {
   std::string_view source;
 };
 [[nodiscard]] std::span<const embedded_lua> embedded_lua_files() noexcept;
+// Every embedded protocol file of gate/redis/protocols (the built-in
+// variants'), by name, in name order: `file` its name, `source` its JSON.
+[[nodiscard]] std::span<const embedded_lua> embedded_protocol_files() noexcept;
 
 // EVAL's KEYS and ARGV for a call: what a client sends to run the Lua script
 // that matches run_acquire / run_release / run_renew with the same arguments.

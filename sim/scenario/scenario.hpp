@@ -80,7 +80,7 @@ struct protocol_ref {
 
 struct lease_params {
   // The runs of the gate, each a separate run of the scenario, named in the
-  // report: first the built-in variants (their C++ bodies), in file order,
+  // report: first the built-in variants (their protocol files, compiled in), in file order,
   // then the protocols (their Lua, through the embedded interpreter), in file
   // order. Names are distinct. A gate with protocols and no "variant" runs
   // only its protocols.

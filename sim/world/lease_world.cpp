@@ -9,6 +9,7 @@
 #include "gate/admit_assert.hpp"
 #include "gate/asio/lease_client.hpp"
 #include "sim/kernel/awaitable.hpp"
+#include "sim/scenario/builtin_protocols.hpp"
 #include "sim/scenario/duration.hpp"
 #include "sim/world/arrivals.hpp"
 #include "sim/world/lease/fault_injector.hpp"
@@ -44,10 +45,13 @@ redis::variant to_redis(scenario::lease_variant v) {
   return redis::variant::seed;
 }
 
-// One run of the gate: a built-in variant (its C++ body), or a protocol (its Lua).
+// One run of the gate: a protocol, a built-in variant's (gate/redis/protocols, `builtin`) or the
+// scenario's own. A mutant that breaks the built-in acquire (check_then_add, no_reaping) runs the
+// variant's typed calls instead (`proto` null).
 struct lease_run {
   scenario::lease_variant variant = scenario::lease_variant::seed;
   const scenario::protocol_ref* proto = nullptr;
+  bool builtin = false;
 
   std::string name() const {
     return proto ? proto->proto->name : scenario::lease_variant_names[static_cast<std::size_t>(variant)];
@@ -169,7 +173,8 @@ class lease_world {
     // The causes hear every fact first (what they keep is whole when an invariant asks them), then the
     // invariants the scenario checks and the monitors; the timeline, when the run records one, after them.
     const std::optional<vtime_ns> renew_every = renew_interval(gate(), run);
-    causes_.emplace(sched_, sc_, run.proto != nullptr, renew_every, node_, server_);
+    // A built-in variant's scripts are the project's own: a cause names the acquire, not "the protocol's".
+    causes_.emplace(sched_, sc_, run.proto != nullptr && !run.builtin, renew_every, node_, server_);
     facts_.subscribe(*causes_);  // before the first fact: the run has not started
     monitors_.set_causes(&*causes_);
     invariants_.emplace(monitors_, facts_);
@@ -548,7 +553,9 @@ class lease_world {
 
 run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,
                               const lease_run_options& options) {
-  lease_world w(sc, seed, lease_run{variant, nullptr}, options);
+  const scenario::world_mutation mut = sc.gates.front().world_mut;
+  const bool typed = mut == scenario::world_mutation::check_then_add || mut == scenario::world_mutation::no_reaping;
+  lease_world w(sc, seed, lease_run{variant, typed ? nullptr : &scenario::builtin_protocol(variant), true}, options);
   return w.run();
 }
 
