@@ -2,8 +2,8 @@
 // the sans-IO core (gate/lease/client_core.hpp), which holds the whole
 // protocol: the acquire's attempts, backoff, deadline, NOSCRIPT fallback,
 // acknowledge step and quorum rounds; the release; the renewal. This driver
-// only carries out the core's steps: it sends the command (or a built-in
-// variant's typed call) through the transport and feeds the answer back, it
+// only carries out the core's steps: it sends the command through the
+// transport and feeds the answer back, it
 // waits on a timer (subscribed to the wake-up channel when the protocol has
 // one), and it reads the clocks for every input. The same driver runs on the
 // simulator's executor (sim/world/lease) and on a real io_context over a real
@@ -14,16 +14,13 @@
 //   template <class Token> auto async_command(const command_request&, Token&&);
 // completing with (error_code, redis::reply): the server's RESP answer; an
 // error code means the call may or may not have run on the server (a lost
-// reply looks the same as a lost request). For the built-in variants, also
-//   template <class Token> auto async_script(redis::script_op, const script_request&, Token&&);
-// completing with (error_code, redis::script_reply). For a protocol with a
+// reply looks the same as a lost request). For a protocol with a
 // `wake_on` channel, `subscribe(channel, on_message)` returns a subscription
 // that ends when it is destroyed. For a quorum protocol (client.quorum
 // "majority" or "all", over N independent nodes), also
 //   std::size_t node_count() const;
 //   template <class Token> auto async_command_on(std::size_t node, const command_request&, Token&&);
-// The caller's wall clock (what `seed` passes as `now`, a protocol's
-// {now_ms}) and the jitter source are functions given at construction.
+// The caller's wall clock (a protocol's {now_ms}) and the jitter source are functions given at construction.
 //
 // Outcomes. acquire completes with an empty error code and the grant's value
 // (the fencing number for `fencing`), or gate_errc::acquire_timeout, or
@@ -173,12 +170,6 @@ class lease_client {
           auto [ec, answer] = co_await send(s.node, op.command(), as_tuple(use));
           if (ec && !lost) lost = ec;
           s = op.replied(now(), static_cast<bool>(ec), answer);
-          break;
-        }
-        case lease_step::kind::script: {
-          auto [ec, answer] = co_await transport_.async_script(op.script_op(), op.script(), as_tuple(use));
-          if (ec && !lost) lost = ec;
-          s = op.script_replied(now(), static_cast<bool>(ec), answer);
           break;
         }
         case lease_step::kind::wait: {

@@ -13,9 +13,8 @@
 // errc::protocol_error and closes the connection too. As for every lease
 // transport, an error code means the command may or may not have run.
 //
-// What it does not do: the built-in variants' typed calls (a simulator's
-// shortcut; a real server runs protocol files) and pub/sub wake-ups (no
-// subscribe: lease_client refuses a protocol with `wake_on` on it).
+// What it does not do yet: pub/sub wake-ups (no subscribe: lease_client
+// refuses a protocol with `wake_on` on it).
 //
 // Limits on what the server sends (hostile input is refused, never trusted):
 // a reply nests at most resp_depth_max arrays, a bulk string holds at most
@@ -177,18 +176,6 @@ class resp_transport {
                                 });
         },
         token, resp::encode(req.argv));
-  }
-
-  // The built-in variants' typed calls are the simulator's: a real server runs protocol files.
-  template <class Token>
-  auto async_script(redis::script_op, const script_request&, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, redis::script_reply)>(
-        [this](auto handler) {
-          boost::asio::post(ex_, [h = std::move(handler)]() mutable {
-            std::move(h)(make_error_code(boost::system::errc::operation_not_supported), redis::script_reply{});
-          });
-        },
-        token);
   }
 
   bool connected() const noexcept { return socket_.is_open(); }

@@ -47,7 +47,6 @@ inline bool quorum_holds(std::int64_t nodes, std::int64_t granted, std::int64_t 
 }
 
 struct lease_client_config {
-  redis::variant var = redis::variant::seed;
   std::string key = "admitsim:inflight";
   std::int64_t limit = 1;
   std::int64_t lease_ms = 15'000;
@@ -57,7 +56,7 @@ struct lease_client_config {
   std::int64_t renew_every_ns = 0;    // keep_renewed's interval (0: the client does not renew)
   // An acquire that gives up: stop polling, or release once first (redis::give_up_action).
   redis::give_up_action on_give_up = redis::give_up_action::stop;
-  // The protocol to run; null: the built-in variant `var` (its typed calls).
+  // The protocol to run (a built-in variant's file, or a team's own). Required.
   std::shared_ptr<const redis::protocol> proto;
   // A protocol's client.quorum "majority" or "all": acquire and release on every node of the transport.
   bool quorum = false;
@@ -74,19 +73,6 @@ struct command_request {
   const redis::protocol* proto = nullptr;
   std::string token;
   std::vector<std::string> argv;
-};
-
-// One script call as the transport sees it. `key` views the client's
-// configured key: valid while the client lives (a transport that keeps the
-// request past the call copies it).
-struct script_request {
-  redis::variant var;
-  std::string_view key;
-  std::string token;
-  std::int64_t now_ms = 0;  // caller's wall clock (seed)
-  std::int64_t lease_ms = 0;
-  std::int64_t limit = 0;
-  std::int64_t queue_timeout_ms = 0;
 };
 
 }  // namespace admit::gate

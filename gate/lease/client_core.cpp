@@ -9,11 +9,10 @@ namespace admit::gate {
 
 client_core::client_core(lease_client_config cfg, std::function<std::int64_t(std::int64_t)> jitter_ns)
     : cfg_(std::move(cfg)), jitter_ns_(std::move(jitter_ns)) {
-  ADMIT_ASSERT(!cfg_.quorum || cfg_.proto, "a quorum client runs a protocol");
+  ADMIT_ASSERT(cfg_.proto != nullptr, "a client runs a protocol");
   ADMIT_ASSERT(cfg_.acquire_timeout_ns >= 0, "an acquire timeout is not negative");
-  if (cfg_.proto)
-    for (const redis::protocol_script& s : cfg_.proto->scripts)
-      shas_.push_back(s.sha.empty() ? redis::sha1_hex(s.source) : s.sha);
+  for (const redis::protocol_script& s : cfg_.proto->scripts)
+    shas_.push_back(s.sha.empty() ? redis::sha1_hex(s.source) : s.sha);
 }
 
 client_core::op::op(const client_core& core, op_kind kind, std::string token, std::size_t nodes)
@@ -77,14 +76,6 @@ lease_step client_core::op::call(redis::script_op which, std::size_t node, const
   node_ = node;
   lease_step s;
   s.node = node;
-  if (!core_.cfg_.proto) {
-    // A built-in variant: its typed call (only `seed` reads the caller's clock, in its acquire).
-    const lease_client_config& cfg = core_.cfg_;
-    script_ = script_request{cfg.var, cfg.key, token_, which == redis::script_op::acquire ? m.wall_ms : 0,
-                             cfg.lease_ms, cfg.limit, cfg.queue_timeout_ms};
-    s.k = lease_step::kind::script;
-    return s;
-  }
   call_wall_ms_ = m.wall_ms;
   by_eval_ = false;
   build_command(core_.cfg_.proto->call(which), true);
@@ -126,7 +117,6 @@ void client_core::op::build_command(const redis::protocol_call& c, bool by_sha) 
 
 lease_step client_core::op::replied(const moment& m, bool lost, const redis::reply& answer) {
   advance_clock(m);
-  ADMIT_ASSERT(core_.cfg_.proto, "a command's answer comes to a protocol's client");
   if (phase_ == phase::acknowledge) {
     // WAIT's answer: the grant counts once `replicas` replicas hold it.
     const redis::acknowledge_policy& ack = *core_.cfg_.proto->client.acknowledge;
@@ -151,18 +141,12 @@ lease_step client_core::op::replied(const moment& m, bool lost, const redis::rep
   return answered(m, lost, lost ? redis::script_reply{} : redis::read_reply(answer, c.rule));
 }
 
-lease_step client_core::op::script_replied(const moment& m, bool lost, const redis::script_reply& answer) {
-  advance_clock(m);
-  ADMIT_ASSERT(!core_.cfg_.proto, "a typed call's answer comes to a built-in variant's client");
-  return answered(m, lost, lost ? redis::script_reply{} : answer);
-}
-
 lease_step client_core::op::answered(const moment& m, bool lost, const redis::script_reply& read) {
   const lease_client_config& cfg = core_.cfg_;
   const auto nodes = static_cast<std::int64_t>(nodes_);
   switch (phase_) {
     case phase::acquire_call:
-      if (!lost && read.granted() && cfg.proto && cfg.proto->client.acknowledge) {
+      if (!lost && read.granted() && cfg.proto->client.acknowledge) {
         fence_ = read.value;
         phase_ = phase::acknowledge;
         const redis::acknowledge_policy& ack = *cfg.proto->client.acknowledge;
@@ -244,7 +228,7 @@ lease_step client_core::op::attempt_failed(const moment& m, bool unreachable) {
   lease_step s;
   s.k = lease_step::kind::wait;
   s.until_ns = now + wait;
-  if (cfg.proto && cfg.proto->client.wake_on) {
+  if (cfg.proto->client.wake_on) {
     // Listen for a release while waiting: a message ends the wait (the attempt comes at once).
     if (channel_.empty()) channel_ = redis::expand(*cfg.proto->client.wake_on, values(0));
     s.wake = true;

@@ -10,7 +10,7 @@
 // client's clocks as the driver read them at that instant (`moment`: the
 // monotonic clock, which deadlines and backoff run on, and the caller's wall
 // clock, which {now_ms} sends). Each answer is the next step: send this
-// command (or, for a built-in variant, this typed script call), wait until
+// command, wait until
 // this instant (listening on a channel when the protocol has `wake_on`), or
 // done with an outcome. An operation asks for one thing at a time; several
 // operations of one client may run at once (a renewal while the release
@@ -60,7 +60,7 @@ namespace admit::gate {
 // The client's clocks at one input, as the driver read them.
 struct moment {
   std::int64_t mono_ns = 0;  // monotonic: the acquire deadline, the backoff, a quorum round's elapsed time
-  std::int64_t wall_ms = 0;  // the caller's wall clock: a protocol's {now_ms}, the built-in seed's now
+  std::int64_t wall_ms = 0;  // the caller's wall clock: a protocol's {now_ms}
 };
 
 // How an operation failed.
@@ -75,7 +75,6 @@ enum class lease_failure : std::uint8_t {
 struct lease_step {
   enum class kind : std::uint8_t {
     command,  // send op.command() to node `node` (one_node: the client's only node); then replied()
-    script,   // send the typed call op.script() (a built-in variant); then script_replied()
     wait,     // wait until `until_ns` on the monotonic clock (with `wake`, also until a message on
               // op.wake_channel()); then woke()
     done,     // the operation is over: `failure`, `value`, `attempts`
@@ -116,16 +115,11 @@ class client_core {
     lease_step start(const moment& m);
     // After a command step: the server's answer, or `lost` (no answer came; `answer` is not read).
     lease_step replied(const moment& m, bool lost, const redis::reply& answer);
-    // After a script step (a built-in variant's typed call).
-    lease_step script_replied(const moment& m, bool lost, const redis::script_reply& answer);
     // After a wait step: its time came, or (with `wake`) a message did.
     lease_step woke(const moment& m);
 
     // The call a command step sends; valid until the next input.
     const command_request& command() const noexcept { return command_; }
-    // The typed call a script step sends, and its operation.
-    const script_request& script() const noexcept { return script_; }
-    redis::script_op script_op() const noexcept { return call_op_; }
     // The channel a wait step with `wake` listens on.
     const std::string& wake_channel() const noexcept { return channel_; }
     const std::string& token() const noexcept { return token_; }
@@ -145,7 +139,7 @@ class client_core {
       done,
     };
 
-    // The operation's call `call` on node `node` (one_node: the only node): a command or a typed call.
+    // The operation's call `call` on node `node` (one_node: the only node).
     lease_step call(redis::script_op call, std::size_t node, const moment& m);
     // The answer to the current call, read by its rule: `lost`, or the reply as the client reads it.
     lease_step answered(const moment& m, bool lost, const redis::script_reply& read);
@@ -170,7 +164,6 @@ class client_core {
     std::int64_t call_wall_ms_ = 0;  // {now_ms} of the current call (an EVAL after NOSCRIPT sends the same)
     bool by_eval_ = false;           // the current call was resent as EVAL after NOSCRIPT
     command_request command_;
-    script_request script_{};
     // The acquire.
     std::int64_t attempts_ = 0;
     std::int64_t deadline_ns_ = 0;

@@ -19,6 +19,7 @@
 #include "sim/world/lease/lease_invariants.hpp"
 #include "sim/world/lease/lease_monitors.hpp"
 #include "sim/world/lease/lease_timeline.hpp"
+#include "sim/world/lease/mutant_protocol.hpp"
 #include "sim/world/lease/network.hpp"
 #include "sim/world/lease/portal.hpp"
 #include "sim/world/lease/redis_node.hpp"
@@ -34,47 +35,31 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 using namespace lease;
 
-redis::variant to_redis(scenario::lease_variant v) {
-  switch (v) {
-    case scenario::lease_variant::seed: return redis::variant::seed;
-    case scenario::lease_variant::server_time: return redis::variant::server_time;
-    case scenario::lease_variant::renewal: return redis::variant::renewal;
-    case scenario::lease_variant::fencing: return redis::variant::fencing;
-    case scenario::lease_variant::fair: return redis::variant::fair;
-  }
-  return redis::variant::seed;
-}
-
-// One run of the gate: a protocol, a built-in variant's (gate/redis/protocols, `builtin`) or the
-// scenario's own. A mutant that breaks the built-in acquire (check_then_add, no_reaping) runs the
-// variant's typed calls instead (`proto` null).
+// One run of the gate: a protocol, a built-in variant's (gate/redis/protocols, `builtin`; with a
+// mutant that breaks its acquire, mutant_protocol.hpp) or the scenario's own.
 struct lease_run {
-  scenario::lease_variant variant = scenario::lease_variant::seed;
   const scenario::protocol_ref* proto = nullptr;
   bool builtin = false;
+  std::string name;  // the run's name in the report: the variant's, or the protocol's
 
-  std::string name() const {
-    return proto ? proto->proto->name : scenario::lease_variant_names[static_cast<std::size_t>(variant)];
+  lease_run(const scenario::protocol_ref& p, bool is_builtin, std::string run_name)
+      : proto(&p), builtin(is_builtin), name(std::move(run_name)) {
+    ADMIT_ASSERT(proto->proto != nullptr, "a run's protocol is read");
   }
 };
 
 // How often a holder renews, or nullopt when the run does not renew.
 std::optional<vtime_ns> renew_interval(const scenario::gate_spec& gate, const lease_run& run) {
-  if (run.proto) {
-    const redis::protocol& p = *run.proto->proto;
-    if (!p.renew) return std::nullopt;
-    if (p.client.renew_every_ns || p.client.renew_every_lease_fraction) return redis::renew_every_ns(p, gate.lease.lease_ns);
-    return gate.lease.renew_every_ns;  // the gate's (lease / 3 by default)
-  }
-  if (run.variant != scenario::lease_variant::renewal) return std::nullopt;
-  return gate.lease.renew_every_ns;
+  const redis::protocol& p = *run.proto->proto;
+  if (!p.renew) return std::nullopt;
+  if (p.client.renew_every_ns || p.client.renew_every_lease_fraction) return redis::renew_every_ns(p, gate.lease.lease_ns);
+  return gate.lease.renew_every_ns;  // the gate's (lease / 3 by default)
 }
 
 gate::lease_client_config client_config(const scenario::gate_spec& gate, const lease_run& run,
                                         const lease_run_options& opts) {
   const scenario::lease_params& lp = gate.lease;
   gate::lease_client_config cfg;
-  cfg.var = run.proto ? redis::variant::seed : to_redis(run.variant);
   cfg.key = lp.key;
   cfg.limit = lp.limit;
   cfg.lease_ms = lp.lease_ns / sim::ms;
@@ -86,9 +71,9 @@ gate::lease_client_config client_config(const scenario::gate_spec& gate, const l
   cfg.backoff.max_ns = lp.backoff.max_ns;
   cfg.backoff.full_jitter = lp.backoff.jit == scenario::backoff_spec::jitter::full;
   if (const std::optional<vtime_ns> every = renew_interval(gate, run)) cfg.renew_every_ns = *every;
-  cfg.on_give_up = run.proto ? run.proto->proto->client.on_give_up : redis::variant_on_give_up(to_redis(run.variant));
+  cfg.on_give_up = run.proto->proto->client.on_give_up;
   if (opts.mutant_give_up_stays_in_line) cfg.on_give_up = redis::give_up_action::stop;
-  if (run.proto) {
+  {
     // The protocol's client policy; where it is silent, the gate's.
     const redis::client_policy& c = run.proto->proto->client;
     cfg.proto = run.proto->proto;
@@ -121,7 +106,7 @@ std::string describe(const script_failure& f) {
 run_record empty_record(std::uint64_t seed, const lease_run& run) {
   run_record rec;
   rec.seed = seed;
-  rec.variant = run.name();
+  rec.variant = run.name;
   rec.lease.emplace();
   return rec;
 }
@@ -135,13 +120,12 @@ redis::call_values holders_values(const scenario::gate_spec& gate) {
 }
 
 std::string holders_key(const scenario::gate_spec& gate, const lease_run& run) {
-  if (!run.proto) return gate.lease.key;
   return redis::expand(run.proto->proto->holders.key, holders_values(gate));
 }
 
 // The protocol's counter of free permits (holders.free), expanded, if it names one.
 std::optional<std::string> free_key(const scenario::gate_spec& gate, const lease_run& run) {
-  if (!run.proto || !run.proto->proto->holders.free) return std::nullopt;
+  if (!run.proto->proto->holders.free) return std::nullopt;
   return redis::expand(*run.proto->proto->holders.free, holders_values(gate));
 }
 
@@ -157,7 +141,7 @@ class lease_world {
                   *rec_.lease),
         items_(facts_, sc.service.service_time, seed),
         node_(sc.faults.schedule), server_(sched_, node_, fleet_, facts_, gate().world_mut),
-        net_(sched_, node_, server_, facts_, gate().lease.key, static_cast<std::size_t>(sc.fleet.workers),
+        net_(sched_, node_, server_, facts_, static_cast<std::size_t>(sc.fleet.workers),
              gate().world_mut == scenario::world_mutation::check_then_add),
         fleet_(sched_, net_, client_config(gate(), run, opts), sc, seed),
         portal_(sched_, facts_, sc.service.portal_cap.value_or(gate().lease.limit),
@@ -174,7 +158,7 @@ class lease_world {
     // invariants the scenario checks and the monitors; the timeline, when the run records one, after them.
     const std::optional<vtime_ns> renew_every = renew_interval(gate(), run);
     // A built-in variant's scripts are the project's own: a cause names the acquire, not "the protocol's".
-    causes_.emplace(sched_, sc_, run.proto != nullptr && !run.builtin, renew_every, node_, server_);
+    causes_.emplace(sched_, sc_, !run.builtin, renew_every, node_, server_);
     facts_.subscribe(*causes_);  // before the first fact: the run has not started
     monitors_.set_causes(&*causes_);
     invariants_.emplace(monitors_, facts_);
@@ -184,7 +168,7 @@ class lease_world {
     }
     client_behaviour b;
     b.renew_every_ns = renew_every;
-    if (run.proto) {
+    {
       b.on_renewal_lost = run.proto->proto->client.on_renewal_lost;
       b.on_client_timeout = run.proto->proto->client.on_client_timeout;
       redis::script_limits limits;
@@ -195,8 +179,6 @@ class lease_world {
       net_.set_wait_acks_at_once(opts.wait_acks_at_once);
       server_.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms,
                            free_key(gate(), run));
-    } else {
-      server_.set_holders_key(gate().lease.key, gate().lease.lease_ns / sim::ms);
     }
     fleet_.set_behaviour(b);
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
@@ -257,14 +239,14 @@ class lease_world {
     extra_node(lease_world& w, const scenario::scenario& sc)
         : node(sc.faults.schedule),
           server(w.sched_, node, w.fleet_, w.facts_, w.gate().world_mut),
-          net(w.sched_, node, server, w.facts_, w.gate().lease.key, static_cast<std::size_t>(sc.fleet.workers),
+          net(w.sched_, node, server, w.facts_, static_cast<std::size_t>(sc.fleet.workers),
               w.gate().world_mut == scenario::world_mutation::check_then_add) {}
   };
 
   void add_nodes(const lease_run& run, const lease_run_options& opts) {
     const auto n = static_cast<std::size_t>(gate().lease.redis_nodes);
     if (n <= 1) return;
-    ADMIT_ASSERT(run.proto != nullptr, "several Redis nodes run only protocols (the loader refuses variants)");
+    ADMIT_ASSERT(!run.builtin, "several Redis nodes run only a scenario's protocols (the loader refuses variants)");
     node_members_.assign(n, 0);
     nets_.push_back(&net_);
     server_.set_quorum(0, &node_members_);
@@ -554,14 +536,19 @@ class lease_world {
 run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,
                               const lease_run_options& options) {
   const scenario::world_mutation mut = sc.gates.front().world_mut;
-  const bool typed = mut == scenario::world_mutation::check_then_add || mut == scenario::world_mutation::no_reaping;
-  lease_world w(sc, seed, lease_run{variant, typed ? nullptr : &scenario::builtin_protocol(variant), true}, options);
+  const std::string name = scenario::lease_variant_names[static_cast<std::size_t>(variant)];
+  if (lease::breaks_acquire(mut)) {
+    const scenario::protocol_ref broken = lease::mutant_protocol(variant, mut);
+    lease_world w(sc, seed, lease_run(broken, true, name), options);
+    return w.run();
+  }
+  lease_world w(sc, seed, lease_run(scenario::builtin_protocol(variant), true, name), options);
   return w.run();
 }
 
 run_record run_lease_protocol(const scenario::scenario& sc, std::uint64_t seed, const scenario::protocol_ref& proto,
                               const lease_run_options& options) {
-  lease_world w(sc, seed, lease_run{scenario::lease_variant::seed, &proto}, options);
+  lease_world w(sc, seed, lease_run(proto, false, proto.proto->name), options);
   return w.run();
 }
 

@@ -20,32 +20,13 @@ using namespace admit::sim;
 namespace {
 
 // A scripted Redis: each call takes 1 ms and answers from a queue of outcomes
-// (granted value, refused 0, or an error), recording what was asked.
+// (granted value, refused 0, or an error), recording what was asked; with
+// `engine` set, a real script engine over a replica answers instead.
 struct fake_transport {
   scheduler& s;
   std::deque<std::pair<error_code, std::int64_t>> answers;
-  std::vector<std::pair<vtime_ns, gate::script_request>> calls;
+  std::vector<std::pair<vtime_ns, gate::command_request>> calls;
   std::vector<redis::script_op> ops;
-
-  template <class Token>
-  auto async_script(redis::script_op op, const gate::script_request& req, Token&& token) {
-    return asio::async_initiate<Token, void(error_code, redis::script_reply)>(
-        [this, op, req](auto handler) {
-          calls.emplace_back(s.now_ns(), req);
-          ops.push_back(op);
-          std::pair<error_code, std::int64_t> a{error_code{}, 0};
-          if (!answers.empty()) {
-            a = answers.front();
-            answers.pop_front();
-          }
-          s.schedule_after(1 * ms, [h = std::move(handler), a]() mutable {
-            redis::script_reply r;
-            r.value = a.second;
-            std::move(h)(a.first, r);
-          });
-        },
-        token);
-  }
 
   // A protocol's wake-up channel: the test client never publishes, so a subscription only records its channel.
   std::vector<std::string> subscribed{};
@@ -55,7 +36,6 @@ struct fake_transport {
     return {};
   }
 
-  // A protocol's commands go to a real script engine over a replica (when the test gives one).
   redis::script_engine* engine = nullptr;
   std::vector<std::vector<std::string>> commands{};
   // WAIT's answers, in order (an error code: the call is lost); the engine has no replicas to count.
@@ -73,13 +53,61 @@ struct fake_transport {
             s.schedule_after(1 * ms, [h = std::move(handler), a]() mutable { std::move(h)(a.first, a.second); });
             return;
           }
-          REQUIRE(engine != nullptr);
-          redis::reply answer = engine->execute(req.argv, 1'700'000'000'000'000 + s.now_ns() / 1000);
-          s.schedule_after(1 * ms, [h = std::move(handler), answer]() mutable { std::move(h)(error_code{}, answer); });
+          if (engine != nullptr) {
+            redis::reply answer = engine->execute(req.argv, 1'700'000'000'000'000 + s.now_ns() / 1000);
+            s.schedule_after(1 * ms, [h = std::move(handler), answer]() mutable { std::move(h)(error_code{}, answer); });
+            return;
+          }
+          calls.emplace_back(s.now_ns(), req);
+          std::pair<error_code, std::int64_t> a{error_code{}, 0};
+          if (!answers.empty()) {
+            a = answers.front();
+            answers.pop_front();
+          }
+          s.schedule_after(1 * ms, [h = std::move(handler), a]() mutable {
+            std::move(h)(a.first, redis::reply::from_integer(a.second));
+          });
         },
         token);
   }
 };
+
+// The built-in seed protocol, built by hand: the shipped Lua, its KEYS and ARGV templates, and the
+// renewal variant's renew.
+std::shared_ptr<const redis::protocol> seed_protocol() {
+  auto p = std::make_shared<redis::protocol>();
+  p->name = "seed";
+  const auto script = [](const char* name, redis::variant v, redis::script_op op) {
+    redis::protocol_script s;
+    s.name = name;
+    s.source = std::string(redis::lua_source(v, op));
+    s.sha = redis::sha1_hex(s.source);
+    return s;
+  };
+  p->scripts = {script("acquire", redis::variant::seed, redis::script_op::acquire),
+                script("release", redis::variant::seed, redis::script_op::release),
+                script("renew", redis::variant::renewal, redis::script_op::renew)};
+  const auto t = [](const char* text) {
+    std::string why;
+    return *redis::arg_template::parse(text, why);
+  };
+  p->acquire.script = 0;
+  p->acquire.keys = {t("{key}")};
+  p->acquire.args = {t("{now_ms}"), t("{lease_ms}"), t("{limit}"), t("{token}")};
+  p->release.script = 1;
+  p->release.keys = {t("{key}")};
+  p->release.args = {t("{token}")};
+  p->release.rule = redis::reply_rule::any;
+  redis::protocol_call renew;
+  renew.script = 2;
+  renew.keys = {t("{key}")};
+  renew.args = {t("{lease_ms}"), t("{token}")};
+  p->renew = renew;
+  return p;
+}
+
+// The seed acquire's ARGV as sent: now_ms, lease_ms, limit, token (after EVALSHA, the SHA, 1, the key).
+std::string acquire_arg(const gate::command_request& req, std::size_t i) { return req.argv.at(4 + i); }
 
 using client = gate::lease_client<sim_env, fake_transport>;
 
@@ -90,6 +118,7 @@ gate::lease_client_config config() {
   c.lease_ms = 15'000;
   c.acquire_timeout_ns = 1 * sec;
   c.backoff.delay_ns = 200 * ms;
+  c.proto = seed_protocol();
   return c;
 }
 
@@ -116,8 +145,9 @@ TEST_CASE("the client polls with the fixed backoff until granted", "[lease_clien
   CHECK(t.calls[2].first == 402 * ms);
   for (const auto& [at, req] : t.calls) {
     CHECK(req.token == "tok");
-    CHECK(req.now_ms == wall + at / ms);
-    CHECK(req.limit == 2);
+    CHECK(acquire_arg(req, 0) == std::to_string(wall + at / ms));
+    CHECK(acquire_arg(req, 2) == "2");
+    CHECK(acquire_arg(req, 3) == "tok");
   }
 }
 
@@ -165,6 +195,9 @@ TEST_CASE("exponential backoff doubles up to its cap and jitter draws below it",
   fake_transport t{s, {{{}, 0}, {{}, 0}, {{}, 7}}, {}, {}};
   auto cfg = config();
   cfg.backoff = b;
+  auto fencing = std::make_shared<redis::protocol>(*cfg.proto);
+  fencing->acquire.rule = redis::reply_rule::positive_integer;  // a grant's value is a fencing number
+  cfg.proto = fencing;
   std::vector<std::int64_t> asked;
   client c(s.get_executor(), t, cfg, [] { return 0; }, [&](std::int64_t ceiling) {
     asked.push_back(ceiling);
@@ -200,33 +233,6 @@ TEST_CASE("release and renew report what Redis said", "[lease_client]") {
 }
 
 namespace {
-
-// The built-in seed protocol, built by hand: the shipped Lua, its KEYS and ARGV templates.
-std::shared_ptr<const redis::protocol> seed_protocol() {
-  auto p = std::make_shared<redis::protocol>();
-  p->name = "seed";
-  const auto script = [](const char* name, redis::variant v, redis::script_op op) {
-    redis::protocol_script s;
-    s.name = name;
-    s.source = std::string(redis::lua_source(v, op));
-    s.sha = redis::sha1_hex(s.source);
-    return s;
-  };
-  p->scripts = {script("acquire", redis::variant::seed, redis::script_op::acquire),
-                script("release", redis::variant::seed, redis::script_op::release)};
-  const auto t = [](const char* text) {
-    std::string why;
-    return *redis::arg_template::parse(text, why);
-  };
-  p->acquire.script = 0;
-  p->acquire.keys = {t("{key}")};
-  p->acquire.args = {t("{now_ms}"), t("{lease_ms}"), t("{limit}"), t("{token}")};
-  p->release.script = 1;
-  p->release.keys = {t("{key}")};
-  p->release.args = {t("{token}")};
-  p->release.rule = redis::reply_rule::any;
-  return p;
-}
 
 }  // namespace
 
@@ -295,7 +301,6 @@ TEST_CASE("the client renews on its own timer until the work ends or a renewal f
   scheduler s;
   fake_transport t{s, {{{}, 1}, {{}, 1}, {{}, 0}}, {}, {}};
   gate::lease_client_config cfg = config();
-  cfg.var = redis::variant::renewal;
   cfg.renew_every_ns = 300 * ms;
   client c(s.get_executor(), t, cfg, [] { return std::int64_t{0}; }, [](std::int64_t x) { return x; });
   auto holding = std::make_shared<bool>(true);

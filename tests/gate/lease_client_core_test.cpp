@@ -313,8 +313,6 @@ trace run_core(const gate::lease_client_config& cfg, const std::vector<answer>& 
         t.waits.push_back(now);
         s = op.woke(moment{now, 0});
         break;
-      case lease_step::kind::script:
-        RC_FAIL("a protocol's client sends commands");
       case lease_step::kind::done:
         t.failure = s.failure;
         t.attempts = s.attempts;

@@ -65,10 +65,6 @@ struct recording_transport {
     sent.push_back(req.argv.at(0));
     return inner.async_command(req, std::forward<Token>(token));
   }
-  template <class Token>
-  auto async_script(redis::script_op op, const gate::script_request& req, Token&& token) {
-    return inner.async_script(op, req, std::forward<Token>(token));
-  }
 };
 
 // (A pack, not a braced list: GCC keeps an initializer_list's array badly across a co_await.)

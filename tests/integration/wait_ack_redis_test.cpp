@@ -47,18 +47,13 @@ namespace {
 const char* const how_to_start = "run it with: tests/integration/run_with_redis.sh ctest --test-dir build -L redis";
 
 // Every protocol command goes to the real server at once (a blocking WAIT blocks the test's thread); the
-// completion comes 1 ms later in simulated time. The client's built-in variants and wake_on are not used here.
+// completion comes 1 ms later in simulated time. The protocol's wake_on is not used here.
 struct real_transport {
   sim::scheduler& s;
   redis_client& server;
   std::vector<std::vector<std::string>> commands{};
   std::vector<reply> answers{};
 
-  template <class Token>
-  auto async_script(redis::script_op, const gate::script_request&, Token&& token) {
-    return asio::async_initiate<Token, void(error_code, redis::script_reply)>(
-        [](auto) { FAIL("a protocol client sends commands, not typed script calls"); }, token);
-  }
   struct subscription {};
   subscription subscribe(std::string, std::function<void()>) {
     FAIL("the wait_ack protocol has no wake_on channel");

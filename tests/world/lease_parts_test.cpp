@@ -6,6 +6,7 @@
 
 #include "gate/admit_assert.hpp"
 #include "sim/kernel/scheduler.hpp"
+#include "sim/scenario/builtin_protocols.hpp"
 #include "sim/scenario/loader.hpp"
 #include "sim/world/lease/fleet.hpp"
 #include "sim/world/lease/lease_causes.hpp"
@@ -30,9 +31,22 @@ const char* const three_workers = R"({"name": "parts", "seed": 1,
   "service": {"service_time": {"kind": "uniform", "min": "5ms", "max": "50ms"}},
   "workload": {"arrivals": [{"kind": "constant", "count": 3, "every": "10ms"}]}})";
 
-// The parts of one lease world, wired as lease_world wires them, with no run.
+gate::lease_client_config client_of(scenario::lease_variant v) {
+  gate::lease_client_config c;
+  c.proto = scenario::builtin_protocol(v).proto;
+  return c;
+}
+
+// The parts of one lease world, wired as lease_world wires them, with no run: the server runs the built-in
+// variant `v`'s protocol (server_time unless a test says otherwise).
 struct parts {
+  explicit parts(scenario::lease_variant v = scenario::lease_variant::server_time)
+      : proto(*scenario::builtin_protocol(v).proto), workers(sched, net, client_of(v), sc, 1) {
+    server.use_protocol(proto, sc.gates.front().lease.key, 15'000);
+  }
+
   scenario::scenario sc = scenario::load_scenario_text(three_workers);
+  const redis::protocol& proto;
   sim::scheduler sched;
   world::run_record rec = [] {
     world::run_record r;
@@ -44,17 +58,31 @@ struct parts {
   lease_invariants invariants{monitors, facts};
   redis_node node{sc.faults.schedule};
   server_side server{sched, node, workers, facts, scenario::world_mutation::none};
-  network net{sched, node, server, facts, sc.gates.front().lease.key, 3, false};
-  fleet workers{sched, net, gate::lease_client_config{}, sc, 1};
+  network net{sched, node, server, facts, 3, false};
+  fleet workers;
 
-  call_req req(redis::script_op /*op*/, const std::string& token) const {
-    call_req r;
-    r.var = redis::variant::server_time;
-    r.key = sc.gates.front().lease.key;
+  // The protocol's call `op` for `token`, as the client sends it (EVALSHA, its KEYS and ARGV filled in).
+  gate::command_request req(redis::script_op op, const std::string& token, std::int64_t limit = 2) const {
+    redis::call_values v;
+    v.key = sc.gates.front().lease.key;
+    v.token = token;
+    v.limit = limit;
+    v.lease_ms = 15'000;
+    v.queue_timeout_ms = 30'000;
+    const redis::protocol_call& c = proto.call(op);
+    gate::command_request r;
+    r.op = op;
+    r.proto = &proto;
     r.token = token;
-    r.lease_ms = 15'000;
-    r.limit = 2;
+    r.argv = {"EVALSHA", proto.scripts[c.script].sha, std::to_string(c.keys.size())};
+    for (const redis::arg_template& t : c.keys) r.argv.push_back(redis::expand(t, v));
+    for (const redis::arg_template& t : c.args) r.argv.push_back(redis::expand(t, v));
     return r;
+  }
+  std::int64_t run(std::size_t wi, redis::script_op op, const std::string& token, std::int64_t limit = 2) {
+    const redis::reply r = server.execute_command(wi, req(op, token, limit));
+    REQUIRE(r.type == redis::reply::kind::integer);
+    return r.integer;
   }
 };
 
@@ -160,16 +188,15 @@ TEST_CASE("a worker whose loop has not begun waits idle without a coroutine unti
 TEST_CASE("a worker releasing a permit it holds has it in the set, or was told it lost it") {
   parts p;
   // Worker 1's permit is in the set; worker 0 believes it holds one that is not.
-  (void)p.server.execute(1, redis::script_op::acquire, p.req(redis::script_op::acquire, "w1-1"));
+  (void)p.run(1, redis::script_op::acquire, "w1-1");
   p.workers.take(1, work_item{1, 0, 0, 0});
   (void)p.workers.hold(1, "w1-1");
   p.workers.take(0, work_item{1, 0, 0, 0});
   (void)p.workers.hold(0, "w0-1");
-  CHECK_THROWS_AS(p.server.execute(0, redis::script_op::release, p.req(redis::script_op::release, "w0-1")),
-                  assertion_failure);
+  CHECK_THROWS_AS(p.run(0, redis::script_op::release, "w0-1"), assertion_failure);
   p.workers[0].lost = true;  // e.g. its lease was reaped while it worked
-  CHECK_NOTHROW(p.server.execute(0, redis::script_op::release, p.req(redis::script_op::release, "w0-1")));
-  CHECK_NOTHROW(p.server.execute(1, redis::script_op::release, p.req(redis::script_op::release, "w1-1")));
+  CHECK_NOTHROW(p.run(0, redis::script_op::release, "w0-1"));
+  CHECK_NOTHROW(p.run(1, redis::script_op::release, "w1-1"));
 }
 
 TEST_CASE("a release of a token its worker does not hold changes no holder, counts no loss and trips nothing") {
@@ -178,29 +205,23 @@ TEST_CASE("a release of a token its worker does not hold changes no holder, coun
   // holds the permit, worker 0 waits in line and releases; then worker 2's grant is taken as lost (no hold) and
   // worker 2 releases it. No assertion, no worker told of a loss, no live lease counted reaped, no holder dropped;
   // worker 0 has left the line (worker 2 is first in it once the permit is free) and worker 2's grant is gone.
-  parts p;
-  auto fair_req = [&](redis::script_op op, const std::string& token) {
-    call_req r = p.req(op, token);
-    r.var = redis::variant::fair;
-    r.limit = 1;
-    r.queue_timeout_ms = 30'000;
-    return r;
-  };
+  parts p(scenario::lease_variant::fair);
+  const auto fair = [&](std::size_t wi, redis::script_op op, const std::string& token) { return p.run(wi, op, token, 1); };
   const std::string queue_key = p.sc.gates.front().lease.key + ":queue";
   const auto in_line = [&](const std::string& token) {
     const redis::sorted_set* q = p.node.peek_set(queue_key, p.node.server_now_us(p.sched.now_ns()));
     return q != nullptr && q->score(token).has_value();
   };
-  CHECK(p.server.execute(1, redis::script_op::acquire, fair_req(redis::script_op::acquire, "w1-1")).value == 1);
+  CHECK(fair(1, redis::script_op::acquire, "w1-1") == 1);
   p.workers.take(1, work_item{1, 0, 0, 0});
   CHECK(p.workers.hold(1, "w1-1") == 1);
   p.workers.take(0, work_item{5, 0, 0, 0});
-  CHECK(p.server.execute(0, redis::script_op::acquire, fair_req(redis::script_op::acquire, "w0-5")).value == 0);
+  CHECK(fair(0, redis::script_op::acquire, "w0-5") == 0);
   CHECK(in_line("w0-5"));
   // Worker 0 gives up and leaves the line.
-  redis::script_reply left;
-  REQUIRE_NOTHROW(left = p.server.execute(0, redis::script_op::release, fair_req(redis::script_op::release, "w0-5")));
-  CHECK(left.value == 0);  // it held no permit
+  std::int64_t left = -1;
+  REQUIRE_NOTHROW(left = fair(0, redis::script_op::release, "w0-5"));
+  CHECK(left == 0);  // it held no permit
   CHECK_FALSE(in_line("w0-5"));
   CHECK_FALSE(p.workers[0].lost);
   CHECK_FALSE(p.workers[0].holding.has_value());
@@ -208,14 +229,14 @@ TEST_CASE("a release of a token its worker does not hold changes no holder, coun
   CHECK(*p.workers[1].holding == "w1-1");
   // Worker 2 queues behind nobody: once worker 1 releases, it is granted at its next poll.
   p.workers.take(2, work_item{6, 0, 0, 0});
-  CHECK(p.server.execute(2, redis::script_op::acquire, fair_req(redis::script_op::acquire, "w2-6")).value == 0);
-  CHECK(p.server.execute(1, redis::script_op::release, fair_req(redis::script_op::release, "w1-1")).value == 1);
+  CHECK(fair(2, redis::script_op::acquire, "w2-6") == 0);
+  CHECK(fair(1, redis::script_op::release, "w1-1") == 1);
   p.workers.drop_holding(1);
-  CHECK(p.server.execute(2, redis::script_op::acquire, fair_req(redis::script_op::acquire, "w2-6")).value == 1);
+  CHECK(fair(2, redis::script_op::acquire, "w2-6") == 1);
   // Its reply is lost (no hold): the client gives up and releases the grant it never saw.
-  redis::script_reply dropped;
-  REQUIRE_NOTHROW(dropped = p.server.execute(2, redis::script_op::release, fair_req(redis::script_op::release, "w2-6")));
-  CHECK(dropped.value == 1);
+  std::int64_t dropped = -1;
+  REQUIRE_NOTHROW(dropped = fair(2, redis::script_op::release, "w2-6"));
+  CHECK(dropped == 1);
   CHECK_FALSE(p.workers[2].lost);
   CHECK(p.workers.holders() == 0);
   CHECK(p.rec.lease->leases_reaped_live == 0);
@@ -230,48 +251,39 @@ TEST_CASE("a gate key that expires under a working holder takes its permit, and 
   // lease-key-expired-under-a-working-holder). Method: worker 0 acquires at 0 (the key's deadline is
   // the 15 s lease), nobody acquires until 16 s, then worker 1 does; worker 0 releases afterwards.
   parts p;
-  (void)p.server.execute(0, redis::script_op::acquire, p.req(redis::script_op::acquire, "w0-1"));
+  (void)p.run(0, redis::script_op::acquire, "w0-1");
   p.workers.take(0, work_item{1, 0, 0, 0});
   (void)p.workers.hold(0, "w0-1");
   p.sched.run_until(16 * sim::sec);
   REQUIRE(p.sched.now_ns() == 16 * sim::sec);
-  (void)p.server.execute(1, redis::script_op::acquire, p.req(redis::script_op::acquire, "w1-1"));
+  (void)p.run(1, redis::script_op::acquire, "w1-1");
   p.workers.take(1, work_item{1, 0, 0, 0});
   (void)p.workers.hold(1, "w1-1");
   CHECK(p.workers[0].lost);
   CHECK_FALSE(p.workers[1].lost);
   CHECK(p.rec.lease->leases_reaped_live == 1);
   // Its release finds nothing, in a key that exists again (worker 1's): no assertion.
-  const redis::script_reply r =
-      p.server.execute(0, redis::script_op::release, p.req(redis::script_op::release, "w0-1"));
-  CHECK(r.value == 0);
+  CHECK(p.run(0, redis::script_op::release, "w0-1") == 0);
 }
 
 TEST_CASE("a renew that reaps another holder's stale permit tells that holder") {
   // Goal: the renewal variant's renew reaps too, and its reaping is watched like an acquire's.
   // Method: worker 0 acquires at 0, worker 1 at 10 s (the key now lives until 25 s); at 16 s worker
   // 1 renews, and its reap takes worker 0's permit, scored 0, older than the 15 s lease.
-  parts p;
-  auto renewal_req = [&](redis::script_op op, const std::string& token) {
-    call_req r = p.req(op, token);
-    r.var = redis::variant::renewal;
-    return r;
-  };
-  (void)p.server.execute(0, redis::script_op::acquire, renewal_req(redis::script_op::acquire, "w0-1"));
+  parts p(scenario::lease_variant::renewal);
+  (void)p.run(0, redis::script_op::acquire, "w0-1");
   p.workers.take(0, work_item{1, 0, 0, 0});
   (void)p.workers.hold(0, "w0-1");
   p.sched.run_until(10 * sim::sec);
-  (void)p.server.execute(1, redis::script_op::acquire, renewal_req(redis::script_op::acquire, "w1-1"));
+  (void)p.run(1, redis::script_op::acquire, "w1-1");
   p.workers.take(1, work_item{1, 0, 0, 0});
   (void)p.workers.hold(1, "w1-1");
   p.sched.run_until(16 * sim::sec);
-  const redis::script_reply kept =
-      p.server.execute(1, redis::script_op::renew, renewal_req(redis::script_op::renew, "w1-1"));
-  CHECK(kept.value == 1);
+  CHECK(p.run(1, redis::script_op::renew, "w1-1") == 1);
   CHECK(p.workers[0].lost);
   CHECK_FALSE(p.workers[1].lost);
   CHECK(p.rec.lease->leases_reaped_live == 1);
-  CHECK(p.server.execute(0, redis::script_op::release, renewal_req(redis::script_op::release, "w0-1")).value == 0);
+  CHECK(p.run(0, redis::script_op::release, "w0-1") == 0);
 }
 
 TEST_CASE("a reaped permit marks its worker, holding it or with the grant on its way") {

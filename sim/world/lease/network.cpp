@@ -5,8 +5,8 @@
 namespace admit::world::lease {
 
 network::network(sim::scheduler& sched, const redis_node& node, script_server& server, fact_bus& facts,
-                 std::string_view key, std::size_t workers, bool split_add)
-    : sched_(sched), node_(node), server_(server), facts_(facts), key_(key), split_add_(split_add) {
+                 std::size_t workers, bool split_add)
+    : sched_(sched), node_(node), server_(server), facts_(facts), split_add_(split_add) {
   worker_names_.reserve(workers);
   for (std::size_t i = 0; i < workers; ++i) worker_names_.push_back("worker:" + std::to_string(i));
   ADMIT_ASSERT(worker_names_.size() == workers, "one name per worker");

@@ -39,11 +39,10 @@ namespace admit::world::lease {
 // What runs a call that reached the Redis node.
 class script_server {
  public:
-  virtual redis::script_reply execute(std::size_t wi, redis::script_op op, const call_req& req) = 0;
-  // The mutant check_then_add: the add, one round trip after the count.
-  virtual void add_after_check(std::size_t wi, const call_req& req) = 0;
   // A protocol's whole command (EVALSHA, EVAL or a plain command): the server's RESP answer.
   virtual redis::reply execute_command(std::size_t wi, const gate::command_request& req) = 0;
+  // The mutant check_then_add: the add, one round trip after the count that `req` was.
+  virtual void add_after_check(std::size_t wi, const gate::command_request& req) = 0;
 
  protected:
   ~script_server() = default;
@@ -58,8 +57,6 @@ struct redis_transport {
   std::size_t worker;
   network* const* nets = nullptr;  // every node's network, in node order (the world's)
   std::size_t nodes = 1;
-  template <class Token>
-  auto async_script(redis::script_op op, const gate::script_request& req, Token&& token);
   template <class Token>
   auto async_command(const gate::command_request& req, Token&& token);
   std::size_t node_count() const noexcept { return nodes; }
@@ -88,10 +85,9 @@ struct redis_transport {
 
 class network {
  public:
-  // `key`: the gate key every call views; `split_add`: acquires are the
-  // mutant's two round trips (count, then add).
+  // `split_add`: acquires are the mutant's two round trips (count, then add).
   network(sim::scheduler& sched, const redis_node& node, script_server& server, fact_bus& facts,
-          std::string_view key, std::size_t workers, bool split_add);
+          std::size_t workers, bool split_add);
 
   // Always inline: every hop of a call asks, from large template bodies
   // where GCC would otherwise call it out of line; the cut scan is out of line.
@@ -106,8 +102,6 @@ class network {
     cuts_.push_back(cut_spec{std::move(a), std::move(b), until_ns});
   }
 
-  template <class Handler>
-  void start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler);
   template <class Handler>
   void start_command(std::size_t wi, const gate::command_request& request, Handler handler);
 
@@ -132,9 +126,8 @@ class network {
  private:
   // One call in flight: the client's handler, the request, the reply on its
   // way back. Shared by the delivery, the reply and the timeout (call_ref); a
-  // world runs on one thread, so the count needs no atomics. A built-in
-  // variant's typed call carries a call_req and a script_reply; a protocol's
-  // command its argv and the RESP reply.
+  // world runs on one thread, so the count needs no atomics. A call carries
+  // the protocol's command (its argv) and the RESP reply.
   template <class Handler, class Request, class Reply>
   struct call_state {
     std::optional<Handler> h;
@@ -163,8 +156,6 @@ class network {
    private:
     State* p_;
   };
-  template <class Handler>
-  using script_call = call_state<Handler, call_req, redis::script_reply>;
   template <class Handler>
   using command_call = call_state<Handler, gate::command_request, redis::reply>;
 
@@ -206,8 +197,6 @@ class network {
     if (slot.is_connected()) slot.template emplace<cancel_call<State, Reply>>(cancel_call<State, Reply>{this, st.get()});
   }
   template <class Handler>
-  void deliver(std::size_t wi, redis::script_op op, const call_ref<script_call<Handler>>& st);
-  template <class Handler>
   void deliver_command(std::size_t wi, const call_ref<command_call<Handler>>& st);
   template <class Handler>
   void wait_command(std::size_t wi, const call_ref<command_call<Handler>>& st);
@@ -220,7 +209,6 @@ class network {
   const redis_node& node_;
   script_server& server_;
   fact_bus& facts_;
-  std::string_view key_;
   std::vector<std::string> worker_names_;  // "worker:<index>", as partitions name them
   std::vector<cut_spec> cuts_;
   bool split_add_;
@@ -229,24 +217,6 @@ class network {
   std::map<std::string, std::map<std::size_t, std::function<void()>>, std::less<>> listeners_;
   bus bus_{*this};
 };
-
-template <class Handler>
-void network::start_call(std::size_t wi, redis::script_op op, const gate::script_request& request, Handler handler) {
-  call_ref<script_call<Handler>> st(new script_call<Handler>);
-  ADMIT_ASSERT(wi < worker_names_.size(), "a call of one of the fleet's workers");
-  st->h.emplace(std::move(handler));
-  st->worker = wi;
-  st->req = call_req{request.var,   key_,          request.token, request.now_ms, request.lease_ms,
-                     request.limit, request.queue_timeout_ms};
-  st->op = op;
-  facts_.publish(fact::call_sent{wi, op});
-  st->timeout = sched_.schedule_after(redis_call_timeout_ns, [this, st] {
-    complete_call(st, boost::asio::error::timed_out, redis::script_reply{});
-  });
-  arm_cancel<redis::script_reply>(st);
-  if (!link_up(wi)) return;  // the request is lost; the client waits for its socket timeout
-  sched_.schedule_after(redis_latency_ns, [this, wi, op, st] { deliver(wi, op, st); });
-}
 
 template <class Handler>
 void network::start_command(std::size_t wi, const gate::command_request& request, Handler handler) {
@@ -301,6 +271,21 @@ void network::deliver_command(std::size_t wi, const call_ref<command_call<Handle
     return;
   }
   st->reply = server_.execute_command(wi, st->req);
+  if (split_add_ && st->req.op == redis::script_op::acquire) [[unlikely]] {
+    if (redis::read_reply(st->reply, st->req.proto->acquire.rule).granted()) {
+      // Broken on purpose: the count came back below the limit; the add is a
+      // second round trip, and others may add in between.
+      sched_.schedule_after(2 * redis_latency_ns, [this, wi, st] {
+        if (!link_up(wi)) return;
+        server_.add_after_check(wi, st->req);
+        st->reply = redis::reply::from_integer(1);
+        sched_.schedule_after(redis_latency_ns, [this, wi, st] {
+          if (link_up(wi)) complete_call(st, {}, st->reply);
+        });
+      });
+      return;
+    }
+  }
   sched_.schedule_after(redis_latency_ns, [this, wi, st] {
     if (link_up(wi))
       complete_call(st, {}, st->reply);
@@ -339,49 +324,6 @@ void network::wait_command(std::size_t wi, const call_ref<command_call<Handler>>
         reply_lost(wi);
     });
   });
-}
-
-template <class Handler>
-void network::deliver(std::size_t wi, redis::script_op op, const call_ref<script_call<Handler>>& st) {
-  if (!link_up(wi)) return;
-  if (sched_.now_ns() < node_.paused_until()) {
-    // A paused server runs the script late: its effect lands even if the client gave up.
-    const vtime_ns resume = node_.paused_until();
-    sched_.schedule_at(resume, [this, wi, op, st] { deliver(wi, op, st); });
-    return;
-  }
-  if (st->done) [[unlikely]]
-    facts_.publish(fact::ran_late{wi});  // its client already gave up on it
-  const redis::script_reply reply = server_.execute(wi, op, st->req);
-  if (op == redis::script_op::acquire && split_add_ && reply.granted()) {
-    // Broken on purpose: the count came back below the limit; the add is a
-    // second round trip, and others may add in between.
-    sched_.schedule_after(2 * redis_latency_ns, [this, wi, st] {
-      if (!link_up(wi)) return;
-      server_.add_after_check(wi, st->req);
-      st->reply = redis::script_reply{};
-      st->reply.value = 1;
-      sched_.schedule_after(redis_latency_ns, [this, wi, st] {
-        if (link_up(wi)) complete_call(st, {}, st->reply);
-      });
-    });
-    return;
-  }
-  st->reply = reply;
-  sched_.schedule_after(redis_latency_ns, [this, wi, st] {
-    if (link_up(wi))
-      complete_call(st, {}, st->reply);
-    else
-      reply_lost(wi);
-  });
-}
-
-template <class Token>
-auto redis_transport::async_script(redis::script_op op, const gate::script_request& req, Token&& token) {
-  return boost::asio::async_initiate<Token, void(boost::system::error_code, redis::script_reply)>(
-      // The request outlives the initiation: a use_awaitable call initiates inside the co_await
-      // of the expression that holds it.
-      [this, op, r = &req](auto handler) { net->start_call(worker, op, *r, std::move(handler)); }, token);
 }
 
 template <class Token>

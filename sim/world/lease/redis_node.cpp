@@ -50,43 +50,10 @@ void redis_node::set_index(std::size_t index) {
   follower_facts_ = {redis::make_run_id(index_, 1), server_now_us(0)};
 }
 
-redis::script_reply redis_node::run_script(redis::replica& r, redis::script_op op, const call_req& req,
-                                           std::int64_t now_us) {
-  switch (op) {
-    case redis::script_op::acquire: {
-      redis::acquire_args a;
-      a.key = req.key;
-      a.token = req.token;
-      a.now_ms = req.now_ms;
-      a.lease_ms = req.lease_ms;
-      a.limit = req.limit;
-      a.queue_timeout_ms = req.queue_timeout_ms;
-      return redis::run_acquire(r, req.var, a, now_us);
-    }
-    case redis::script_op::release: {
-      redis::release_args a;
-      a.key = req.key;
-      a.token = req.token;
-      return redis::run_release(r, req.var, a, now_us);
-    }
-    case redis::script_op::renew: {
-      redis::renew_args a;
-      a.key = req.key;
-      a.token = req.token;
-      a.lease_ms = req.lease_ms;
-      return redis::run_renew(r, req.var, a, now_us);
-    }
-  }
-  return {};
-}
-
 void redis_node::replicate_upto(vtime_ns upto) {
   while (!log_.empty() && log_.front().at_ns <= upto) {
     const logged_op& op = log_.front();
-    if (op.by_effects)
-      op.effects.apply_to(follower_, op.server_now_us);
-    else
-      (void)run_script(follower_, op.op, op.req, op.server_now_us);
+    op.effects.apply_to(follower_, op.server_now_us);
     log_.pop_front();
   }
 }
@@ -119,7 +86,7 @@ redis::reply redis_node::run_command(vtime_ns now, std::int64_t now_us, std::spa
   if (max_lag_ns_ > 0) replicate_upto(now - max_lag_ns_);
   redis::script_engine& primary = engine_of(primary_);
   if (max_lag_ns_ == 0) return primary.execute(argv, now_us);
-  logged_op op{now, now_us, redis::script_op::acquire, call_req{}, true};
+  logged_op op{now, now_us};
   primary.set_effects(&op.effects);
   redis::reply answer;
   try {
@@ -152,43 +119,17 @@ std::uint64_t redis_node::last_script_steps() const {
   return primary_engine_ ? primary_engine_->steps_of_last_call() : 0;
 }
 
-void redis_node::before_script(vtime_ns now, std::int64_t now_us, redis::script_op op, const call_req& req) {
-  aof_tick(now);
-  if (max_lag_ns_ > 0) {
-    log_.push_back(logged_op{now, now_us, op, req});
-    replicate_upto(now - max_lag_ns_);
-  }
-}
-
-redis::script_reply redis_node::run_mutated_acquire(scenario::world_mutation mut, const call_req& req,
-                                                    std::int64_t now_us) {
-  const std::int64_t now_ms = script_now_ms(req, now_us);
-  redis::script_reply r;
-  switch (mut) {
-    case scenario::world_mutation::no_reaping:
-      // The limit check and the add, atomically, but expired permits stay forever.
-      if (primary_.zcard(req.key, now_us) < req.limit) {
-        primary_.zadd(req.key, static_cast<double>(now_ms), req.token, now_us);
-        primary_.pexpire(req.key, req.lease_ms, now_us);
-        r.value = 1;
-      }
-      return r;
-    case scenario::world_mutation::check_then_add:
-      // Stage one of two: the count. The add is a second round trip (add_after_check).
-      primary_.zremrangebyscore(req.key, redis::score_bound{0, false},
-                                redis::score_bound{static_cast<double>(now_ms - req.lease_ms), false}, now_us);
-      r.value = primary_.zcard(req.key, now_us) < req.limit ? 1 : 0;
-      return r;
-    default:
-      return run_script(primary_, redis::script_op::acquire, req, now_us);
-  }
-}
-
-std::int64_t redis_node::add_after_check(const call_req& req, std::int64_t now_us) {
-  const std::int64_t now_ms = script_now_ms(req, now_us);
-  primary_.zadd(req.key, static_cast<double>(now_ms), req.token, now_us);
-  primary_.pexpire(req.key, req.lease_ms, now_us);
-  return primary_.zcard(req.key, now_us);
+std::int64_t redis_node::add_after_check(vtime_ns now, std::int64_t now_us, std::string_view key,
+                                        std::string_view token, std::int64_t score_ms, std::int64_t lease_ms) {
+  ADMIT_ASSERT(lease_ms > 0, "a lease of at least 1 ms");
+  const std::string add[] = {"ZADD", std::string(key), std::to_string(score_ms), std::string(token)};
+  const std::string expire[] = {"PEXPIRE", std::string(key), std::to_string(lease_ms)};
+  const redis::reply added = run_command(now, now_us, add);
+  const redis::reply expiring = run_command(now, now_us, expire);
+  ADMIT_ASSERT(!added.is_error(), "the mutant's add finds the set it counted (or none)");
+  ADMIT_ASSERT(!expiring.is_error(), "the mutant's PEXPIRE names its own key");
+  const redis::sorted_set* set = set_view(key, now_us);
+  return set ? static_cast<std::int64_t>(set->size()) : 0;
 }
 
 redis_node::wait_outcome redis_node::wait_for_replica(vtime_ns now, vtime_ns timeout_ns) const {

@@ -1,7 +1,7 @@
 // redis_node: the lease world's Redis server.
 //
-// The in-memory replica runs the variant's C++ scripts atomically on the
-// server's own clock: the epoch plus virtual time plus an offset that clock
+// The in-memory replica runs the protocol's commands (its scripts through the
+// Lua engine) atomically on the server's own clock: the epoch plus virtual time plus an offset that clock
 // steps move. Persistence is none, AOF every second (a restart keeps what
 // was written before the last whole second of activity), or AOF always (a
 // restart keeps every write). A failover promotes
@@ -38,25 +38,6 @@ namespace admit::world::lease {
 
 using sim::vtime_ns;
 
-// A script call inside the world: a gate::script_request whose key views the
-// world's one gate key (every client's key), so that carrying it across the
-// network copies no key.
-struct call_req {
-  redis::variant var;
-  std::string_view key;
-  std::string token;
-  std::int64_t now_ms = 0;
-  std::int64_t lease_ms = 0;
-  std::int64_t limit = 0;
-  std::int64_t queue_timeout_ms = 0;
-};
-
-// The "now" a script scores permits by: the caller's wall clock for `seed`
-// (it passes its own), the server's clock for every other variant.
-inline std::int64_t script_now_ms(const call_req& req, std::int64_t server_now_us) {
-  return req.var == redis::variant::seed ? req.now_ms : server_now_us / 1000;
-}
-
 class redis_node {
  private:
   // A hash's fields as a sorted set in `into` (a value that is no number
@@ -79,18 +60,10 @@ class redis_node {
   bool down(vtime_ns now) const noexcept { return now < down_until_ns_; }
   vtime_ns paused_until() const noexcept { return paused_until_ns_; }
 
-  // Persistence and replication for a script that runs at `now`: the AOF
-  // copy of the last whole second, and the log the follower applies.
-  void before_script(vtime_ns now, std::int64_t now_us, redis::script_op op, const call_req& req);
-
-  redis::script_reply run(redis::script_op op, const call_req& req, std::int64_t now_us) {
-    return run_script(primary_, op, req, now_us);
-  }
-  // The broken acquires of the mutants (docs/mutants.md).
-  redis::script_reply run_mutated_acquire(scenario::world_mutation mut, const call_req& req, std::int64_t now_us);
-  // check_then_add's second round trip: the add. Returns the live members after it.
-  std::int64_t add_after_check(const call_req& req, std::int64_t now_us);
-
+  // check_then_add's second round trip (the mutant's client adds what its count allowed): ZADD of `token`
+  // at `score_ms` and PEXPIRE of the key, as two commands. Returns the live members after them.
+  std::int64_t add_after_check(vtime_ns now, std::int64_t now_us, std::string_view key, std::string_view token,
+                               std::int64_t score_ms, std::int64_t lease_ms);
   // Where the permits live: a sorted set (the default, and every built-in
   // variant's), or a hash whose fields are the tokens and whose values are
   // the scores (a protocol's holders.kind "hash"). The views below read
@@ -135,7 +108,7 @@ class redis_node {
   // The server's clock against true time.
   vtime_ns server_offset_ns() const noexcept { return offset_ns_; }
 
-  // --- protocols (Lua through the embedded interpreter) ----------------------
+  // --- commands (a protocol's scripts through the Lua engine) ----------------
   // The AOF copy and the follower's replication for a command at `now`, and
   // the command itself on the primary: the engine's RESP answer. A command
   // that a failover could lose is logged for the follower after it ran, as
@@ -189,22 +162,17 @@ class redis_node {
   void step_clock(vtime_ns step_ns) noexcept { offset_ns_ += step_ns; }
 
  private:
+  // A command the primary ran: the writes it made (none for a read, which is logged all the same: WAIT
+  // waits for it).
   struct logged_op {
     vtime_ns at_ns;
     std::int64_t server_now_us;
-    redis::script_op op;
-    call_req req;
-    // A protocol's command: the writes it made on the primary (none for a
-    // read, which is logged all the same: WAIT waits for it). False: the typed call `req`.
-    bool by_effects = false;
     redis::write_effects effects{};
   };
   // The engines over the primary and the follower, made at a protocol's first command.
   redis::script_engine& engine_of(redis::replica& r);
   void aof_tick(vtime_ns now);
 
-  static redis::script_reply run_script(redis::replica& r, redis::script_op op, const call_req& req,
-                                        std::int64_t now_us);
   // Applies to the follower every logged write at or before `upto`.
   void replicate_upto(vtime_ns upto);
 

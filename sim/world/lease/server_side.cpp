@@ -80,94 +80,6 @@ void server_side::expired(const redis::sorted_set& gone) {
   for (const redis::sorted_set::entry& e : gone.entries()) permit_left(e.member, loss, true);
 }
 
-void server_side::notice_reaping(std::size_t wi, const call_req& req, std::int64_t now_us) {
-  // Which live holders would this script reap? Every script that reaps
-  // removes the scores up to its "now" less the lease (acquire, and the
-  // renewal variant's renew).
-  const redis::sorted_set* set = node_.set_view(req.key, now_us);
-  if (set == nullptr) return;
-  const std::int64_t now_ms = script_now_ms(req, now_us);
-  const double cutoff = static_cast<double>(now_ms - req.lease_ms);
-  const auto [first, last] = set->score_range(redis::score_bound{-1e300, false}, redis::score_bound{cutoff, false});
-  if (first == last) return;
-  permit_loss loss = reaped_by(wi, req.var == redis::variant::seed);
-  loss.scored = true;
-  loss.now_ms = now_ms;
-  for (std::size_t i = first; i < last; ++i) {
-    const redis::sorted_set::entry& e = set->entries()[i];
-    loss.score_ms = score_as_ms(e.score);
-    permit_left(e.member, loss, true);
-  }
-}
-
-redis::script_reply server_side::execute(std::size_t wi, redis::script_op op, const call_req& req) {
-  ADMIT_ASSERT(wi < fleet_.size() && proto_ == nullptr, "a built-in variant's script, of a worker of the fleet");
-  ADMIT_ASSERT(req.lease_ms > 0 && req.limit >= 1 && !req.token.empty(), "the client fills a variant's call in");
-  const vtime_ns now = sched_.now_ns();
-  const std::int64_t now_us = node_.server_now_us(now);
-  node_.before_script(now, now_us, op, req);
-  notice_expiry(req, now_us);
-  bool was_member = false;
-  if (op == redis::script_op::acquire) {
-    const redis::sorted_set* set = node_.set_view(req.key, now_us);
-    was_member = set && set->score(req.token).has_value();
-  }
-  if (op == redis::script_op::acquire || op == redis::script_op::renew) notice_reaping(wi, req, now_us);
-  const redis::script_reply reply = op == redis::script_op::acquire && mut_ != scenario::world_mutation::none
-                                        ? node_.run_mutated_acquire(mut_, req, now_us)
-                                        : node_.run(op, req, now_us);
-  const redis::sorted_set* after = node_.set_view(req.key, now_us);
-  const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
-  if (reply.granted()) {
-    if (op == redis::script_op::acquire && mut_ == scenario::world_mutation::check_then_add) [[unlikely]]
-      facts_.publish(fact::permit_counted{wi, members});  // the count; its grant is the add, a round trip later
-    else if (op == redis::script_op::acquire && !was_member)
-      granted(wi, req.token);
-    else if (op == redis::script_op::renew)
-      renewed(wi, req.token);
-  }
-  if (op == redis::script_op::release) {
-    // A release finds the permit of a worker that still holds it (ZREM answers 1), unless the worker
-    // lost it (reaped, expired with its key, or gone with the node's state) or the key is gone.
-    const worker_state& w = fleet_[wi];
-    if (w.holding && *w.holding == req.token)
-      ADMIT_ASSERT(!reply.ok() || reply.value != 0 || after == nullptr || w.lost,
-                   "a worker releasing a permit it holds has it in the set, or was told it lost it");
-  }
-  // An acquire is judged on the holders after it: every permit older than the lease by the server's clock
-  // must be gone (built-in scripts score the time of acquiring: `seed` by the caller's now, the others by
-  // the server's).
-  const bool acquire = op == redis::script_op::acquire;
-  const auto script_now = [&] { return script_now_ms(req, now_us); };
-  const auto reply_text = [&] { return std::to_string(reply.value); };
-  facts_.publish(fact::script_ran{.worker = wi,
-                                  .op = op,
-                                  .token = req.token,
-                                  .reply = reply,
-                                  .members = members,
-                                  .was_member = was_member,
-                                  .judged = acquire,
-                                  .holders_after = after,
-                                  .server_now_ms = now_us / 1000,
-                                  .expiry_offset_ms = req.lease_ms,
-                                  .script_now_ms = script_now,
-                                  .script_now_callers = req.var == redis::variant::seed,
-                                  .progress = acquire && reply.ok() && mut_ != scenario::world_mutation::check_then_add,
-                                  .reply_text = reply_text,
-                                  .free = std::nullopt,
-                                  .held = 0});
-  return reply;
-}
-
-void server_side::add_after_check(std::size_t wi, const call_req& req) {
-  const std::int64_t now_us = node_.server_now_us(sched_.now_ns());
-  notice_expiry(req, now_us);
-  const std::int64_t members = node_.add_after_check(req, now_us);
-  ADMIT_ASSERT(members >= 1 && wi < fleet_.size(), "the add leaves at least its own member");
-  granted(wi, req.token);
-  facts_.publish(fact::split_add{wi, req.token, members});
-}
-
 void server_side::use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms,
                                std::optional<std::string> free_key) {
   ADMIT_ASSERT(free_key.has_value() == proto.holders.free.has_value(), "a counter key exactly when holders name one");
@@ -275,9 +187,7 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
   ADMIT_ASSERT(node_members_ == nullptr || node_index_ < node_members_->size(), "a quorum node's own count slot");
   const vtime_ns now = sched_.now_ns();
   const std::int64_t now_us = node_.server_now_us(now);
-  call_req key_only;
-  key_only.key = holders_key_;
-  notice_expiry(key_only, now_us);
+  notice_expiry(now_us);
   // The holders before the command, to see whose permits it takes.
   holders_before_count_ = 0;
   bool was_member = false;
@@ -320,14 +230,18 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
     for (const std::int64_t m : *node_members_) members = std::max(members, m);
   }
   const redis::script_reply read = redis::read_reply(answer, c.rule);
-  if (read.granted() && (req.op == redis::script_op::acquire || req.op == redis::script_op::renew) &&
+  // check_then_add's acquire is the count: its "yes" adds nothing (the add is its second round trip).
+  const bool counted = req.op == redis::script_op::acquire && mut_ == scenario::world_mutation::check_then_add;
+  if (read.granted() && (req.op == redis::script_op::acquire || req.op == redis::script_op::renew) && !counted &&
       !(after != nullptr && after->score(req.token).has_value())) [[unlikely]] {
     // A grant the holders do not show: nothing after it can be judged (the user's rule or holders, not ours).
     protocol_inconsistent(wi, req, answer, c.rule);
     return answer;
   }
   if (read.granted()) {
-    if (req.op == redis::script_op::acquire && quorum) {
+    if (counted) [[unlikely]]
+      facts_.publish(fact::permit_counted{wi, members});  // the count; its grant is the add, a round trip later
+    else if (req.op == redis::script_op::acquire && quorum) {
       if (fleet_.granted_on(wi, req.token, node_index_)) granted(wi, req.token);
     } else if (req.op == redis::script_op::acquire && !was_member)
       granted(wi, req.token);
@@ -366,11 +280,29 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
       .script_now_ms = script_now,
       .script_now_callers = now_args_[static_cast<std::size_t>(req.op)].index >= 0,
       // A quorum's node refuses what a majority may still grant: its progress is the fleet's, not a node's.
-      .progress = judged && !quorum,
+      .progress = judged && !quorum && !counted,
       .reply_text = reply_text,
       .free = free,
       .held = free && after ? static_cast<std::int64_t>(after->size()) : 0});
   return answer;
+}
+
+}  // namespace admit::world::lease
+
+namespace admit::world::lease {
+
+void server_side::add_after_check(std::size_t wi, const gate::command_request& req) {
+  ADMIT_ASSERT(mut_ == scenario::world_mutation::check_then_add, "only the mutant adds after its count");
+  ADMIT_ASSERT(wi < fleet_.size() && req.op == redis::script_op::acquire, "the add of a worker's acquire");
+  const vtime_ns now = sched_.now_ns();
+  const std::int64_t now_us = node_.server_now_us(now);
+  notice_expiry(now_us);
+  // Scored as the count's script scores: by the caller's now when its acquire passed one, else the server's.
+  const std::int64_t members =
+      node_.add_after_check(now, now_us, holders_key_, req.token, command_now_ms(req, now_us), lease_ms_);
+  ADMIT_ASSERT(members >= 1, "the add leaves at least its own member");
+  granted(wi, req.token);
+  facts_.publish(fact::split_add{wi, req.token, members});
 }
 
 }  // namespace admit::world::lease

@@ -37,9 +37,8 @@ class server_side final : public script_server {
   server_side(sim::scheduler& sched, redis_node& node, fleet& workers, fact_bus& facts, scenario::world_mutation mut)
       : sched_(sched), node_(node), fleet_(workers), facts_(facts), mut_(mut) {}
 
-  redis::script_reply execute(std::size_t wi, redis::script_op op, const call_req& req) override;
-  void add_after_check(std::size_t wi, const call_req& req) override;
   redis::reply execute_command(std::size_t wi, const gate::command_request& req) override;
+  void add_after_check(std::size_t wi, const gate::command_request& req) override;
 
   // A protocol run: where its permits live (the holders key, expanded) and
   // what their scores mean.
@@ -57,12 +56,6 @@ class server_side final : public script_server {
   const std::optional<std::string>& inconsistency() const noexcept { return inconsistency_; }
   // Where the server keeps the permits: the gate key, or a protocol's holders key.
   const std::string& holders_key() const noexcept { return holders_key_; }
-  // A built-in variant's holders: the gate key, its members scored by their grant (ms).
-  void set_holders_key(std::string key, std::int64_t lease_ms) {
-    ADMIT_ASSERT(lease_ms > 0, "a lease of at least 1ms");
-    holders_key_ = std::move(key);
-    lease_ms_ = lease_ms;
-  }
   // Whether a holders member scored `score` is live at server time `at_ms`:
   // scored by its grant (or last renewal), live for a lease after it; scored
   // by its expiry (a protocol's holders.scores "expires_at"), live until it.
@@ -97,9 +90,7 @@ class server_side final : public script_server {
   // would see nothing of them) nor noticed twice.
   void settle_expiry() {
     const std::int64_t now_us = node_.server_now_us(sched_.now_ns());
-    call_req key_only;
-    key_only.key = holders_key_;
-    notice_expiry(key_only, now_us);
+    notice_expiry(now_us);
     (void)node_.set_view(holders_key_, now_us);  // drops the expired key, as a command touching it does
     ADMIT_ASSERT(node_.expiring_set(holders_key_, now_us) == nullptr, "no expired holders key is left to notice");
   }
@@ -119,13 +110,11 @@ class server_side final : public script_server {
 
   // The holders whose permits the key's expiry takes at this command (the
   // test inline: a key past its deadline is rare).
-  [[gnu::always_inline]] void notice_expiry(const call_req& req, std::int64_t now_us) {
-    if (const redis::sorted_set* gone = node_.expiring_set(req.key, now_us)) [[unlikely]]
+  [[gnu::always_inline]] void notice_expiry(std::int64_t now_us) {
+    if (const redis::sorted_set* gone = node_.expiring_set(holders_key_, now_us)) [[unlikely]]
       expired(*gone);
   }
   [[gnu::noinline]] void expired(const redis::sorted_set& gone);
-  // The holders whose permits this script's reaping (worker `wi`'s) takes.
-  void notice_reaping(std::size_t wi, const call_req& req, std::int64_t now_us);
   // The server granted (renewed) worker `wi`'s `token`: published when it is the current item's first
   // grant (a renewal of the permit the worker holds).
   void granted(std::size_t wi, std::string_view token);
