@@ -112,8 +112,9 @@ class lease_client {
     co_return done.value != 0;
   }
 
-  // Renewal on the client's own timer: every renew_every_ns while `*holding`
-  // stays true, renew `token`. Before each renewal `ready` (when given) may
+  // Renewal on the client's own timer: while `*holding` stays true, renew
+  // `token` every renew_every_ns (after each answer, or from the start at a
+  // fixed rate: core's next_renewal_ns). Before each renewal `ready` (when given) may
   // hold the client (a paused process renews when it runs again). Completes
   // true once `*holding` is false (the work ended, or the holder is gone),
   // false when a renewal found the lease lost or Redis could not confirm it:
@@ -121,9 +122,10 @@ class lease_client {
   awaitable<bool> keep_renewed(std::string token, std::shared_ptr<const bool> holding,
                                std::function<awaitable<void>()> ready = {}) {
     const boost::asio::use_awaitable_t<executor_type> use;
+    std::int64_t due = core_.first_renewal_ns(Env::now_ns(ex_));
     for (;;) {
       typename Env::timer_type t(ex_);
-      Env::expires_at(t, core_.next_renewal_ns(Env::now_ns(ex_)));
+      Env::expires_at(t, due);
       co_await t.async_wait(use);
       if (!*holding) co_return true;
       if (ready) {
@@ -133,6 +135,7 @@ class lease_client {
       const bool kept = co_await renew(token);
       if (!*holding) co_return true;
       if (!kept) co_return false;
+      due = core_.next_renewal_ns(due, Env::now_ns(ex_));
     }
   }
 

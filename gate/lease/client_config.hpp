@@ -54,6 +54,8 @@ struct lease_client_config {
   std::int64_t queue_timeout_ms = 0;  // fair, and a protocol's {queue_timeout_ms}
   backoff_policy backoff;
   std::int64_t renew_every_ns = 0;    // keep_renewed's interval (0: the client does not renew)
+  bool renew_at_fixed_rate = false;   // renewals due every renew_every from the grant (else after each answer)
+  bool deadline_on_wall_clock = false;  // the acquire deadline on the caller's wall clock (else monotonic)
   // An acquire that gives up: stop polling, or release once first (redis::give_up_action).
   redis::give_up_action on_give_up = redis::give_up_action::stop;
   // The protocol to run (a built-in variant's file, or a team's own). Required.

@@ -33,6 +33,8 @@ lease_step client_core::op::start(const moment& m) {
   switch (kind_) {
     case op_kind::acquire:
       deadline_ns_ = m.mono_ns + core_.cfg_.acquire_timeout_ns;
+      // A wall clock reads whole milliseconds: the deadline is the first one at or after the timeout.
+      deadline_wall_ms_ = m.wall_ms + (core_.cfg_.acquire_timeout_ns + 999'999) / 1'000'000;
       return attempt(m);
     case op_kind::release:
       phase_ = phase::release_call;
@@ -43,6 +45,11 @@ lease_step client_core::op::start(const moment& m) {
   }
   ADMIT_ASSERT(false, "every operation kind starts");
   return finish(lease_failure::none);
+}
+
+std::int64_t client_core::op::until_deadline_ns(const moment& m) const noexcept {
+  if (core_.cfg_.deadline_on_wall_clock) return (deadline_wall_ms_ - m.wall_ms) * 1'000'000;
+  return deadline_ns_ - m.mono_ns;
 }
 
 lease_step client_core::op::attempt(const moment& m) {
@@ -208,7 +215,8 @@ lease_step client_core::op::attempt_failed(const moment& m, bool unreachable) {
   const lease_client_config& cfg = core_.cfg_;
   ADMIT_ASSERT(kind_ == op_kind::acquire && attempts_ >= 1, "an attempt belongs to an acquire");
   const std::int64_t now = m.mono_ns;
-  if (now >= deadline_ns_) {
+  const std::int64_t left_ns = until_deadline_ns(m);
+  if (left_ns <= 0) {
     give_up_ = unreachable ? lease_failure::unreachable : lease_failure::acquire_timeout;
     if (cfg.on_give_up != redis::give_up_action::release) return finish(give_up_);
     // Leave whatever the server keeps of this token (a place in line; a grant whose reply was lost): once,
@@ -223,7 +231,7 @@ lease_step client_core::op::attempt_failed(const moment& m, bool unreachable) {
     ADMIT_ASSERT(wait >= 0, "full jitter draws no negative wait");
     ADMIT_ASSERT(wait <= ceiling, "full jitter draws no wait above its ceiling");
   }
-  if (now + wait > deadline_ns_) wait = deadline_ns_ - now;  // one last attempt at the deadline
+  if (wait > left_ns) wait = left_ns;  // one last attempt at the deadline
   phase_ = phase::backoff;
   lease_step s;
   s.k = lease_step::kind::wait;

@@ -34,14 +34,17 @@
 //             error, or a lost call) releases the permit once and counts the
 //             attempt as not granted.
 //   give up   once an attempt that did not grant ends at or past the
-//             deadline (now + acquire_timeout at the start): acquire_timeout,
+//             deadline (now + acquire_timeout at the start, on the monotonic
+//             clock, or on the caller's wall clock with deadline_on_wall_clock,
+//             so that a step of it moves the deadline): acquire_timeout,
 //             or unreachable when that attempt could not reach Redis (a lost
 //             call or an error reply; for a quorum, fewer than a quorum of
 //             nodes answered). With on_give_up "release" the release runs
 //             once first (every node for a quorum), its outcome not reported.
 //   backoff   otherwise wait the policy's ceiling for this attempt (full
-//             jitter draws in [0, ceiling]), cut to end at the deadline, so
-//             that the last attempt comes at the deadline.
+//             jitter draws in [0, ceiling]), cut to end at the deadline (as
+//             far off as the deadline's clock reads it), so that the last
+//             attempt comes at the deadline.
 #pragma once
 
 #include <cstddef>
@@ -96,10 +99,17 @@ class client_core {
   client_core(lease_client_config cfg, std::function<std::int64_t(std::int64_t)> jitter_ns);
 
   const lease_client_config& cfg() const noexcept { return cfg_; }
-  // When a holder that renewed (or was granted) at `now_ns` renews next.
-  std::int64_t next_renewal_ns(std::int64_t now_ns) const noexcept {
+  // When a holder granted at `granted_ns` first renews.
+  std::int64_t first_renewal_ns(std::int64_t granted_ns) const noexcept {
     ADMIT_ASSERT(cfg_.renew_every_ns > 0, "only a client that renews asks when to renew");
-    return now_ns + cfg_.renew_every_ns;
+    return granted_ns + cfg_.renew_every_ns;
+  }
+  // When the renewal after the one due at `due_ns`, answered at `now_ns`, is due: renew_every after the
+  // answer (fixed delay), or after `due_ns` (fixed rate: a renewal already late is due at once).
+  std::int64_t next_renewal_ns(std::int64_t due_ns, std::int64_t now_ns) const noexcept {
+    ADMIT_ASSERT(cfg_.renew_every_ns > 0, "only a client that renews asks when to renew");
+    ADMIT_ASSERT(now_ns >= due_ns, "a renewal is answered after it was due");
+    return cfg_.renew_at_fixed_rate ? due_ns + cfg_.renew_every_ns : now_ns + cfg_.renew_every_ns;
   }
 
   enum class op_kind : std::uint8_t { acquire, release, renew };
@@ -146,6 +156,8 @@ class client_core {
     // An attempt that did not grant ended at `m`.
     lease_step attempt_failed(const moment& m, bool unreachable);
     lease_step attempt(const moment& m);
+    // How long until the acquire's deadline, on its clock (<= 0: past it).
+    std::int64_t until_deadline_ns(const moment& m) const noexcept;
     lease_step finish(lease_failure failure, std::int64_t value = 0);
     void build_command(const redis::protocol_call& c, bool by_sha);
     // The values a protocol call fills its templates with.
@@ -166,7 +178,8 @@ class client_core {
     command_request command_;
     // The acquire.
     std::int64_t attempts_ = 0;
-    std::int64_t deadline_ns_ = 0;
+    std::int64_t deadline_ns_ = 0;      // on the monotonic clock
+    std::int64_t deadline_wall_ms_ = 0;  // on the caller's wall clock (deadline_on_wall_clock)
     std::int64_t fence_ = 0;
     lease_failure give_up_ = lease_failure::none;  // what a give-up release reports once it ends
     bool unreachable_ = false;                     // the attempt in hand could not reach Redis

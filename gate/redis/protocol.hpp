@@ -160,6 +160,20 @@ struct acknowledge_policy {
   friend bool operator==(const acknowledge_policy&, const acknowledge_policy&) = default;
 };
 
+// Which clock the client measures its acquire deadline on.
+enum class deadline_clock : std::uint8_t {
+  monotonic,  // a monotonic clock: true time (the default)
+  wall,       // the caller's wall clock, with its offset, drift and steps: a step forward ends the wait early
+};
+inline constexpr const char* deadline_clock_names[] = {"monotonic", "wall"};
+
+// When a holder's next renewal is due.
+enum class renew_timing : std::uint8_t {
+  fixed_delay,  // renew_every after the previous renewal's answer (the default): slow answers push it later
+  fixed_rate,   // every renew_every from the grant, whatever the answers (a late one goes at once, never two at once)
+};
+inline constexpr const char* renew_timing_names[] = {"fixed_delay", "fixed_rate"};
+
 struct client_policy {
   std::optional<retry_policy> retry;                // unset: the scenario's (or the default) backoff
   std::optional<std::int64_t> acquire_timeout_ns;   // unset: the scenario's
@@ -167,6 +181,8 @@ struct client_policy {
   std::optional<std::int64_t> renew_every_ns;       // a fixed interval ...
   std::optional<double> renew_every_lease_fraction; // ... or a fraction of the lease (0.8 = every 0.8 lease)
   renewal_loss on_renewal_lost = renewal_loss::keep_working;
+  renew_timing renewal_timing = renew_timing::fixed_delay;
+  deadline_clock deadline = deadline_clock::monotonic;
   timeout_permit on_client_timeout = timeout_permit::release;
   // A pub/sub channel a client waiting between acquire attempts listens on: a
   // message on it (a release script's PUBLISH) ends the wait, and the client

@@ -143,6 +143,12 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
       c.renew_every_ns = read_duration(*x, at, 1, day_ns);
     }
   }
+  if (const json* x = r.get("renew_timing")) {
+    if (!p.renew) fail(child(path, "renew_timing"), "no \"renew_timing\" in a protocol without a \"renew\" call", *x);
+    c.renewal_timing = read_named<redis::renew_timing>(*x, child(path, "renew_timing"), redis::renew_timing_names);
+  }
+  if (const json* x = r.get("deadline_clock"))
+    c.deadline = read_named<redis::deadline_clock>(*x, child(path, "deadline_clock"), redis::deadline_clock_names);
   if (const json* x = r.get("on_renewal_lost")) {
     if (!p.renew) fail(child(path, "on_renewal_lost"), "no \"on_renewal_lost\" in a protocol without a \"renew\" call", *x);
     c.on_renewal_lost = read_named<redis::renewal_loss>(*x, child(path, "on_renewal_lost"), redis::renewal_loss_names);

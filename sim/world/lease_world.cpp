@@ -78,6 +78,8 @@ gate::lease_client_config client_config(const scenario::gate_spec& gate, const l
     const redis::client_policy& c = run.proto->proto->client;
     cfg.proto = run.proto->proto;
     if (c.acquire_timeout_ns) cfg.acquire_timeout_ns = *c.acquire_timeout_ns;
+    cfg.renew_at_fixed_rate = c.renewal_timing == redis::renew_timing::fixed_rate;
+    cfg.deadline_on_wall_clock = c.deadline == redis::deadline_clock::wall;
     cfg.quorum = c.quorum != redis::quorum_rule::single;
     cfg.quorum_all = c.quorum == redis::quorum_rule::all;
     cfg.quorum_off_by_one = gate.world_mut == scenario::world_mutation::quorum_off_by_one;

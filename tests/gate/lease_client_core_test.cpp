@@ -231,6 +231,55 @@ TEST_CASE("a release reports an error reply as unreachable and a lost call as lo
   CHECK(release(true, reply{}) == lease_failure::lost);
 }
 
+TEST_CASE("a deadline on the wall clock moves with the caller's clock steps", "[lease_core]") {
+  // Goal: client.deadline_clock "wall". Method: the same refusals on two clients, one measuring its 1 s deadline
+  // on the monotonic clock, one on a wall clock that steps 600 ms forward during the first backoff.
+  auto cfg = config(protocol());
+  const auto run = [&](bool wall) {
+    cfg.deadline_on_wall_clock = wall;
+    const client_core core(cfg, no_jitter);
+    client_core::op op(core, client_core::op_kind::acquire, "t");
+    std::int64_t mono = 0;
+    std::int64_t step_ms = 0;
+    lease_step s = op.start(moment{mono, 10'000});
+    for (int guard = 0; guard < 100 && s.k != lease_step::kind::done; ++guard) {
+      if (s.k == lease_step::kind::command) {
+        mono += ms;
+        s = op.replied(moment{mono, 10'000 + mono / ms + step_ms}, false, reply::from_integer(0));
+      } else {
+        mono = s.until_ns;
+        step_ms = 600;  // the wall clock steps forward during the first wait
+        s = op.woke(moment{mono, 10'000 + mono / ms + step_ms});
+      }
+    }
+    REQUIRE(s.k == lease_step::kind::done);
+    CHECK(s.failure == lease_failure::acquire_timeout);
+    return std::pair{s.attempts, mono};
+  };
+  // Monotonic: attempts at 0, 301, 602, 903 and the deadline, 1000 ms.
+  CHECK(run(false) == std::pair{std::int64_t{5}, 1'001 * ms});
+  // Wall: at 301 ms the wall reads 901 ms since the start; the next wait is cut to the 99 ms left, and the
+  // attempt at 400 ms true time ends past the wall deadline.
+  CHECK(run(true) == std::pair{std::int64_t{3}, 401 * ms});
+}
+
+TEST_CASE("a fixed-rate client renews every interval from the grant, a fixed-delay one after each answer", "[lease_core]") {
+  // Goal: client.renew_timing. Method: the due times the core gives after answers that take 40 ms, and after one
+  // that comes later than the next due time.
+  auto cfg = config(protocol());
+  cfg.renew_every_ns = 100 * ms;
+  const client_core delay(cfg, no_jitter);
+  cfg.renew_at_fixed_rate = true;
+  const client_core rate(cfg, no_jitter);
+  CHECK(delay.first_renewal_ns(0) == 100 * ms);
+  CHECK(rate.first_renewal_ns(0) == 100 * ms);
+  CHECK(delay.next_renewal_ns(100 * ms, 140 * ms) == 240 * ms);
+  CHECK(rate.next_renewal_ns(100 * ms, 140 * ms) == 200 * ms);
+  // An answer past the next due time: fixed rate is due at once (in the past), fixed delay 100 ms later.
+  CHECK(rate.next_renewal_ns(200 * ms, 350 * ms) == 300 * ms);
+  CHECK(delay.next_renewal_ns(200 * ms, 350 * ms) == 450 * ms);
+}
+
 namespace {
 
 // One answer the model and the core both get: what the server said and how long the call took.

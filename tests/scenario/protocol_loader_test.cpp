@@ -640,6 +640,26 @@ TEST_CASE("client.on_give_up reads \"stop\" and \"release\", and refuses anythin
         "/gate/protocol/1/client/on_give_up: expected one of \"stop\", \"release\", got true");
 }
 
+TEST_CASE("client.deadline_clock and client.renew_timing read their words, and refuse others at their paths") {
+  // Goal: the acquire deadline's clock and the renewal schedule are data. Method: each value read into the typed
+  // policy; the defaults; a wrong word; renew_timing in a protocol that does not renew.
+  using admit::redis::deadline_clock;
+  using admit::redis::renew_timing;
+  CHECK(only_protocol(load_scenario_text(lease_scenario(inline_protocol("a")))).client.deadline == deadline_clock::monotonic);
+  CHECK(only_protocol(load_scenario_text(lease_scenario(renewing_protocol("a")))).client.renewal_timing ==
+        renew_timing::fixed_delay);
+  CHECK(only_protocol(load_scenario_text(lease_scenario(inline_protocol("a", R"("client": {"deadline_clock": "wall"})"))))
+            .client.deadline == deadline_clock::wall);
+  CHECK(only_protocol(load_scenario_text(lease_scenario(renewing_protocol("a", R"("client": {"renew_timing": "fixed_rate"})"))))
+            .client.renewal_timing == renew_timing::fixed_rate);
+  CHECK(rejection(lease_scenario(inline_protocol("a", R"("client": {"deadline_clock": "steady"})"))) ==
+        "/gate/protocol/client/deadline_clock: expected one of \"monotonic\", \"wall\", got \"steady\"");
+  CHECK(rejection(lease_scenario(renewing_protocol("a", R"("client": {"renew_timing": "interval"})"))) ==
+        "/gate/protocol/client/renew_timing: expected one of \"fixed_delay\", \"fixed_rate\", got \"interval\"");
+  CHECK(rejection(lease_scenario(inline_protocol("a", R"("client": {"renew_timing": "fixed_rate"})"))) ==
+        "/gate/protocol/client/renew_timing: expected no \"renew_timing\" in a protocol without a \"renew\" call, got \"fixed_rate\"");
+}
+
 // --- written back and read again -----------------------------------------------------
 
 TEST_CASE("a scenario with protocols, written back by scenario_json and loaded again, is the same scenario") {

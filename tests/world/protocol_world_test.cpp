@@ -398,3 +398,66 @@ TEST_CASE("a fair waiter that gives up leaves the line, and the one behind it is
   for (const auto& inv : rec.invariants)
     if (inv.name != "liveness") CHECK(inv.holds);
 }
+
+namespace {
+
+// gate/redis/protocols/renewal.json with its scripts inline and `client` as given.
+json renewal_protocol(const json& client) {
+  json p = json::parse(admit::test::slurp("gate/redis/protocols/renewal.json"));
+  for (auto& [name, script] : p["scripts"].items()) {
+    const std::string file = script["file"].get<std::string>();
+    script = json{{"source", admit::test::slurp("gate/redis/protocols/" + file)}, {"origin", file}};
+  }
+  p["client"] = client;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("client.renew_timing fixed_rate renews on the interval from the grant, fixed_delay after each answer", "[world][protocol]") {
+  // Goal: the renewal schedule is honoured by the world. Method: two holders renewing every 1s under 9.5s of work,
+  // each renewal a 1ms round trip: a fixed delay drifts 1ms a renewal, a fixed rate does not, so over the same
+  // work both would renew 9 times per item; a server paused from 1.5s to 2.9s holds the renewal due at 2s, and
+  // the fixed-delay client's later renewals all shift by 0.9s (8 per item), the fixed-rate one's do not (9).
+  json doc = json::parse(R"({"name": "timing", "seed": 5,
+    "gate": {"kind": "lease", "limit": 2, "lease": "3s"},
+    "fleet": {"workers": 2},
+    "service": {"service_time": "9500ms"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 2, "every": "1ms"}]},
+    "faults": {"schedule": [{"at": "1500ms", "kind": "pause", "target": "redis", "duration": "1400ms"}]}})");
+  const auto renewals = [&](const char* timing) {
+    json d = doc;
+    d["gate"]["protocol"] = renewal_protocol(json{{"renew_every", "1s"}, {"renew_timing", timing}});
+    const auto r = render_doc(d, 5);
+    REQUIRE(r.rec.lease.has_value());
+    return r.rec.lease->redis_calls;
+  };
+  const std::uint64_t delay = renewals("fixed_delay");
+  const std::uint64_t rate = renewals("fixed_rate");
+  CHECK(rate == delay + 2);
+}
+
+TEST_CASE("client.deadline_clock wall gives up early when the caller's clock steps forward", "[world][protocol]") {
+  // Goal: the acquire deadline's clock is honoured by the world. Method: one permit held for 5s; worker 1 waits
+  // with a 2s acquire timeout while its wall clock steps 10s forward at 300ms. On the monotonic clock it gives up
+  // at 2s; on its wall clock at its first attempt after the step.
+  json doc = json::parse(R"({"name": "deadline", "seed": 5,
+    "gate": {"kind": "lease", "limit": 1, "lease": "10s", "acquire_timeout": "2s"},
+    "fleet": {"workers": 2},
+    "service": {"service_time": "5s"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 2, "every": "100ms"}]},
+    "faults": {"schedule": [{"at": "300ms", "kind": "clock_step", "target": "worker:1", "step": "+10s"}]}})");
+  const auto run = [&](const char* clock) {
+    json d = doc;
+    d["gate"]["protocol"] = renewal_protocol(json{{"deadline_clock", clock}});
+    const auto r = render_doc(d, 5);
+    REQUIRE(r.rec.lease.has_value());
+    return std::pair{r.rec.lease->deferred, r.rec.lease->redis_calls};
+  };
+  const auto [mono_deferred, mono_calls] = run("monotonic");
+  const auto [wall_deferred, wall_calls] = run("wall");
+  CHECK(mono_deferred == 1);
+  CHECK(wall_deferred == 1);
+  // Polls every 200ms: about 10 until 2s on the monotonic clock, 2 or 3 before the wall clock's deadline.
+  CHECK(mono_calls >= wall_calls + 6);
+}
