@@ -6,7 +6,8 @@
 // its command as a RESP array of bulk strings and reads one reply. The
 // connection is opened by the first call (and SELECT `database` sent when
 // it is not 0) and reopened by the first call after it failed. A call that
-// gets no whole reply within `call_timeout` completes with
+// gets no whole reply within its timeout (the request's timeout_ns: 0 for
+// none; -1, the default, for `call_timeout`) completes with
 // asio::error::timed_out and closes the connection: a late reply would
 // otherwise be read as the answer to the next call. A reply the parser
 // cannot read (not RESP2, or past its limits) completes the call with
@@ -164,8 +165,10 @@ class resp_transport {
   template <class Token>
   auto async_command(const command_request& req, Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, redis::reply)>(
-        [this](auto handler, std::string wire) {
-          boost::asio::co_spawn(ex_, call(std::move(wire)),
+        [this](auto handler, std::string wire, std::int64_t timeout_ns) {
+          // The request's own timeout (0: none), or the transport's.
+          const std::chrono::nanoseconds timeout = timeout_ns < 0 ? call_timeout_ : std::chrono::nanoseconds(timeout_ns);
+          boost::asio::co_spawn(ex_, call(std::move(wire), timeout),
                                 [h = std::move(handler)](std::exception_ptr e, result r) mutable {
                                   if (e) {
                                     // Not expected (the call catches nothing it throws): report it as a failed call.
@@ -175,7 +178,7 @@ class resp_transport {
                                   std::move(h)(std::get<0>(r), std::move(std::get<1>(r)));
                                 });
         },
-        token, resp::encode(req.argv));
+        token, resp::encode(req.argv), req.timeout_ns);
   }
 
   bool connected() const noexcept { return socket_.is_open(); }
@@ -211,13 +214,13 @@ class resp_transport {
     ~turn() { t.hand_turn(); }
   };
 
-  awaitable<result> call(std::string wire) {
+  awaitable<result> call(std::string wire, std::chrono::nanoseconds timeout) {
     co_await take_turn();
     const turn holding{*this};
     if (!socket_.is_open()) {
       if (const boost::system::error_code ec = co_await connect()) co_return result{ec, redis::reply{}};
     }
-    co_return co_await exchange(wire);
+    co_return co_await exchange(wire, timeout);
   }
 
   awaitable<boost::system::error_code> connect() {
@@ -242,19 +245,21 @@ class resp_transport {
     }
     if (database_ != 0) {
       const std::vector<std::string> select{"SELECT", std::to_string(database_)};
-      auto [sec, answer] = co_await exchange(resp::encode(select));
+      auto [sec, answer] = co_await exchange(resp::encode(select), call_timeout_);
       if (!sec && answer.is_error()) sec = make_error_code(boost::system::errc::invalid_argument);
       co_return sec;
     }
     co_return boost::system::error_code{};
   }
 
-  // Writes one command and reads its reply, within the call timeout.
-  awaitable<result> exchange(const std::string& wire) {
+  // Writes one command and reads its reply, within `timeout` (0: no limit).
+  awaitable<result> exchange(const std::string& wire, std::chrono::nanoseconds timeout) {
     using boost::asio::as_tuple;
     const boost::asio::use_awaitable_t<executor_type> use;
     auto timed_out = std::make_shared<bool>(false);
-    boost::asio::steady_timer timer(ex_, call_timeout_);
+    boost::asio::steady_timer timer(ex_);
+    if (timeout.count() > 0) timer.expires_after(timeout);
+    else timer.expires_at(boost::asio::steady_timer::time_point::max());
     timer.async_wait([this, timed_out](boost::system::error_code ec) {
       if (ec) return;
       *timed_out = true;

@@ -75,6 +75,8 @@ struct command_request {
   const redis::protocol* proto = nullptr;
   std::string token;
   std::vector<std::string> argv;
+  // How long the client waits for the reply: -1 the transport's own timeout, 0 for ever, else ns.
+  std::int64_t timeout_ns = -1;
 };
 
 }  // namespace admit::gate

@@ -95,6 +95,7 @@ void client_core::op::build_command(const redis::protocol_call& c, bool by_sha) 
   command_.op = call_op_;
   command_.proto = &p;
   command_.token.assign(token_);
+  command_.timeout_ns = c.timeout_ns;
   const redis::call_values v = values(call_wall_ms_);
   std::vector<std::string>& argv = command_.argv;
   // The strings are assigned in place: an operation's calls reuse their capacity.
@@ -161,6 +162,7 @@ lease_step client_core::op::answered(const moment& m, bool lost, const redis::sc
         command_.proto = cfg.proto.get();
         command_.token.assign(token_);
         command_.argv = {"WAIT", std::to_string(ack.replicas), std::to_string(ack.timeout_ms)};
+        command_.timeout_ns = -1;  // the transport's socket timeout, past WAIT's own
         lease_step s;
         s.k = lease_step::kind::command;
         s.node = lease_step::one_node;

@@ -103,6 +103,9 @@ struct protocol_call {
   std::vector<arg_template> keys;
   std::vector<arg_template> args;
   reply_rule rule = reply_rule::equals_one;
+  // How long the client waits for the reply: -1 the transport's own socket timeout (1s in the simulator),
+  // 0 for ever, otherwise this many ns. A call that times out may have run on the server.
+  std::int64_t timeout_ns = -1;
 
   [[nodiscard]] bool is_command() const noexcept { return !command.empty(); }
   [[nodiscard]] bool uses(placeholder p) const noexcept;
@@ -114,8 +117,9 @@ enum class renewal_loss : std::uint8_t {
   keep_working,    // finish the request under the lost lease (the default: what most clients do)
   stop_new_work,   // finish it, then take no new work until the client is restarted
   abort_request,   // give up the request at once (the downstream work may go on)
+  crash_process,   // the process dies (an unhandled lost-lock error): its work is lost, it restarts later
 };
-inline constexpr const char* renewal_loss_names[] = {"keep_working", "stop_new_work", "abort_request"};
+inline constexpr const char* renewal_loss_names[] = {"keep_working", "stop_new_work", "abort_request", "crash_process"};
 
 enum class timeout_permit : std::uint8_t {
   release,       // a client timeout releases the permit at once (the connection may still be open)
@@ -181,6 +185,8 @@ struct client_policy {
   std::optional<std::int64_t> renew_every_ns;       // a fixed interval ...
   std::optional<double> renew_every_lease_fraction; // ... or a fraction of the lease (0.8 = every 0.8 lease)
   renewal_loss on_renewal_lost = renewal_loss::keep_working;
+  // crash_process: how long the dead process takes to come back (a supervisor's restart).
+  std::int64_t restart_after_ns = 5'000'000'000;
   renew_timing renewal_timing = renew_timing::fixed_delay;
   deadline_clock deadline = deadline_clock::monotonic;
   timeout_permit on_client_timeout = timeout_permit::release;

@@ -90,6 +90,14 @@ protocol_call read_call(const protocol& p, const json& v, const std::string& pat
     if (const json* x = r.get("args")) c.args = read_templates(*x, child(path, "args"), 0);
   }
   if (const json* x = r.get(rule_key)) c.rule = read_named<reply_rule>(*x, child(path, rule_key), redis::reply_rule_names);
+  if (const json* x = r.get("timeout")) {
+    if (x->is_string() && x->get_ref<const std::string&>() == "none")
+      c.timeout_ns = 0;
+    else if (x->is_string())
+      c.timeout_ns = read_duration(*x, child(path, "timeout"), 1, hour_ns);
+    else
+      fail(child(path, "timeout"), "\"none\" or a duration from 1ns to 1h", *x);
+  }
   r.finish();
   if (!c.uses(placeholder::token))
     fail_msg(path, "expected a call that passes {token} in its keys, args or command (each permit is tracked by its "
@@ -152,6 +160,11 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
   if (const json* x = r.get("on_renewal_lost")) {
     if (!p.renew) fail(child(path, "on_renewal_lost"), "no \"on_renewal_lost\" in a protocol without a \"renew\" call", *x);
     c.on_renewal_lost = read_named<redis::renewal_loss>(*x, child(path, "on_renewal_lost"), redis::renewal_loss_names);
+  }
+  if (const json* x = r.get("restart_after")) {
+    if (c.on_renewal_lost != redis::renewal_loss::crash_process)
+      fail(child(path, "restart_after"), "no \"restart_after\" unless on_renewal_lost is \"crash_process\"", *x);
+    c.restart_after_ns = read_duration(*x, child(path, "restart_after"), 1, hour_ns);
   }
   if (const json* x = r.get("wake_on")) c.wake_on = read_template(*x, child(path, "wake_on"));
   if (const json* x = r.get("on_client_timeout"))

@@ -172,6 +172,7 @@ class lease_world {
     b.renew_every_ns = renew_every;
     {
       b.on_renewal_lost = run.proto->proto->client.on_renewal_lost;
+      b.restart_after_ns = run.proto->proto->client.restart_after_ns;
       b.on_client_timeout = run.proto->proto->client.on_client_timeout;
       redis::script_limits limits;
       limits.max_steps = opts.script_steps_max;
@@ -446,6 +447,8 @@ class lease_world {
     if (loss == redis::renewal_loss::stop_new_work) w.renewal.retired = true;
     if (loss == redis::renewal_loss::abort_request && w.renewal.portal_wait != nullptr)
       w.renewal.portal_wait->cancel();
+    // The unhandled lost-lock error: the process dies with its work, and its supervisor restarts it.
+    if (loss == redis::renewal_loss::crash_process && w.alive) faults_.crash_process(wi, fleet_.behaviour().restart_after_ns);
   }
 
 

@@ -660,6 +660,41 @@ TEST_CASE("client.deadline_clock and client.renew_timing read their words, and r
         "/gate/protocol/client/renew_timing: expected no \"renew_timing\" in a protocol without a \"renew\" call, got \"fixed_rate\"");
 }
 
+TEST_CASE("client.on_renewal_lost crash_process reads restart_after, which no other policy takes") {
+  // Goal: a process that dies on a lost lease is data. Method: the default delay, a given one, and the refusals.
+  const admit::redis::protocol crash = only_protocol(
+      load_scenario_text(lease_scenario(renewing_protocol("a", R"("client": {"on_renewal_lost": "crash_process"})"))));
+  CHECK(crash.client.on_renewal_lost == admit::redis::renewal_loss::crash_process);
+  CHECK(crash.client.restart_after_ns == 5 * admit::sim::sec);
+  CHECK(only_protocol(load_scenario_text(lease_scenario(renewing_protocol(
+                          "a", R"("client": {"on_renewal_lost": "crash_process", "restart_after": "250ms"})"))))
+            .client.restart_after_ns == 250 * admit::sim::ms);
+  CHECK(rejection(lease_scenario(renewing_protocol("a", R"("client": {"restart_after": "1s"})"))) ==
+        "/gate/protocol/client/restart_after: expected no \"restart_after\" unless on_renewal_lost is "
+        "\"crash_process\", got \"1s\"");
+  CHECK(rejection(lease_scenario(renewing_protocol(
+            "a", R"("client": {"on_renewal_lost": "crash_process", "restart_after": "0s"})"))) ==
+        "/gate/protocol/client/restart_after: expected a duration from 1ns to 1h, got \"0s\"");
+}
+
+TEST_CASE("a call's timeout reads \"none\" or a duration, and refuses anything else at its path") {
+  // Goal: the call-timeout policy is data, per call. Method: the default, "none", a duration, the refusals.
+  const auto with_release = [](const std::string& release) {
+    return lease_scenario(R"({"format": "admitsim-protocol/1", "name": "t",
+      "scripts": {"acquire": {"source": "return 1", "origin": "inline"}},
+      "acquire": {"script": "acquire", "keys": ["{key}"], "args": ["{token}"], "timeout": "250ms"},
+      "release": )" + release + "}");
+  };
+  const admit::redis::protocol p = only_protocol(load_scenario_text(with_release(R"({"command": ["ZREM", "{key}", "{token}"], "timeout": "none"})")));
+  CHECK(p.acquire.timeout_ns == 250 * admit::sim::ms);
+  CHECK(p.release.timeout_ns == 0);
+  CHECK(only_protocol(load_scenario_text(with_release(R"({"command": ["ZREM", "{key}", "{token}"]})"))).release.timeout_ns == -1);
+  CHECK(rejection(with_release(R"({"command": ["ZREM", "{key}", "{token}"], "timeout": 5})")) ==
+        "/gate/protocol/release/timeout: expected \"none\" or a duration from 1ns to 1h, got 5");
+  CHECK(rejection(with_release(R"({"command": ["ZREM", "{key}", "{token}"], "timeout": "0s"})")) ==
+        "/gate/protocol/release/timeout: expected a duration from 1ns to 1h, got \"0s\"");
+}
+
 // --- written back and read again -----------------------------------------------------
 
 TEST_CASE("a scenario with protocols, written back by scenario_json and loaded again, is the same scenario") {

@@ -461,3 +461,76 @@ TEST_CASE("client.deadline_clock wall gives up early when the caller's clock ste
   // Polls every 200ms: about 10 until 2s on the monotonic clock, 2 or 3 before the wall clock's deadline.
   CHECK(mono_calls >= wall_calls + 6);
 }
+
+TEST_CASE("client.on_renewal_lost crash_process kills the worker with its work and restarts it after restart_after", "[world][protocol]") {
+  // Goal: the common library default, a lost lease as an unhandled error, is honoured by the world. Method: a
+  // Redis restart without persistence at 3s wipes every permit; the holders' next renewals find them gone. With
+  // keep_working they finish their requests; with crash_process each of them dies with its request (ended
+  // "crashed") and comes back 2s later to take the rest of the queue.
+  json doc = json::parse(R"({"name": "crash_on_loss", "seed": 5,
+    "gate": {"kind": "lease", "limit": 2, "lease": "6s"},
+    "fleet": {"workers": 2},
+    "service": {"service_time": "5s"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 6, "every": "10ms"}]},
+    "faults": {"schedule": [{"at": "3s", "kind": "redis_restart", "target": "redis"}]}})");
+  const auto run = [&](const json& client) {
+    json d = doc;
+    d["gate"]["protocol"] = renewal_protocol(client);
+    return render_doc(d, 5).rec;
+  };
+  const auto keep = run(json{{"renew_every", "1s"}});
+  const auto crash = run(json{{"renew_every", "1s"}, {"on_renewal_lost", "crash_process"}, {"restart_after", "2s"}});
+  CHECK(keep.metrics.refused.count("crashed") == 0);
+  REQUIRE(crash.metrics.refused.count("crashed") == 1);
+  CHECK(crash.metrics.refused.at("crashed") == 2);  // both holders' requests
+  CHECK(crash.metrics.completed == 4);  // the restarted workers served the other four
+  CHECK(keep.metrics.completed == 6);
+}
+
+TEST_CASE("a call's timeout is the client's wait for the reply: a duration ends it, none waits for ever", "[world][protocol]") {
+  // Goal: the call-timeout policy is honoured by the world. Method: Redis paused from 50ms to 450ms while two
+  // workers poll a gate of one. With the default 1s socket timeout no call fails; with a 100ms acquire timeout
+  // the calls held by the pause time out (the client counts them lost and polls again). A release that waits for
+  // ever under a partition that loses its reply hangs its worker: the run's liveness check fails.
+  json doc = json::parse(R"({"name": "timeouts", "seed": 5,
+    "gate": {"kind": "lease", "limit": 1, "lease": "10s"},
+    "fleet": {"workers": 2},
+    "service": {"service_time": "200ms"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 4, "every": "10ms"}]},
+    "faults": {"schedule": [{"at": "50ms", "kind": "pause", "target": "redis", "duration": "400ms"}]}})");
+  const auto errors = [&](const json& acquire_timeout) {
+    json d = doc;
+    json p = renewal_protocol(json::object());
+    p.erase("renew");
+    p["scripts"].erase("renew");
+    if (!acquire_timeout.is_null()) p["acquire"]["timeout"] = acquire_timeout;
+    d["gate"]["protocol"] = p;
+    const auto r = render_doc(d, 5);
+    REQUIRE(r.rec.lease.has_value());
+    return r.rec.lease->redis_errors;
+  };
+  CHECK(errors(json()) == 0);
+  CHECK(errors("100ms") >= 1);
+
+  json hang = json::parse(R"({"name": "hang", "seed": 5,
+    "gate": {"kind": "lease", "limit": 1, "lease": "10s"},
+    "fleet": {"workers": 1},
+    "service": {"service_time": "100ms"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 2, "every": "10ms"}]},
+    "checks": {"invariants": ["liveness"]},
+    "faults": {"schedule": [{"at": "100500us", "kind": "partition", "between": ["worker:0", "redis"], "duration": "50ms"}]}})");
+  const auto live = [&](const char* release_timeout) {
+    json d = hang;
+    json p = renewal_protocol(json::object());
+    p.erase("renew");
+    p["scripts"].erase("renew");
+    p["release"]["timeout"] = release_timeout;
+    d["gate"]["protocol"] = p;
+    const auto r = render_doc(d, 5);
+    const json runs = runs_of(r);
+    REQUIRE(runs.size() == 1);
+    return runs.begin().value()["invariants"]["liveness"]["holds"].get<bool>();
+  };
+  CHECK(live("1s"));
+  CHECK_FALSE(live("none"));
+}

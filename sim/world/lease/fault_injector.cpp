@@ -121,6 +121,14 @@ void fault_injector::apply(const scenario::fault_spec& f) {
   }
 }
 
+void fault_injector::crash_process(std::size_t wi, sim::vtime_ns restart_after_ns) {
+  ADMIT_ASSERT(restart_after_ns > 0, "a dead process comes back after a while");
+  scenario::fault_spec f;
+  f.kind = scenario::fault_kind::crash;
+  f.duration_ns = restart_after_ns;
+  crash(wi, f);
+}
+
 void fault_injector::crash(std::size_t wi, const scenario::fault_spec& f) {
   if (!fleet_[wi].alive) return;
   const worker_state& w = fleet_[wi];

@@ -49,6 +49,9 @@ class fault_injector {
   // Schedules every fault of `schedule` at its time (same-instant faults in file order).
   void schedule(std::span<const scenario::fault_spec> schedule);
   void apply(const scenario::fault_spec& f);
+  // The worker's process dies now by its own client's policy (on_renewal_lost "crash_process", not a fault of
+  // the scenario's) and comes back after `restart_after_ns`, as a crash with that duration does.
+  void crash_process(std::size_t wi, sim::vtime_ns restart_after_ns);
 
  private:
   void crash(std::size_t wi, const scenario::fault_spec& f);

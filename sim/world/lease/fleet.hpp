@@ -156,6 +156,7 @@ struct worker_state {
 struct client_behaviour {
   std::optional<vtime_ns> renew_every_ns;  // set when holders renew
   redis::renewal_loss on_renewal_lost = redis::renewal_loss::keep_working;
+  vtime_ns restart_after_ns = 0;  // crash_process: the process comes back after this
   redis::timeout_permit on_client_timeout = redis::timeout_permit::release;
 };
 

@@ -229,11 +229,15 @@ void network::start_command(std::size_t wi, const gate::command_request& request
   facts_.publish(fact::call_sent{wi, request.op});
   // A blocking WAIT: the client's socket timeout runs past the time WAIT may block, as clients of
   // blocking commands set it.
+  // The protocol's call timeout (0: none, the client waits for ever; -1: the usual socket timeout).
+  ADMIT_ASSERT(request.timeout_ns >= -1, "a call's timeout is -1, 0 or a duration");
+  const vtime_ns call_timeout_ns = request.timeout_ns < 0 ? redis_call_timeout_ns : request.timeout_ns;
   const vtime_ns socket_timeout_ns =
-      is_wait(request) ? redis_call_timeout_ns + std::stoll(request.argv.at(2)) * sim::ms : redis_call_timeout_ns;
-  st->timeout = sched_.schedule_after(socket_timeout_ns, [this, st] {
-    complete_call(st, boost::asio::error::timed_out, redis::reply{});
-  });
+      is_wait(request) ? redis_call_timeout_ns + std::stoll(request.argv.at(2)) * sim::ms : call_timeout_ns;
+  if (socket_timeout_ns > 0)
+    st->timeout = sched_.schedule_after(socket_timeout_ns, [this, st] {
+      complete_call(st, boost::asio::error::timed_out, redis::reply{});
+    });
   arm_cancel<redis::reply>(st);
   if (!link_up(wi)) return;  // the request is lost; the client waits for its socket timeout
   sched_.schedule_after(redis_latency_ns, [this, wi, st] { deliver_command(wi, st); });
