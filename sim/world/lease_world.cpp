@@ -281,6 +281,8 @@ class lease_world {
   void tear_down() {
     monitors_.tear_down();
     fleet_.tear_down();
+    net_.drop_unbounded_calls();
+    for (const auto& e : extra_) e->net.drop_unbounded_calls();
     sched_.shutdown();
   }
 

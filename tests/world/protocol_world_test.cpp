@@ -534,3 +534,28 @@ TEST_CASE("a call's timeout is the client's wait for the reply: a duration ends 
   CHECK(live("1s"));
   CHECK_FALSE(live("none"));
 }
+
+TEST_CASE("a call with no timeout whose request is lost stays the client's until a crash ends it", "[world][protocol]") {
+  // Goal: a regression: a call with "timeout": "none" that a partition loses is held by no timeout task, and was
+  // freed while its client (and the crash's cancellation) still pointed at it. Method: the worker's acquire is
+  // lost in a partition, the worker crashes while it waits and restarts, and its new acquire is lost too; the
+  // run must end (the sanitizer build runs this test) with the waiting worker's requests unended.
+  json doc = json::parse(R"({"name": "lost_forever", "seed": 5,
+    "gate": {"kind": "lease", "limit": 1, "lease": "10s"},
+    "fleet": {"workers": 1},
+    "service": {"service_time": "100ms"},
+    "workload": {"arrivals": [{"kind": "constant", "count": 2, "every": "10ms"}]},
+    "checks": {"invariants": ["liveness"]},
+    "faults": {"schedule": [{"at": "0ms", "kind": "partition", "between": ["worker:0", "redis"], "duration": "1s"},
+                            {"at": "300ms", "kind": "crash", "target": "worker:0", "duration": "100ms"}]}})");
+  json p = renewal_protocol(json::object());
+  p.erase("renew");
+  p["scripts"].erase("renew");
+  p["acquire"]["timeout"] = "none";
+  doc["gate"]["protocol"] = p;
+  const auto r = render_doc(doc, 5);
+  const json runs = runs_of(r);
+  REQUIRE(runs.size() == 1);
+  CHECK_FALSE(runs.begin().value()["invariants"]["liveness"]["holds"].get<bool>());
+  CHECK(r.rec.metrics.completed == 0);
+}

@@ -122,6 +122,9 @@ class network {
   void set_wait_acks_at_once(bool on) noexcept { wait_acks_at_once_ = on; }
   void listen(std::string channel, std::size_t wi, std::function<void()> on_message);
   void stop_listening(const std::string& channel, std::size_t wi);
+  // At the world's end, before the scheduler's own pending tasks go: drops the calls with no timeout that
+  // never ended (their clients wait for ever), with their handlers.
+  void drop_unbounded_calls() noexcept { unbounded_.clear(); }
 
  private:
   // One call in flight: the client's handler, the request, the reply on its
@@ -136,6 +139,8 @@ class network {
     bool done = false;
     sim::timer_handle timeout;
     std::uint32_t refs = 0;
+    // A call with no timeout: its key in unbounded_ while it runs.
+    std::optional<std::uint64_t> unbounded;
     Request req;
     Reply reply;
   };
@@ -209,6 +214,11 @@ class network {
   const redis_node& node_;
   script_server& server_;
   fact_bus& facts_;
+  // The calls with no timeout (a protocol's "timeout": "none") still running, by the order they started: a
+  // call whose request or reply is lost is held by nothing else (no timeout task holds it), and its client
+  // waits on it until the world ends. Erased as each ends.
+  std::map<std::uint64_t, sim::unique_task> unbounded_;
+  std::uint64_t next_unbounded_ = 0;
   std::vector<std::string> worker_names_;  // "worker:<index>", as partitions name them
   std::vector<cut_spec> cuts_;
   bool split_add_;
@@ -234,10 +244,14 @@ void network::start_command(std::size_t wi, const gate::command_request& request
   const vtime_ns call_timeout_ns = request.timeout_ns < 0 ? redis_call_timeout_ns : request.timeout_ns;
   const vtime_ns socket_timeout_ns =
       is_wait(request) ? redis_call_timeout_ns + std::stoll(request.argv.at(2)) * sim::ms : call_timeout_ns;
-  if (socket_timeout_ns > 0)
+  if (socket_timeout_ns > 0) {
     st->timeout = sched_.schedule_after(socket_timeout_ns, [this, st] {
       complete_call(st, boost::asio::error::timed_out, redis::reply{});
     });
+  } else {
+    st->unbounded = next_unbounded_++;
+    unbounded_.emplace(*st->unbounded, sim::unique_task([st] {}));
+  }
   arm_cancel<redis::reply>(st);
   if (!link_up(wi)) return;  // the request is lost; the client waits for its socket timeout
   sched_.schedule_after(redis_latency_ns, [this, wi, st] { deliver_command(wi, st); });
@@ -249,6 +263,7 @@ void network::complete_call(const call_ref<State>& st, boost::system::error_code
   ADMIT_ASSERT(st->h.has_value(), "a call's handler is called once, when the call first ends");
   st->done = true;
   sched_.cancel(st->timeout);
+  if (st->unbounded) unbounded_.erase(*st->unbounded);  // the caller's reference keeps it alive here
   // A call ended by its process's crash is no error of Redis's.
   if (ec && ec != boost::asio::error::operation_aborted) facts_.publish(fact::call_failed{st->worker});
   facts_.publish(fact::call_ended{st->worker, st->op});
