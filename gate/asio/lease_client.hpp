@@ -15,8 +15,8 @@
 // completing with (error_code, redis::reply): the server's RESP answer; an
 // error code means the call may or may not have run on the server (a lost
 // reply looks the same as a lost request). For a protocol with a
-// `wake_on` channel, `subscribe(channel, on_message)` returns a subscription
-// that ends when it is destroyed. For a quorum protocol (client.quorum
+// `wake_on` channel, `subscribe(channel, sharded, on_message)` returns a
+// subscription that ends when it is destroyed (`sharded`: a shard channel, SSUBSCRIBE). For a quorum protocol (client.quorum
 // "majority" or "all", over N independent nodes), also
 //   std::size_t node_count() const;
 //   template <class Token> auto async_command_on(std::size_t node, const command_request&, Token&&);
@@ -68,7 +68,8 @@ class lease_client {
   // Whether the transport reaches several nodes (a quorum client's).
   static constexpr bool multi_node = requires(Transport& t) { t.node_count(); };
   // Whether the transport can listen on a pub/sub channel (a protocol's wake_on).
-  static constexpr bool can_listen = requires(Transport& t) { t.subscribe(std::string{}, std::function<void()>{}); };
+  static constexpr bool can_listen =
+      requires(Transport& t) { t.subscribe(std::string{}, bool{}, std::function<void()>{}); };
 
   lease_client(const executor_type& ex, Transport& transport, lease_client_config cfg,
                std::function<std::int64_t()> wall_ms, std::function<std::int64_t(std::int64_t)> jitter_ns)
@@ -182,7 +183,7 @@ class lease_client {
             ADMIT_ASSERT(can_listen, "a client whose transport cannot listen refused a wake_on protocol");
             if constexpr (can_listen) {
               // A message cancels the wait: the attempt comes at once.
-              [[maybe_unused]] const auto listening = transport_.subscribe(op.wake_channel(), [&t] { t.cancel(); });
+              [[maybe_unused]] const auto listening = transport_.subscribe(op.wake_channel(), op.wake_sharded(), [&t] { t.cancel(); });
               (void)co_await t.async_wait(as_tuple(use));
             }
           } else {

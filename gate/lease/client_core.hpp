@@ -132,6 +132,8 @@ class client_core {
     const command_request& command() const noexcept { return command_; }
     // The channel a wait step with `wake` listens on.
     const std::string& wake_channel() const noexcept { return channel_; }
+    // Whether that channel is a shard channel (SSUBSCRIBE) rather than a plain one (SUBSCRIBE).
+    bool wake_sharded() const noexcept { return core_.cfg_.proto->client.wake_sharded; }
     const std::string& token() const noexcept { return token_; }
 
    private:

@@ -192,8 +192,11 @@ struct client_policy {
   timeout_permit on_client_timeout = timeout_permit::release;
   // A pub/sub channel a client waiting between acquire attempts listens on: a
   // message on it (a release script's PUBLISH) ends the wait, and the client
-  // tries again at once. Unset: it waits out its backoff.
+  // tries again at once. Unset: it waits out its backoff. With
+  // `wake_sharded` it is a shard channel (SSUBSCRIBE, which only SPUBLISH
+  // reaches), else a plain one (SUBSCRIBE, which only PUBLISH reaches).
   std::optional<arg_template> wake_on;
+  bool wake_sharded = false;
   // Unset: a grant counts as soon as the primary's acquire answers it.
   std::optional<acknowledge_policy> acknowledge;
   quorum_rule quorum = quorum_rule::single;

@@ -1445,16 +1445,17 @@ namespace {
 
 using handler = reply (*)(replica&, argv_span, std::int64_t, pubsub*);
 
-// Most commands only touch the keyspace; PUBLISH alone talks to the bus.
+// Most commands only touch the keyspace; PUBLISH and SPUBLISH alone talk to the bus.
 template <reply (*run)(replica&, argv_span, std::int64_t)>
 reply no_bus(replica& r, argv_span argv, std::int64_t now_us, pubsub*) {
   return run(r, argv, now_us);
 }
 
-// PUBLISH channel message: the receivers the bus reached (none without a bus).
+// PUBLISH / SPUBLISH channel message: the receivers the bus reached (none without a bus).
+template <bool Sharded>
 reply publish(replica&, argv_span argv, std::int64_t, pubsub* bus) {
   if (bus == nullptr) return integer_reply(0);
-  const std::int64_t receivers = bus->publish(argv[1], argv[2]);
+  const std::int64_t receivers = bus->publish(argv[1], argv[2], Sharded);
   ADMIT_ASSERT(receivers >= 0, "a receiver count is never negative");
   return integer_reply(receivers);
 }
@@ -1522,7 +1523,8 @@ constexpr std::array commands{
     command_spec{"hvals", 2, &no_bus<&command_impl::hvals>},
     // server
     command_spec{"time", 1, &no_bus<&command_impl::time>},
-    command_spec{"publish", 3, &publish},
+    command_spec{"publish", 3, &publish<false>},
+    command_spec{"spublish", 3, &publish<true>},
 };
 
 std::string unknown_command_error(argv_span argv) {

@@ -95,11 +95,13 @@ struct key_dump {
 // decimal point, "inf" and "-inf".
 [[nodiscard]] std::string format_score(double score);
 
-// Where PUBLISH delivers: the subscribed clients of the world. Not part of the
-// keyspace (a replica copy does not carry it).
+// Where PUBLISH and SPUBLISH deliver: the subscribed clients of the world.
+// Not part of the keyspace (a replica copy does not carry it). As in Redis,
+// shard channels (SPUBLISH, SSUBSCRIBE) are a namespace of their own: a
+// PUBLISH reaches no SSUBSCRIBE listener of the same name, and the reverse.
 class pubsub {
  public:
-  virtual std::int64_t publish(std::string_view channel, std::string_view message) = 0;
+  virtual std::int64_t publish(std::string_view channel, std::string_view message, bool sharded) = 0;
 
  protected:
   ~pubsub() = default;
@@ -128,12 +130,12 @@ class replica {
   //     PSETEX, INCR, DECR, INCRBY, DECRBY;
   //   hashes: HSET, HMSET, HSETNX, HGET, HMGET, HDEL, HINCRBY, HEXISTS, HLEN,
   //     HGETALL, HKEYS, HVALS;
-  //   server: TIME, PUBLISH.
+  //   server: TIME, PUBLISH, SPUBLISH.
   // Anything else is answered as Redis answers an unknown command; an option
   // Redis has but the replica lacks (ZRANGE BYLEX) is an error starting
   // "ERR admitsim replica:".
-  // PUBLISH answers what `bus` reports (0 without a bus): subscribers are the
-  // world's, not the keyspace's.
+  // PUBLISH and SPUBLISH answer what `bus` reports (0 without a bus):
+  // subscribers are the world's, not the keyspace's.
   reply execute(std::span<const std::string_view> argv, std::int64_t server_now_us,
                 pubsub* bus = nullptr);
   // A command found once by name, for a caller that runs the same few

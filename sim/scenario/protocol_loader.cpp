@@ -166,7 +166,20 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
       fail(child(path, "restart_after"), "no \"restart_after\" unless on_renewal_lost is \"crash_process\"", *x);
     c.restart_after_ns = read_duration(*x, child(path, "restart_after"), 1, hour_ns);
   }
-  if (const json* x = r.get("wake_on")) c.wake_on = read_template(*x, child(path, "wake_on"));
+  if (const json* x = r.get("wake_on")) {
+    const std::string at = child(path, "wake_on");
+    if (x->is_object()) {
+      object_reader w(*x, at, "a channel template such as \"{key}:released\", or {\"channel\": TEMPLATE, \"sharded\": true}");
+      c.wake_on = read_template(w.require("channel", "the channel template"), child(at, "channel"));
+      if (const json* sh = w.get("sharded")) {
+        if (!sh->is_boolean()) fail(child(at, "sharded"), "true (a shard channel: SSUBSCRIBE) or false (SUBSCRIBE)", *sh);
+        c.wake_sharded = sh->get<bool>();
+      }
+      w.finish();
+    } else {
+      c.wake_on = read_template(*x, at);
+    }
+  }
   if (const json* x = r.get("on_client_timeout"))
     c.on_client_timeout = read_named<redis::timeout_permit>(*x, child(path, "on_client_timeout"), redis::timeout_permit_names);
   if (const json* x = r.get("acknowledge")) {

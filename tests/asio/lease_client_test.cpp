@@ -31,7 +31,7 @@ struct fake_transport {
   // A protocol's wake-up channel: the test client never publishes, so a subscription only records its channel.
   std::vector<std::string> subscribed{};
   struct subscription {};
-  subscription subscribe(std::string channel, std::function<void()> /*on_message*/) {
+  subscription subscribe(std::string channel, bool /*sharded*/, std::function<void()> /*on_message*/) {
     subscribed.push_back(std::move(channel));
     return {};
   }

@@ -55,7 +55,7 @@ struct real_transport {
   std::vector<reply> answers{};
 
   struct subscription {};
-  subscription subscribe(std::string, std::function<void()>) {
+  subscription subscribe(std::string, bool, std::function<void()>) {
     FAIL("the wait_ack protocol has no wake_on channel");
     return {};
   }

@@ -316,11 +316,13 @@ namespace {
 // A bus that records what PUBLISH hands it and reports a fixed audience.
 class recording_bus final : public pubsub {
  public:
-  std::int64_t publish(std::string_view channel, std::string_view message) override {
+  std::int64_t publish(std::string_view channel, std::string_view message, bool sharded) override {
     sent.emplace_back(std::string(channel), std::string(message));
+    shard.push_back(sharded);
     return receivers;
   }
   std::vector<std::pair<std::string, std::string>> sent;
+  std::vector<bool> shard;
   std::int64_t receivers = 2;
 };
 
@@ -341,6 +343,12 @@ TEST_CASE("PUBLISH answers the bus's receiver count, 0 without a bus, and leaves
   CHECK(bus.sent[1] == std::pair<std::string, std::string>{"chan", "bye"});
   CHECK(r.key_count() == 0);
   CHECK(run(r, {"PUBLISH", "chan"}) == reply::error("ERR wrong number of arguments for 'publish' command"));
+  // SPUBLISH goes to the same bus, marked as a shard channel's.
+  bus.receivers = 1;
+  CHECK(r.execute(std::vector<std::string>{"SPUBLISH", "chan", "s"}, t0_us, &bus) == integer(1));
+  REQUIRE(bus.shard.size() == 3);
+  CHECK(bus.shard == std::vector<bool>{false, false, true});
+  CHECK(run(r, {"SPUBLISH", "chan"}) == reply::error("ERR wrong number of arguments for 'spublish' command"));
   // More arguments than the view overload keeps on its stack still parse.
   std::vector<std::string> many{"EXISTS"};
   for (int i = 0; i < 40; ++i) many.push_back(std::string("k").append(std::to_string(i)));

@@ -22,26 +22,29 @@ bool network::cut_between(const std::string& a, const std::string& b) const {
   return false;
 }
 
-void network::listen(std::string channel, std::size_t wi, std::function<void()> on_message) {
+void network::listen(std::string channel, bool sharded, std::size_t wi, std::function<void()> on_message) {
   ADMIT_ASSERT(wi < worker_names_.size() && on_message, "a worker of this fleet listens with a handler");
-  listeners_[std::move(channel)][wi] = std::move(on_message);
+  listeners_[sharded ? 1 : 0][std::move(channel)][wi] = std::move(on_message);
 }
 
-void network::stop_listening(const std::string& channel, std::size_t wi) {
-  const auto it = listeners_.find(channel);
-  if (it == listeners_.end()) return;
+void network::stop_listening(const std::string& channel, bool sharded, std::size_t wi) {
+  listener_map& m = listeners_[sharded ? 1 : 0];
+  const auto it = m.find(channel);
+  if (it == m.end()) return;
   it->second.erase(wi);
-  if (it->second.empty()) listeners_.erase(it);
+  if (it->second.empty()) m.erase(it);
 }
 
-std::int64_t network::bus::publish(std::string_view channel, std::string_view /*message*/) {
-  const auto it = net_.listeners_.find(channel);
-  if (it == net_.listeners_.end()) return 0;
+std::int64_t network::bus::publish(std::string_view channel, std::string_view /*message*/, bool sharded) {
+  const listener_map& m = net_.listeners_[sharded ? 1 : 0];
+  const auto it = m.find(channel);
+  if (it == m.end()) return 0;
   for (const auto& [wi, fn] : it->second) {
-    net_.sched_.schedule_after(redis_latency_ns, [n = &net_, ch = std::string(channel), w = wi] {
+    net_.sched_.schedule_after(redis_latency_ns, [n = &net_, ch = std::string(channel), w = wi, sharded] {
       // Delivered if the worker still listens and its link is up when the message arrives.
-      const auto l = n->listeners_.find(ch);
-      if (l == n->listeners_.end() || !n->link_up(w)) return;
+      const listener_map& now = n->listeners_[sharded ? 1 : 0];
+      const auto l = now.find(ch);
+      if (l == now.end() || !n->link_up(w)) return;
       const auto f = l->second.find(w);
       if (f != l->second.end()) f->second();
     });

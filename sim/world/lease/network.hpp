@@ -12,6 +12,7 @@
 // each call that failed and each reply lost (facts.hpp).
 #pragma once
 
+#include <array>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -63,13 +64,15 @@ struct redis_transport {
   template <class Token>
   auto async_command_on(std::size_t node, const gate::command_request& req, Token&& token);
 
-  // The worker listens on `channel` while the returned subscription lives.
+  // The worker listens on `channel` (a shard channel when `sharded`: SSUBSCRIBE) while the returned
+  // subscription lives.
   class subscription {
    public:
-    subscription(network* net, std::size_t worker, std::string channel) noexcept
-        : net_(net), worker_(worker), channel_(std::move(channel)) {}
+    subscription(network* net, std::size_t worker, std::string channel, bool sharded) noexcept
+        : net_(net), worker_(worker), channel_(std::move(channel)), sharded_(sharded) {}
     subscription(subscription&& o) noexcept
-        : net_(std::exchange(o.net_, nullptr)), worker_(o.worker_), channel_(std::move(o.channel_)) {}
+        : net_(std::exchange(o.net_, nullptr)), worker_(o.worker_), channel_(std::move(o.channel_)),
+          sharded_(o.sharded_) {}
     subscription(const subscription&) = delete;
     subscription& operator=(const subscription&) = delete;
     subscription& operator=(subscription&&) = delete;
@@ -79,8 +82,9 @@ struct redis_transport {
     network* net_;
     std::size_t worker_;
     std::string channel_;
+    bool sharded_;
   };
-  subscription subscribe(std::string channel, std::function<void()> on_message);
+  subscription subscribe(std::string channel, bool sharded, std::function<void()> on_message);
 };
 
 class network {
@@ -106,13 +110,14 @@ class network {
   void start_command(std::size_t wi, const gate::command_request& request, Handler handler);
 
   // --- pub/sub ----------------------------------------------------------------
-  // PUBLISH as the node runs it (redis::pubsub): the receivers are the workers
-  // subscribed now; each gets the message one latency later if its link is up
-  // and it is still subscribed then.
+  // PUBLISH and SPUBLISH as the node runs them (redis::pubsub): the receivers
+  // are the workers subscribed now to that channel of that namespace; each
+  // gets the message one latency later if its link is up and it is still
+  // subscribed then (a message is never queued for a worker cut off).
   class bus final : public redis::pubsub {
    public:
     explicit bus(network& net) : net_(net) {}
-    std::int64_t publish(std::string_view channel, std::string_view message) override;
+    std::int64_t publish(std::string_view channel, std::string_view message, bool sharded) override;
 
    private:
     network& net_;
@@ -120,8 +125,8 @@ class network {
   bus& pubsub() noexcept { return bus_; }
   // Broken on purpose (lease_run_options::wait_acks_at_once): WAIT answers at once with what it asked for.
   void set_wait_acks_at_once(bool on) noexcept { wait_acks_at_once_ = on; }
-  void listen(std::string channel, std::size_t wi, std::function<void()> on_message);
-  void stop_listening(const std::string& channel, std::size_t wi);
+  void listen(std::string channel, bool sharded, std::size_t wi, std::function<void()> on_message);
+  void stop_listening(const std::string& channel, bool sharded, std::size_t wi);
   // At the world's end, before the scheduler's own pending tasks go: drops the calls with no timeout that
   // never ended (their clients wait for ever), with their handlers.
   void drop_unbounded_calls() noexcept { unbounded_.clear(); }
@@ -223,8 +228,10 @@ class network {
   std::vector<cut_spec> cuts_;
   bool split_add_;
   bool wait_acks_at_once_ = false;
-  // Subscribers by channel, by worker (ordered: a PUBLISH delivers in worker order).
-  std::map<std::string, std::map<std::size_t, std::function<void()>>, std::less<>> listeners_;
+  // Subscribers by channel, by worker (ordered: a PUBLISH delivers in worker order): [0] the channels of
+  // PUBLISH and SUBSCRIBE, [1] the shard channels of SPUBLISH and SSUBSCRIBE.
+  using listener_map = std::map<std::string, std::map<std::size_t, std::function<void()>>, std::less<>>;
+  std::array<listener_map, 2> listeners_;
   bus bus_{*this};
 };
 
@@ -360,12 +367,13 @@ auto redis_transport::async_command_on(std::size_t node, const gate::command_req
 }
 
 inline redis_transport::subscription::~subscription() {
-  if (net_ != nullptr) net_->stop_listening(channel_, worker_);
+  if (net_ != nullptr) net_->stop_listening(channel_, sharded_, worker_);
 }
 
-inline redis_transport::subscription redis_transport::subscribe(std::string channel, std::function<void()> on_message) {
-  net->listen(channel, worker, std::move(on_message));
-  return subscription{net, worker, std::move(channel)};
+inline redis_transport::subscription redis_transport::subscribe(std::string channel, bool sharded,
+                                                                std::function<void()> on_message) {
+  net->listen(channel, sharded, worker, std::move(on_message));
+  return subscription{net, worker, std::move(channel), sharded};
 }
 
 }  // namespace admit::world::lease
