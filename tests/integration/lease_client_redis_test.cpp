@@ -2,7 +2,9 @@
 // sans-IO core) on a real io_context, over resp_transport, against a real
 // redis-server: a protocol file of the project's own, loaded as a scenario
 // loads it, acquired up to its limit, refused past it, renewed, released;
-// the script-cache fallback; and a server that cannot be reached.
+// the script-cache fallback; a server that cannot be reached; and waiters
+// woken by a release's PUBLISH or SPUBLISH (the transport's subscriber
+// connection), or not woken when the channel is of the other kind.
 //
 // The server is 127.0.0.1:$ADMITSIM_REDIS_PORT (default 6390), database 9,
 // which the test flushes. Run:
@@ -55,6 +57,22 @@ std::shared_ptr<const redis::protocol> load_protocol(const std::string& relative
   return std::make_shared<const redis::protocol>(scenario::read_protocol(doc["gate"]["protocol"], "/gate/protocol"));
 }
 
+// server_time.json with a release that publishes on KEYS[2] ({key}:free) by `publish` (PUBLISH or SPUBLISH),
+// and a client that listens there (on a shard channel when `wake_sharded`).
+std::shared_ptr<const redis::protocol> waking_protocol(const std::string& publish, bool wake_sharded) {
+  const fs::path file = fs::path(ADMITSIM_SOURCE_DIR) / "gate/redis/protocols/server_time.json";
+  nlohmann::ordered_json doc = {{"gate", {{"protocol", file.filename().string()}}}};
+  scenario::inline_protocol_files(doc, scenario::directory_of(file.string()), scenario::plain_file_reader());
+  nlohmann::ordered_json& p = doc["gate"]["protocol"];
+  p["scripts"]["release"] = {{"source", "local gone = redis.call('ZREM', KEYS[1], ARGV[1])\n"
+                                        "redis.call('" + publish + "', KEYS[2], 'free')\n"
+                                        "return gone\n"},
+                             {"origin", "publishing_release.lua"}};
+  p["release"]["keys"] = {"{key}", "{key}:free"};
+  p["client"]["wake_on"] = {{"channel", "{key}:free"}, {"sharded", wake_sharded}};
+  return std::make_shared<const redis::protocol>(scenario::read_protocol(p, "/gate/protocol"));
+}
+
 // Forwards to the real transport and keeps the name of every command sent.
 struct recording_transport {
   gate::resp_transport& inner;
@@ -102,6 +120,52 @@ void run(Body body) {
   asio::co_spawn(io, body(io.get_executor()), [&](std::exception_ptr e) { failed = e; });
   io.run();
   if (failed) std::rethrow_exception(failed);
+}
+
+struct wake_run {
+  bool holder_granted = false;
+  error_code holder_released;
+  gate::acquire_outcome waiter;
+  std::chrono::steady_clock::duration waited{};  // the waiter's acquire, from its start to its end
+};
+
+// One permit. A holder takes it; a waiter (its own transport and client, a
+// fixed retry of `delay_ns`) finds the gate full and backs off listening on
+// the protocol's channel; 300 ms later the holder releases.
+wake_run holder_and_waiter(std::shared_ptr<const redis::protocol> p, std::int64_t delay_ns) {
+  wake_run o;
+  std::exception_ptr waiter_failed;
+  run([&](asio::any_io_executor ex) -> awaitable<void> {
+    gate::resp_transport holder_t(ex, server(), 1s, 9);
+    (void)co_await command(holder_t, "FLUSHDB");
+    gate::lease_client_config cfg = config(p);
+    cfg.limit = 1;
+    cfg.acquire_timeout_ns = 20'000'000'000;
+    cfg.backoff.delay_ns = delay_ns;
+    const auto fixed = [](std::int64_t ceiling) { return ceiling; };
+    gate::lease_client<env, gate::resp_transport> holder(ex, holder_t, cfg, wall_ms, fixed);
+    gate::resp_transport waiter_t(ex, server(), 1s, 9);
+    gate::lease_client<env, gate::resp_transport> waiter(ex, waiter_t, cfg, wall_ms, fixed);
+    o.holder_granted = !(co_await holder.acquire("holder")).ec;
+    // The waiter runs beside this body, which waits on `done` for its end.
+    asio::steady_timer done(ex, asio::steady_timer::time_point::max());
+    bool finished = false;
+    const auto start = std::chrono::steady_clock::now();
+    asio::co_spawn(ex, waiter.acquire("waiter"), [&](std::exception_ptr e, gate::acquire_outcome out) {
+      o.waited = std::chrono::steady_clock::now() - start;
+      o.waiter = out;
+      waiter_failed = e;
+      finished = true;
+      done.cancel();
+    });
+    asio::steady_timer pause(ex, 300ms);
+    co_await pause.async_wait(asio::use_awaitable);
+    o.holder_released = co_await holder.release("holder");
+    if (!finished) (void)co_await done.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (!o.waiter.ec) (void)co_await waiter.release("waiter");
+  });
+  if (waiter_failed) std::rethrow_exception(waiter_failed);
+  return o;
 }
 
 }  // namespace
@@ -187,4 +251,42 @@ TEST_CASE("a client whose server cannot be reached fails closed with unreachable
   });
   CHECK(got.ec == gate::gate_errc::unreachable);
   CHECK(got.attempts >= 2);
+}
+
+// The wake-ups below are timed on the steady clock with wide margins: a
+// woken waiter takes a few ms after the release at 300 ms, one not woken
+// waits its whole retry delay.
+
+TEST_CASE("a release's PUBLISH wakes a waiter listening on the channel", "[redis][lease_client][wake]") {
+  // Goal: wake_on over the real server's pub/sub. Method: a 5s retry; the holder releases at 300ms and its
+  // script PUBLISHes on {key}:free; the waiter, SUBSCRIBEd, is granted at its second attempt well before 5s.
+  const wake_run o = holder_and_waiter(waking_protocol("PUBLISH", false), 5'000'000'000);
+  CHECK(o.holder_granted);
+  CHECK(!o.holder_released);
+  CHECK(!o.waiter.ec);
+  CHECK(o.waiter.attempts == 2);
+  CHECK(o.waited >= 250ms);
+  CHECK(o.waited < 2s);
+}
+
+TEST_CASE("a release's SPUBLISH wakes a waiter listening on the shard channel", "[redis][lease_client][wake]") {
+  // Goal: the same through a shard channel. Method: as above, with SPUBLISH and wake_on {"sharded": true}.
+  const wake_run o = holder_and_waiter(waking_protocol("SPUBLISH", true), 5'000'000'000);
+  CHECK(o.holder_granted);
+  CHECK(!o.holder_released);
+  CHECK(!o.waiter.ec);
+  CHECK(o.waiter.attempts == 2);
+  CHECK(o.waited >= 250ms);
+  CHECK(o.waited < 2s);
+}
+
+TEST_CASE("a PUBLISH does not wake a waiter listening on the shard channel", "[redis][lease_client][wake]") {
+  // Goal: the two kinds of channel stay apart on the real server. Method: the release PUBLISHes while the waiter
+  // SSUBSCRIBEs to the same name: it waits out its 1s retry, then is granted.
+  const wake_run o = holder_and_waiter(waking_protocol("PUBLISH", true), 1'000'000'000);
+  CHECK(o.holder_granted);
+  CHECK(!o.holder_released);
+  CHECK(!o.waiter.ec);
+  CHECK(o.waiter.attempts == 2);
+  CHECK(o.waited >= 900ms);
 }
