@@ -15,7 +15,7 @@ client_core::client_core(lease_client_config cfg, std::function<std::int64_t(std
     shas_.push_back(s.sha.empty() ? redis::sha1_hex(s.source) : s.sha);
 }
 
-client_core::op::op(const client_core& core, op_kind kind, std::string token, std::size_t nodes)
+client_core::op::op(client_core& core, op_kind kind, std::string token, std::size_t nodes)
     : core_(core), kind_(kind), nodes_(nodes), token_(std::move(token)) {
   ADMIT_ASSERT(nodes_ >= 1, "a client reaches at least one node");
   ADMIT_ASSERT(nodes_ == 1 || core_.cfg_.quorum, "only a quorum client's operation runs on several nodes");
@@ -74,6 +74,7 @@ redis::call_values client_core::op::values(std::int64_t wall_ms) const {
   v.lease_ms = cfg.lease_ms;
   v.now_ms = wall_ms;
   v.queue_timeout_ms = cfg.queue_timeout_ms;
+  v.permit = core_.permit_of(token_);
   return v;
 }
 
@@ -137,6 +138,9 @@ lease_step client_core::op::replied(const moment& m, bool lost, const redis::rep
     return call(redis::script_op::release, lease_step::one_node, m);
   }
   const redis::protocol_call& c = core_.cfg_.proto->call(call_op_);
+  if (!lost && call_op_ == redis::script_op::acquire && kind_ == op_kind::acquire &&
+      core_.cfg_.proto->grants_permit_ids()) [[unlikely]]
+    permit_.assign(redis::permit_of(answer, c.rule));
   if (!lost && !c.is_command() && !by_eval_ && answer.is_error() && answer.text.rfind("NOSCRIPT", 0) == 0) {
     // The server has lost its script cache: send the body once, with the same values.
     by_eval_ = true;
@@ -169,6 +173,8 @@ lease_step client_core::op::answered(const moment& m, bool lost, const redis::sc
         return s;
       }
       if (!lost && read.granted()) return finish(lease_failure::none, read.value);
+      if (lost && cfg.proto->client.on_lost_acquire == redis::lost_call_action::give_up) [[unlikely]]
+        return give_up(m, lease_failure::unreachable);
       return attempt_failed(m, lost || !read.ok());
     case phase::unacknowledged:
       return attempt_failed(m, unreachable_);
@@ -218,14 +224,7 @@ lease_step client_core::op::attempt_failed(const moment& m, bool unreachable) {
   ADMIT_ASSERT(kind_ == op_kind::acquire && attempts_ >= 1, "an attempt belongs to an acquire");
   const std::int64_t now = m.mono_ns;
   const std::int64_t left_ns = until_deadline_ns(m);
-  if (left_ns <= 0) {
-    give_up_ = unreachable ? lease_failure::unreachable : lease_failure::acquire_timeout;
-    if (cfg.on_give_up != redis::give_up_action::release) return finish(give_up_);
-    // Leave whatever the server keeps of this token (a place in line; a grant whose reply was lost): once,
-    // best effort.
-    phase_ = phase::give_up_release;
-    return call(redis::script_op::release, cfg.quorum ? 0 : lease_step::one_node, m);
-  }
+  if (left_ns <= 0) return give_up(m, unreachable ? lease_failure::unreachable : lease_failure::acquire_timeout);
   std::int64_t wait = cfg.backoff.ceiling_ns(attempts_);
   if (cfg.backoff.exponential && cfg.backoff.full_jitter) {
     const std::int64_t ceiling = wait;
@@ -246,6 +245,16 @@ lease_step client_core::op::attempt_failed(const moment& m, bool unreachable) {
   return s;
 }
 
+lease_step client_core::op::give_up(const moment& m, lease_failure why) {
+  ADMIT_ASSERT(why == lease_failure::unreachable || why == lease_failure::acquire_timeout, "an acquire gives up for a reason");
+  give_up_ = why;
+  if (core_.cfg_.on_give_up != redis::give_up_action::release) return finish(give_up_);
+  // Leave whatever the server keeps of this token (a place in line; a grant whose reply was lost): once,
+  // best effort.
+  phase_ = phase::give_up_release;
+  return call(redis::script_op::release, core_.cfg_.quorum ? 0 : lease_step::one_node, m);
+}
+
 lease_step client_core::op::woke(const moment& m) {
   advance_clock(m);
   ADMIT_ASSERT(phase_ == phase::backoff, "only a backoff waits");
@@ -254,6 +263,15 @@ lease_step client_core::op::woke(const moment& m) {
 
 lease_step client_core::op::finish(lease_failure failure, std::int64_t value) {
   phase_ = phase::done;
+  if (core_.cfg_.proto->grants_permit_ids()) [[unlikely]] {
+    // The permit id the grant carried is the token's from now on; a release ends it.
+    if (kind_ == op_kind::acquire && failure == lease_failure::none) {
+      ADMIT_ASSERT(!permit_.empty(), "a grant read by the rule permit_id carries its permit id");
+      core_.permits_.insert_or_assign(token_, permit_);
+    } else if (kind_ == op_kind::release) {
+      if (const auto it = core_.permits_.find(token_); it != core_.permits_.end()) core_.permits_.erase(it);
+    }
+  }
   lease_step s;
   s.k = lease_step::kind::done;
   s.failure = failure;

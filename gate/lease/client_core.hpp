@@ -33,6 +33,9 @@
 //             WAIT replicas timeout_ms answers >= replicas; fewer (or an
 //             error, or a lost call) releases the permit once and counts the
 //             attempt as not granted.
+//   lost      an attempt whose reply never came is retried as any other
+//             under the same token, or (on_lost_acquire "give_up") ends
+//             the acquire at once as unreachable.
 //   give up   once an attempt that did not grant ends at or past the
 //             deadline (now + acquire_timeout at the start, on the monotonic
 //             clock, or on the caller's wall clock with deadline_on_wall_clock,
@@ -50,6 +53,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -118,7 +122,7 @@ class client_core {
   class op {
    public:
     // `nodes`: the nodes a quorum client's transport reaches as the operation starts (1 for any other client).
-    op(const client_core& core, op_kind kind, std::string token, std::size_t nodes = 1);
+    op(client_core& core, op_kind kind, std::string token, std::size_t nodes = 1);
     op(const op&) = delete;
     op& operator=(const op&) = delete;
 
@@ -157,6 +161,8 @@ class client_core {
     lease_step answered(const moment& m, bool lost, const redis::script_reply& read);
     // An attempt that did not grant ended at `m`.
     lease_step attempt_failed(const moment& m, bool unreachable);
+    // The acquire ends with `why` (after its give-up release when the policy has one).
+    lease_step give_up(const moment& m, lease_failure why);
     lease_step attempt(const moment& m);
     // How long until the acquire's deadline, on its clock (<= 0: past it).
     std::int64_t until_deadline_ns(const moment& m) const noexcept;
@@ -166,7 +172,7 @@ class client_core {
     redis::call_values values(std::int64_t wall_ms) const;
     void advance_clock(const moment& m);
 
-    const client_core& core_;
+    client_core& core_;
     op_kind kind_;
     std::size_t nodes_;
     std::string token_;
@@ -191,12 +197,22 @@ class client_core {
     // A release on every node: the first failure.
     lease_failure first_failure_ = lease_failure::none;
     std::string channel_;
+    std::string permit_;  // the permit id the acquire's granting reply carried (a permit_id rule)
   };
+
+  // The permit id an acquire of `token` was granted (a protocol whose acquire reads permit ids), or empty.
+  std::string_view permit_of(std::string_view token) const {
+    const auto it = permits_.find(token);
+    return it == permits_.end() ? std::string_view{} : std::string_view(it->second);
+  }
 
  private:
   lease_client_config cfg_;
   std::function<std::int64_t(std::int64_t)> jitter_ns_;
   std::vector<std::string> shas_;  // per protocol script: the SHA-1 EVALSHA names it by
+  // Permit ids by token: set by an acquire granted one, read by the token's later calls as {permit}, dropped
+  // when its release ends (a client keeps one per permit it holds).
+  std::map<std::string, std::string, std::less<>> permits_;
 };
 
 }  // namespace admit::gate

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <iterator>
+#include <string>
 
 #include "gate/admit_assert.hpp"
 
@@ -107,6 +108,7 @@ void expand_into(const arg_template& t, const call_values& v, std::string& out) 
       case placeholder::now_ms: append_int(out, v.now_ms); break;
       case placeholder::expiry_ms: append_int(out, v.now_ms + v.lease_ms); break;
       case placeholder::queue_timeout_ms: append_int(out, v.queue_timeout_ms); break;
+      case placeholder::permit: out += v.permit; break;
     }
   }
 }
@@ -117,8 +119,9 @@ std::string expand(const arg_template& t, const call_values& v) {
   return out;
 }
 
-script_reply read_reply(const reply& r, reply_rule rule) {
-  if (r.is_error()) return script_reply{0, r.text.empty() ? std::string("ERR") : r.text};
+namespace {
+
+script_reply read_whole(const reply& r, reply_rule rule) {
   switch (rule) {
     case reply_rule::equals_one:
       return script_reply{r.type == reply::kind::integer && r.integer == 1 ? 1 : 0, {}};
@@ -130,9 +133,42 @@ script_reply read_reply(const reply& r, reply_rule rule) {
       return script_reply{r.type != reply::kind::nil ? 1 : 0, {}};
     case reply_rule::any:
       return script_reply{1, {}};
+    case reply_rule::permit_id:
+      return script_reply{(r.type == reply::kind::bulk || r.type == reply::kind::status) && !r.text.empty() ? 1 : 0, {}};
   }
   ADMIT_ASSERT(false, "every reply rule reads");
   return {};
+}
+
+// The part of `r` the rule reads: the reply, or its element; null when there is no such element.
+const reply* read_part(const reply& r, const reply_read& how) {
+  if (how.element == 0) return &r;
+  if (r.type != reply::kind::array || r.elements.size() < how.element) return nullptr;
+  return &r.elements[how.element - 1];
+}
+
+}  // namespace
+
+script_reply read_reply(const reply& r, const reply_read& how) {
+  if (r.is_error()) return script_reply{0, r.text.empty() ? std::string("ERR") : r.text};
+  const reply* part = read_part(r, how);
+  if (part == nullptr) return script_reply{};
+  // An error inside an array (a script can return one as an element) is "no", not the call's error.
+  if (part->is_error()) return script_reply{};
+  return read_whole(*part, how.rule);
+}
+
+std::string_view permit_of(const reply& r, const reply_read& how) {
+  if (how.rule != reply_rule::permit_id || r.is_error()) return {};
+  const reply* part = read_part(r, how);
+  if (part == nullptr || !read_whole(*part, how.rule).granted()) return {};
+  return part->text;
+}
+
+std::string describe(const reply_read& how) {
+  const std::string rule = reply_rule_names[static_cast<std::size_t>(how.rule)];
+  if (how.element == 0) return rule;
+  return "element " + std::to_string(how.element) + " is " + rule;
 }
 
 bool protocol_call::uses(placeholder p) const noexcept {
@@ -143,6 +179,8 @@ bool protocol_call::uses(placeholder p) const noexcept {
 }
 
 bool protocol::uses(placeholder p) const noexcept {
+  for (const protocol_call& c : setup.calls)
+    if (c.uses(p)) return true;
   return acquire.uses(p) || release.uses(p) || (renew && renew->uses(p)) || holders.key.uses(p);
 }
 

@@ -15,8 +15,10 @@
 // Templates. An argument is literal text with placeholders in braces:
 // {key} (the gate's key), {token} (the caller's identity for this
 // acquisition), {limit}, {lease_ms}, {now_ms} (the caller's wall clock in
-// ms), {expiry_ms} (now_ms + lease_ms), {queue_timeout_ms}. "{{" and "}}"
-// stand for literal braces. "{key}:fence" is the gate key with a suffix.
+// ms), {expiry_ms} (now_ms + lease_ms), {queue_timeout_ms}, and {permit}
+// (the permit id the caller's acquire was answered, for a protocol whose
+// acquire reads its grant by the rule permit_id). "{{" and "}}" stand for
+// literal braces. "{key}:fence" is the gate key with a suffix.
 //
 // This header is pure data and pure functions: no JSON, no Lua, no I/O. The
 // scenario loader reads protocol files into it (sim/scenario/protocol_loader);
@@ -34,9 +36,9 @@
 
 namespace admit::redis {
 
-enum class placeholder : std::uint8_t { key, token, limit, lease_ms, now_ms, expiry_ms, queue_timeout_ms };
-inline constexpr const char* placeholder_names[] = {"key",    "token",     "limit",           "lease_ms",
-                                                    "now_ms", "expiry_ms", "queue_timeout_ms"};
+enum class placeholder : std::uint8_t { key, token, limit, lease_ms, now_ms, expiry_ms, queue_timeout_ms, permit };
+inline constexpr const char* placeholder_names[] = {"key",    "token",     "limit",            "lease_ms",
+                                                    "now_ms", "expiry_ms", "queue_timeout_ms", "permit"};
 
 // One KEYS or ARGV entry: literal pieces and placeholders, in order.
 struct arg_template {
@@ -65,6 +67,7 @@ struct call_values {
   std::int64_t lease_ms = 0;
   std::int64_t now_ms = 0;  // the caller's wall clock
   std::int64_t queue_timeout_ms = 0;
+  std::string_view permit;  // the permit id the caller's acquire was answered (empty when it has none)
 };
 
 // Appends the expansion of `t` to `out`.
@@ -79,13 +82,32 @@ enum class reply_rule : std::uint8_t {
   ok_status,         // the status reply OK
   not_nil,           // any reply but nil (and but an error)
   any,               // any reply that is not an error (a release whose answer is not read)
+  permit_id,         // a non-empty bulk or status string: the permit's id, which later calls send as {permit}
 };
-inline constexpr const char* reply_rule_names[] = {"equals_1", "positive_integer", "ok", "not_nil", "any"};
+inline constexpr const char* reply_rule_names[] = {"equals_1", "positive_integer", "ok", "not_nil", "any", "permit_id"};
+
+// A rule and where it reads: the whole reply (element 0), or the element-th
+// (from 1, as Lua counts) of an array reply, such as the first of a script's
+// {granted, wait_ms}. A reply that is not an array, or too short, has no
+// such element: it reads as "no" (an error reply still reads as an error).
+struct reply_read {
+  // A rule alone reads the whole reply.
+  constexpr reply_read(reply_rule r = reply_rule::equals_one, std::size_t at = 0) noexcept : rule(r), element(at) {}  // NOLINT: implicit by design
+  reply_rule rule;
+  std::size_t element;
+
+  friend bool operator==(const reply_read&, const reply_read&) = default;
+};
+inline constexpr std::size_t reply_element_max = 16;
 
 // The reply as the client reads it: `value` > 0 means yes (the integer
 // itself when the reply was a positive integer, else 1); `error` holds the
 // error reply's text.
-[[nodiscard]] script_reply read_reply(const reply& r, reply_rule rule);
+[[nodiscard]] script_reply read_reply(const reply& r, const reply_read& how);
+// The permit id a granted reply carries under a permit_id rule (empty for any other rule, or no grant).
+[[nodiscard]] std::string_view permit_of(const reply& r, const reply_read& how);
+// "equals_1", or "element 2 is equals_1": the rule as a sentence names it.
+[[nodiscard]] std::string describe(const reply_read& how);
 
 struct protocol_script {
   std::string name;    // how the operations refer to it
@@ -102,7 +124,7 @@ struct protocol_call {
   std::vector<arg_template> command;   // a plain command's argv (empty for a script call)
   std::vector<arg_template> keys;
   std::vector<arg_template> args;
-  reply_rule rule = reply_rule::equals_one;
+  reply_read rule;
   // How long the client waits for the reply: -1 the transport's own socket timeout (1s in the simulator),
   // 0 for ever, otherwise this many ns. A call that times out may have run on the server.
   std::int64_t timeout_ns = -1;
@@ -178,10 +200,21 @@ enum class renew_timing : std::uint8_t {
 };
 inline constexpr const char* renew_timing_names[] = {"fixed_delay", "fixed_rate"};
 
+// What an acquire does after an attempt whose reply never came (the call
+// timed out or its connection dropped: the script may have granted it).
+enum class lost_call_action : std::uint8_t {
+  retry,      // back off and try again under the same token (the default): a script that is not idempotent for a
+              // token it already granted takes a second permit
+  new_token,  // back off and try again under a new token: whatever the lost call granted stays until it expires
+  give_up,    // stop at once, reported as Redis unreachable (after the give-up release when the policy has one)
+};
+inline constexpr const char* lost_call_action_names[] = {"retry", "new_token", "give_up"};
+
 struct client_policy {
   std::optional<retry_policy> retry;                // unset: the scenario's (or the default) backoff
   std::optional<std::int64_t> acquire_timeout_ns;   // unset: the scenario's
   give_up_action on_give_up = give_up_action::stop;
+  lost_call_action on_lost_acquire = lost_call_action::retry;
   std::optional<std::int64_t> renew_every_ns;       // a fixed interval ...
   std::optional<double> renew_every_lease_fraction; // ... or a fraction of the lease (0.8 = every 0.8 lease)
   renewal_loss on_renewal_lost = renewal_loss::keep_working;
@@ -234,10 +267,23 @@ struct holders_rule {
   friend bool operator==(const holders_rule&, const holders_rule&) = default;
 };
 
+// Calls run once before the fleet starts (a "set permits" step that creates
+// a permit counter), in order, and (with `again_after_restart`) again each
+// time a node comes back from a restart or failover, as a client that sets
+// up on reconnect does. Without it, a restart that wipes what the set-up
+// made is a fault the team must see.
+struct setup_policy {
+  std::vector<protocol_call> calls;  // each a script call or a plain command; its rule says what counts as done
+  bool again_after_restart = false;
+
+  friend bool operator==(const setup_policy&, const setup_policy&) = default;
+};
+
 struct protocol {
   std::string name;
   std::string description;
   std::vector<protocol_script> scripts;
+  setup_policy setup;
   protocol_call acquire;
   protocol_call release;
   std::optional<protocol_call> renew;
@@ -246,6 +292,8 @@ struct protocol {
 
   [[nodiscard]] bool uses(placeholder p) const noexcept;
   [[nodiscard]] const protocol_call& call(script_op op) const;
+  // Whether the acquire's grant is a permit id that later calls send as {permit}.
+  [[nodiscard]] bool grants_permit_ids() const noexcept { return acquire.rule.rule == reply_rule::permit_id; }
 
   friend bool operator==(const protocol&, const protocol&) = default;
 };

@@ -52,6 +52,8 @@ inline constexpr cause_info cause_table[] = {
      "on_client_timeout: hold_to_end, on_client_close: free_slot"},
     {"restart_forgot", "a Redis restart without persistence forgot the permit",
      "persistence: aof_everysec, persistence: aof_always, restart_grace, process_grace"},
+    {"setup_removed",
+     "the protocol's set-up, run again after a restart or failover, removed a permit its holder still used", ""},
     {"quorum_restart_forgot",
      "a node of a quorum restarted without persistence and forgot the permit, leaving fewer than a majority holding it: "
      "the restarted node can join a second majority",

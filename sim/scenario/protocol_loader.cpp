@@ -30,7 +30,7 @@ E read_named(const json& v, const std::string& path, const char* const (&names)[
 
 arg_template read_template(const json& v, const std::string& path) {
   const std::string what = "a string template such as \"{key}\" or \"{key}:fence\" (placeholders {key} {token} "
-                           "{limit} {lease_ms} {now_ms} {expiry_ms} {queue_timeout_ms}), or an integer";
+                           "{limit} {lease_ms} {now_ms} {expiry_ms} {queue_timeout_ms} {permit}), or an integer";
   if (v.is_number_integer()) {
     // A literal number, as the caller would pass it.
     arg_template t;
@@ -65,18 +65,48 @@ std::size_t script_index(const protocol& p, const json& v, const std::string& pa
   fail(path, what, v);
 }
 
-// acquire / renew / release: a script call; release may be a plain command.
+// A reply rule: a name, or {"element": N, "is": NAME} for the Nth element of an array reply.
+redis::reply_read read_rule(const json& v, const std::string& path, bool permit_allowed) {
+  std::string names;
+  for (const char* n : redis::reply_rule_names)
+    if (permit_allowed || std::string_view(n) != "permit_id") names += (names.empty() ? "\"" : ", \"") + std::string(n) + "\"";
+  const std::string what = "a reply rule (" + names + "), or {\"element\": N, \"is\": RULE} to read the Nth (from 1) element of an array reply";
+  redis::reply_read how;
+  const json* name = &v;
+  std::string name_path = path;
+  if (v.is_object()) {
+    object_reader r(v, path, what);
+    how.element = static_cast<std::size_t>(read_int(r.require("element", "the element's position, 1 to 16 (as Lua counts)"),
+                                                    child(path, "element"), 1, static_cast<std::int64_t>(redis::reply_element_max)));
+    name = &r.require("is", "the rule the element is read by");
+    name_path = child(path, "is");
+    r.finish();
+  } else if (!v.is_string()) {
+    fail(path, what, v);
+  }
+  how.rule = read_named<reply_rule>(*name, name_path, redis::reply_rule_names);
+  if (how.rule == reply_rule::permit_id && !permit_allowed)
+    fail(name_path, "a rule other than \"permit_id\" (only the acquire's reply carries a permit id)", *name);
+  return how;
+}
+
+// What a call is for: what it may pass and how its reply is read.
+enum class call_role : std::uint8_t { acquire, release, renew, setup };
+
+// acquire / renew / release / a set-up call: a script call; release and set-up may be a plain command.
+// `permits`: the acquire's grant is a permit id, which release and renew may pass as {permit}.
 protocol_call read_call(const protocol& p, const json& v, const std::string& path, const char* rule_key,
-                        reply_rule default_rule, bool command_allowed) {
+                        reply_rule default_rule, call_role role, bool permits) {
+  const bool command_allowed = role == call_role::release || role == call_role::setup;
   object_reader r(v, path,
                   command_allowed ? "a call object: {\"script\": NAME, \"keys\": [...], \"args\": [...]} or "
                                     "{\"command\": [\"ZREM\", \"{key}\", \"{token}\"]}"
                                   : "a call object: {\"script\": NAME, \"keys\": [...], \"args\": [...]}");
   protocol_call c;
-  c.rule = default_rule;
+  c.rule.rule = default_rule;
   if (!command_allowed && r.has("command"))
     fail_msg(child(path, "command"), "expected no \"command\" in " + path.substr(path.rfind('/') + 1) +
-                                         ": only release may be a plain command (acquire and renew call a script)");
+                                         ": only release and set-up calls may be a plain command (acquire and renew call a script)");
   const json* command = command_allowed ? r.get("command") : nullptr;
   if (command != nullptr) {
     if (r.has("script") || r.has("keys") || r.has("args"))
@@ -89,8 +119,9 @@ protocol_call read_call(const protocol& p, const json& v, const std::string& pat
     if (const json* x = r.get("keys")) c.keys = read_templates(*x, child(path, "keys"), 0);
     if (const json* x = r.get("args")) c.args = read_templates(*x, child(path, "args"), 0);
   }
-  if (const json* x = r.get(rule_key)) c.rule = read_named<reply_rule>(*x, child(path, rule_key), redis::reply_rule_names);
+  if (const json* x = r.get(rule_key)) c.rule = read_rule(*x, child(path, rule_key), role == call_role::acquire);
   if (const json* x = r.get("timeout")) {
+    if (role == call_role::setup) fail(child(path, "timeout"), "no \"timeout\" in a set-up call (it runs before any client)", *x);
     if (x->is_string() && x->get_ref<const std::string&>() == "none")
       c.timeout_ns = 0;
     else if (x->is_string())
@@ -99,9 +130,23 @@ protocol_call read_call(const protocol& p, const json& v, const std::string& pat
       fail(child(path, "timeout"), "\"none\" or a duration from 1ns to 1h", *x);
   }
   r.finish();
-  if (!c.uses(placeholder::token))
-    fail_msg(path, "expected a call that passes {token} in its keys, args or command (each permit is tracked by its "
-                   "token)");
+  if (role == call_role::setup) {
+    if (c.uses(placeholder::token) || c.uses(placeholder::permit))
+      fail_msg(path, "expected a set-up call without {token} or {permit} (it runs once for the gate, for no caller)");
+    return c;
+  }
+  if (c.uses(placeholder::permit) && (role == call_role::acquire || !permits))
+    fail_msg(path, role == call_role::acquire
+                       ? std::string("expected an acquire without {permit} (the permit id is what the acquire answers)")
+                       : std::string("expected no {permit}: it is the permit id an acquire answers, and this "
+                                     "protocol's acquire reads its grant by a rule other than \"permit_id\""));
+  const bool tracked = c.uses(placeholder::token) || (role != call_role::acquire && c.uses(placeholder::permit)) ||
+                       (role == call_role::acquire && c.rule.rule == reply_rule::permit_id);
+  if (!tracked)
+    fail_msg(path, permits ? "expected a call that passes {token} or {permit} in its keys, args or command (each "
+                             "permit is tracked by its token or its id)"
+                           : "expected a call that passes {token} in its keys, args or command (each permit is tracked "
+                             "by its token)");
   return c;
 }
 
@@ -139,6 +184,13 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
     c.acquire_timeout_ns = read_duration(*x, child(path, "acquire_timeout"), 0, day_ns);
   if (const json* x = r.get("on_give_up"))
     c.on_give_up = read_named<redis::give_up_action>(*x, child(path, "on_give_up"), redis::give_up_action_names);
+  if (const json* x = r.get("on_lost_acquire")) {
+    c.on_lost_acquire = read_named<redis::lost_call_action>(*x, child(path, "on_lost_acquire"), redis::lost_call_action_names);
+    // Not built: the world tracks each acquisition by one token, from its first attempt to its release.
+    if (c.on_lost_acquire == redis::lost_call_action::new_token)
+      fail(child(path, "on_lost_acquire"), "\"retry\" or \"give_up\" (\"new_token\" is not built yet: the simulator "
+                                           "follows each acquisition under one token)", *x);
+  }
   if (const json* x = r.get("renew_every")) {
     const std::string at = child(path, "renew_every");
     if (!p.renew) fail(at, "no \"renew_every\" in a protocol without a \"renew\" call", *x);
@@ -204,6 +256,10 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
       fail(child(path, "quorum"), "\"single\" in a protocol with \"wake_on\" (a quorum client does not listen)", *x);
     if (c.quorum != redis::quorum_rule::single && c.acknowledge)
       fail(child(path, "quorum"), "\"single\" in a protocol with \"acknowledge\" (a quorum client waits for no replica)", *x);
+    if (c.quorum != redis::quorum_rule::single && p.grants_permit_ids())
+      fail(child(path, "quorum"), "\"single\" in a protocol whose acquire answers permit ids (each node would answer its own)", *x);
+    if (c.quorum != redis::quorum_rule::single && !p.setup.calls.empty())
+      fail(child(path, "quorum"), "\"single\" in a protocol with set-up calls (not built for several nodes)", *x);
   }
   r.finish();
   return c;
@@ -246,12 +302,29 @@ redis::protocol read_protocol(const json& v, const std::string& path) {
   p.name = read_name(r.require("name", "the protocol's name (names its runs in a report)"), child(path, "name"));
   if (const json* x = r.get("description")) p.description = read_string(*x, child(path, "description"), "a string");
   read_scripts(p, r.require("scripts", "the Lua scripts by name"), child(path, "scripts"));
+  if (const json* x = r.get("setup")) {
+    const std::string at = child(path, "setup");
+    object_reader st(*x, at, "a set-up object: {\"calls\": [CALL, ...], \"again_after_restart\": false}");
+    const json& calls = st.require("calls", "the set-up calls, in order (1 to 8)");
+    if (!calls.is_array() || calls.empty() || calls.size() > protocol_setup_calls_max)
+      fail(child(at, "calls"), "an array of 1 to " + std::to_string(protocol_setup_calls_max) + " calls", calls);
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      p.setup.calls.push_back(read_call(p, calls[i], child(child(at, "calls"), i), "done_when", reply_rule::any,
+                                        call_role::setup, false));
+    if (const json* a = st.get("again_after_restart")) {
+      if (!a->is_boolean())
+        fail(child(at, "again_after_restart"), "true (run it again each time a node comes back from a restart or failover) or false", *a);
+      p.setup.again_after_restart = a->get<bool>();
+    }
+    st.finish();
+  }
   p.acquire = read_call(p, r.require("acquire", "the acquire call"), child(path, "acquire"), "granted_when",
-                        reply_rule::equals_one, false);
+                        reply_rule::equals_one, call_role::acquire, false);
+  const bool permits = p.grants_permit_ids();
   p.release = read_call(p, r.require("release", "the release call"), child(path, "release"), "released_when",
-                        reply_rule::any, true);
+                        reply_rule::any, call_role::release, permits);
   if (const json* x = r.get("renew"))
-    p.renew = read_call(p, *x, child(path, "renew"), "kept_when", reply_rule::equals_one, false);
+    p.renew = read_call(p, *x, child(path, "renew"), "kept_when", reply_rule::equals_one, call_role::renew, permits);
   if (const json* x = r.get("client")) p.client = read_client(p, *x, child(path, "client"));
   p.holders.key.pieces.push_back(arg_template::piece{{}, placeholder::key});
   if (const json* x = r.get("holders")) {
@@ -262,7 +335,8 @@ redis::protocol read_protocol(const json& v, const std::string& path) {
     // The holders' keys are the same for every caller: they are where the checkers look, not a caller's own.
     const auto read_shared_key = [&](const json& k, const std::string& kp) {
       arg_template t = read_template(k, kp);
-      if (t.uses(placeholder::token) || t.uses(placeholder::now_ms) || t.uses(placeholder::expiry_ms))
+      if (t.uses(placeholder::token) || t.uses(placeholder::now_ms) || t.uses(placeholder::expiry_ms) ||
+          t.uses(placeholder::permit))
         fail(kp, "a key template over {key}, {limit}, {lease_ms}, {queue_timeout_ms} or literal text (the same key "
                  "for every caller)", k);
       return t;
@@ -282,10 +356,12 @@ redis::protocol read_protocol(const json& v, const std::string& path) {
   r.finish();
   // Every script is called by an operation: a script nothing runs is a mistake, never a silent no-op.
   for (std::size_t i = 0; i < p.scripts.size(); ++i) {
-    const bool called = p.acquire.script == i || (!p.release.is_command() && p.release.script == i) ||
-                        (p.renew && p.renew->script == i);
+    bool called = p.acquire.script == i || (!p.release.is_command() && p.release.script == i) ||
+                  (p.renew && p.renew->script == i);
+    for (const protocol_call& c : p.setup.calls) called = called || (!c.is_command() && c.script == i);
     if (!called)
-      fail_msg(child(child(path, "scripts"), p.scripts[i].name), "expected a script that acquire, release or renew calls");
+      fail_msg(child(child(path, "scripts"), p.scripts[i].name),
+               "expected a script that acquire, release, renew or a set-up call calls");
   }
   return p;
 }

@@ -26,6 +26,7 @@ namespace admit::scenario {
 inline constexpr const char* protocol_format = "admitsim-protocol/1";
 inline constexpr std::size_t protocol_scripts_max = 16;
 inline constexpr std::size_t protocol_script_bytes_max = std::size_t{1} << 20;  // 1 MiB of Lua per script
+inline constexpr std::size_t protocol_setup_calls_max = 8;                      // set-up calls per protocol
 inline constexpr std::size_t protocol_call_args_max = 32;                      // KEYS or ARGV entries per call
 inline constexpr std::int64_t acknowledge_replicas_max = 16;                   // client.acknowledge.replicas
 

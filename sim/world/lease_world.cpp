@@ -182,6 +182,7 @@ class lease_world {
       net_.set_wait_acks_at_once(opts.wait_acks_at_once);
       server_.use_protocol(*run.proto->proto, holders_key(gate(), run), gate().lease.lease_ns / sim::ms,
                            free_key(gate(), run));
+      server_.use_gate_values(gate().lease.key, gate().lease.limit, client_config(gate(), run, opts).queue_timeout_ms);
     }
     fleet_.set_behaviour(b);
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
@@ -195,6 +196,15 @@ class lease_world {
   ~lease_world() { tear_down(); }
 
   run_record run() {
+    // The protocol's set-up, before anything else runs: a set-up that fails stops the run before it starts.
+    if (!server_.run_setup(false)) {
+      rec_.status = sim::run_status::stopped;
+      finish();
+      tear_down();
+      monitors_.write(rec_);
+      coverage_->write(rec_, portal_.cap());
+      return std::move(rec_);
+    }
     pump_.start();
     if (src_.total() == 0) items_.close_arrivals();
     faults_.schedule(sc_.faults.schedule);
@@ -473,6 +483,10 @@ class lease_world {
     }
     if (const std::optional<std::string>& why = first_inconsistency()) {
       rec_.inconclusive = inconclusive_reason{"protocol_inconsistent", *why};
+      return;
+    }
+    if (const std::optional<std::string>& why = server_.setup_failure()) {
+      rec_.inconclusive = inconclusive_reason{"setup_failed", *why};
       return;
     }
     if (!monitors_.stopped())

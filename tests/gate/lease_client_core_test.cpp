@@ -50,7 +50,7 @@ std::shared_ptr<redis::protocol> protocol() {
   p->release.script = 1;
   p->release.keys = {tmpl("{key}")};
   p->release.args = {tmpl("{token}")};
-  p->release.rule = redis::reply_rule::any;
+  p->release.rule.rule = redis::reply_rule::any;
   return p;
 }
 
@@ -72,7 +72,7 @@ std::int64_t no_jitter(std::int64_t ceiling) { return ceiling; }
 TEST_CASE("an acquire sends EVALSHA with its templates filled in and reports the grant", "[lease_core]") {
   // Goal: the first attempt's command and a grant. Method: one acquire, answered 1.
   const auto p = protocol();
-  const client_core core(config(p), no_jitter);
+  client_core core(config(p), no_jitter);
   client_core::op op(core, client_core::op_kind::acquire, "w0-1");
   lease_step s = op.start(moment{0, 1'700'000'000'123});
   REQUIRE(s.k == lease_step::kind::command);
@@ -91,7 +91,7 @@ TEST_CASE("an acquire sends EVALSHA with its templates filled in and reports the
 TEST_CASE("after NOSCRIPT the core resends the body by EVAL with the values of the first send", "[lease_core]") {
   // Goal: the script-cache fallback. Method: answer NOSCRIPT at a later wall clock; the EVAL keeps {now_ms}.
   const auto p = protocol();
-  const client_core core(config(p), no_jitter);
+  client_core core(config(p), no_jitter);
   client_core::op op(core, client_core::op_kind::acquire, "w0-1");
   (void)op.start(moment{0, 5'000});
   lease_step s = op.replied(moment{1 * ms, 9'999}, false, reply::error("NOSCRIPT No matching script."));
@@ -107,7 +107,7 @@ TEST_CASE("after NOSCRIPT the core resends the body by EVAL with the values of t
 TEST_CASE("a refused acquire backs off, cuts its last wait at the deadline and gives up", "[lease_core]") {
   // Goal: backoff, the last attempt at the deadline, and the give-up's reason. Method: refuse every attempt,
   // the last one lost.
-  const client_core core(config(protocol()), no_jitter);
+  client_core core(config(protocol()), no_jitter);
   client_core::op op(core, client_core::op_kind::acquire, "t");
   lease_step s = op.start(moment{0, 0});
   std::vector<std::int64_t> waits;
@@ -139,7 +139,7 @@ TEST_CASE("a client that gives up with on_give_up release runs its release once 
   auto cfg = config(protocol());
   cfg.acquire_timeout_ns = 0;
   cfg.on_give_up = redis::give_up_action::release;
-  const client_core core(cfg, no_jitter);
+  client_core core(cfg, no_jitter);
   client_core::op op(core, client_core::op_kind::acquire, "t");
   (void)op.start(moment{0, 0});
   lease_step s = op.replied(moment{ms, 0}, false, reply::from_integer(0));
@@ -155,7 +155,7 @@ TEST_CASE("an acknowledging client releases a grant WAIT did not confirm and tri
   // Goal: the acknowledge step. Method: a grant, WAIT answers 0 of 1, the release, then a backoff.
   auto p = protocol();
   p->client.acknowledge = redis::acknowledge_policy{1, 50};
-  const client_core core(config(p), no_jitter);
+  client_core core(config(p), no_jitter);
   client_core::op op(core, client_core::op_kind::acquire, "t");
   (void)op.start(moment{0, 0});
   lease_step s = op.replied(moment{ms, 0}, false, reply::from_integer(1));
@@ -179,10 +179,10 @@ TEST_CASE("a quorum acquire asks every node, counts a majority and releases ever
   // Goal: the quorum round. Method: three nodes, fencing numbers as grants; 1 grant of 3 (released on all
   // three), then 2 of 3.
   auto p = protocol();
-  p->acquire.rule = redis::reply_rule::positive_integer;
+  p->acquire.rule.rule = redis::reply_rule::positive_integer;
   auto cfg = config(p);
   cfg.quorum = true;
-  const client_core core(cfg, no_jitter);
+  client_core core(cfg, no_jitter);
   client_core::op op(core, client_core::op_kind::acquire, "t", 3);
   lease_step s = op.start(moment{0, 0});
   std::int64_t now = 0;
@@ -219,7 +219,7 @@ TEST_CASE("a quorum acquire asks every node, counts a majority and releases ever
 
 TEST_CASE("a release reports an error reply as unreachable and a lost call as lost", "[lease_core]") {
   // Goal: the release's outcomes. Method: three releases, answered 1, an error, nothing.
-  const client_core core(config(protocol()), no_jitter);
+  client_core core(config(protocol()), no_jitter);
   const auto release = [&](bool lost, const reply& r) {
     client_core::op op(core, client_core::op_kind::release, "t");
     const lease_step s = op.start(moment{0, 0});
@@ -237,7 +237,7 @@ TEST_CASE("a deadline on the wall clock moves with the caller's clock steps", "[
   auto cfg = config(protocol());
   const auto run = [&](bool wall) {
     cfg.deadline_on_wall_clock = wall;
-    const client_core core(cfg, no_jitter);
+    client_core core(cfg, no_jitter);
     client_core::op op(core, client_core::op_kind::acquire, "t");
     std::int64_t mono = 0;
     std::int64_t step_ms = 0;
@@ -334,7 +334,7 @@ trace model(const gate::lease_client_config& cfg, const std::vector<answer>& ans
 }
 
 trace run_core(const gate::lease_client_config& cfg, const std::vector<answer>& answers) {
-  const client_core core(cfg, no_jitter);
+  client_core core(cfg, no_jitter);
   client_core::op op(core, client_core::op_kind::acquire, "t");
   trace t;
   std::int64_t now = 0;

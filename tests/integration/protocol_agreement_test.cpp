@@ -176,7 +176,7 @@ class agreement {
   // Runs `real_op` on the server and `engine_op` through the engine and
   // compares the replies, their reading under `rule` and the keyspace.
   // Returns the server's reply.
-  reply step(const command& real_op, const command& engine_op, reply_rule rule, const std::string& what) {
+  reply step(const command& real_op, const command& engine_op, const reply_read& rule, const std::string& what) {
     history_.push_back(what);
     if (history_.size() > 200) history_.pop_front();
     start_of_a_millisecond();
@@ -287,7 +287,7 @@ void protocol_agrees(const protocol& p, redis_client& real, agreement_stats& sta
     // A release's rule is usually "any" (always yes), so its outcome is the reply itself.
     const script_reply reading = read_reply(answer, call.rule);
     const std::string outcome = !reading.ok()                   ? "error"
-                                : call.rule == reply_rule::any ? to_string(answer)
+                                : call.rule.rule == reply_rule::any ? to_string(answer)
                                 : reading.value > 0            ? "yes"
                                                                : "no";
     ++stats.by_outcome[std::string(op_names[static_cast<int>(op)]) + " " + outcome];

@@ -313,7 +313,7 @@ TEST_CASE("templates parse placeholders and literal braces, print back and expan
   expand_into(parsed("{key}"), v, out);
   CHECK(out == "xg");  // appends
 
-  const std::string all = " {key} {token} {limit} {lease_ms} {now_ms} {expiry_ms} {queue_timeout_ms}";
+  const std::string all = " {key} {token} {limit} {lease_ms} {now_ms} {expiry_ms} {queue_timeout_ms} {permit}";
   CHECK(parse_error("{tok}") == "an unknown placeholder {tok}; the placeholders are" + all);
   CHECK(parse_error("{KEY}") == "an unknown placeholder {KEY}; the placeholders are" + all);
   CHECK(parse_error("{}") == "an unknown placeholder {}; the placeholders are" + all);
@@ -341,6 +341,7 @@ TEST_CASE("each reply rule reads every kind of reply") {
       {reply_rule::ok_status, {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}},
       {reply_rule::not_nil, {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
       {reply_rule::any, {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
+      {reply_rule::permit_id, {0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 0}},
   };
   REQUIRE(table.size() == std::size(admit::redis::reply_rule_names));
   for (const auto& [rule, values] : table) {
@@ -353,6 +354,29 @@ TEST_CASE("each reply rule reads every kind of reply") {
     CHECK_FALSE(read_reply(reply::error("ERR x"), rule).granted());
     CHECK(read_reply(reply::error(""), rule).error == "ERR");  // an error is never mistaken for a success
   }
+}
+
+TEST_CASE("a rule reads one element of an array reply, and permit_id gives the id") {
+  // Goal: reply_read's element and permit_of. Method: replies of every shape read at element 0, 1, 2 and 3.
+  using admit::redis::permit_of;
+  using admit::redis::reply_read;
+  const reply pair = reply::array({reply::from_integer(1), reply::bulk("p7")});
+  CHECK(read_reply(pair, reply_read{reply_rule::equals_one, 1}).granted());
+  CHECK_FALSE(read_reply(pair, reply_read{reply_rule::equals_one, 2}).granted());
+  CHECK(read_reply(pair, reply_read{reply_rule::permit_id, 2}).granted());
+  CHECK(permit_of(pair, reply_read{reply_rule::permit_id, 2}) == "p7");
+  CHECK(permit_of(pair, reply_read{reply_rule::equals_one, 2}).empty());  // only permit_id gives an id
+  // No such element: "no", never an error.
+  CHECK(read_reply(pair, reply_read{reply_rule::any, 3}) == script_reply{});
+  CHECK(read_reply(reply::from_integer(1), reply_read{reply_rule::equals_one, 1}) == script_reply{});
+  // An error element is "no"; an error reply is the call's error under any element.
+  CHECK(read_reply(reply::array({reply::error("ERR x")}), reply_read{reply_rule::any, 1}) == script_reply{});
+  CHECK(read_reply(reply::error("ERR y"), reply_read{reply_rule::any, 1}).error == "ERR y");
+  CHECK(permit_of(reply::bulk("abc"), reply_rule::permit_id) == "abc");
+  CHECK(permit_of(reply::bulk(""), reply_rule::permit_id).empty());
+  CHECK(permit_of(reply::nil(), reply_rule::permit_id).empty());
+  CHECK(admit::redis::describe(reply_read{reply_rule::permit_id, 2}) == "element 2 is permit_id");
+  CHECK(admit::redis::describe(reply_rule::ok_status) == "ok");
 }
 
 // --- the malformed protocol table ------------------------------------------------

@@ -104,6 +104,7 @@ void fault_injector::apply(const scenario::fault_spec& f) {
       how.aof = f.persist == scenario::persistence::aof_everysec;
       lose_state(at, how, [&] { node.restart(f.persist, now, dur); });
       if (nodes_.size() == 1) fleet_.lost_all_permits();  // with several, the majority count says who lost it
+      rerun_setup(at, now + dur);
       break;
     }
     case fk::redis_failover: {
@@ -113,12 +114,22 @@ void fault_injector::apply(const scenario::fault_spec& f) {
       how.replication_lag_ns = f.replication_lag_ns;
       lose_state(at, how, [&] { node.failover(f.replication_lag_ns, now, dur); });
       if (nodes_.size() == 1) fleet_.lost_all_permits();
+      rerun_setup(at, now + dur);
       break;
     }
     case fk::client_timeout_burst:
       portal_.burst(now + dur, f.client_timeout_ns);
       break;
   }
+}
+
+void fault_injector::rerun_setup(const node_parts& on, sim::vtime_ns back_at) {
+  if (!on.server->reruns_setup()) return;
+  // As the node comes back (a later fault may take it down again first: the set-up runs once it is up).
+  sched_.schedule_at(back_at, [this, server = on.server, node = on.node] {
+    if (node->down(sched_.now_ns())) return;  // down again: that fault's own return runs it
+    (void)server->run_setup(true);
+  });
 }
 
 void fault_injector::crash_process(std::size_t wi, sim::vtime_ns restart_after_ns) {

@@ -63,6 +63,8 @@ class fault_injector {
   };
   template <class Lose>
   void lose_state(const node_parts& on, const permit_loss& how, Lose&& lose);
+  // A protocol whose set-up runs again after a restart or failover: at `back_at`, when the node is up.
+  void rerun_setup(const node_parts& on, sim::vtime_ns back_at);
 
   sim::scheduler& sched_;
   fleet& fleet_;

@@ -324,6 +324,10 @@ cause lease_causes::lost(std::string_view token, const permit_record& record, co
                                                        " at " + at(loss.at_ns) + ": granted " +
                                                        granted_ago + " before, not yet replicated (the replica lagged " +
                                                        span(loss.replication_lag_ns) + ")"};
+    case permit_loss::how::setup:
+      return {cause_kind("setup_removed"), permit + " removed at " + at(loss.at_ns) +
+                                               " by the protocol's set-up, run again as the node came back (granted " +
+                                               granted_ago + " before)"};
     case permit_loss::how::reaped:
     case permit_loss::how::expired_with_key:
       break;

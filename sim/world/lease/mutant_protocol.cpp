@@ -63,7 +63,7 @@ scenario::protocol_ref mutant_protocol(scenario::lease_variant v, scenario::worl
   acquire.keys = {tmpl("{key}")};
   const bool callers_clock = builtin.proto->acquire.uses(redis::placeholder::now_ms);
   acquire.args = {tmpl(callers_clock ? "{now_ms}" : ""), tmpl("{lease_ms}"), tmpl("{limit}"), tmpl("{token}")};
-  acquire.rule = redis::reply_rule::equals_one;
+  acquire.rule = redis::reply_read{};
   p->acquire = std::move(acquire);
   scenario::protocol_ref ref;
   ref.proto = std::move(p);

@@ -30,6 +30,7 @@ struct permit_loss {
     expired_with_key,  // the gate key's PEXPIRE deadline passed, and the key went with every permit
     restart,           // a Redis restart came back without it
     failover,          // the promoted replica had never seen it
+    setup,             // the protocol's set-up calls, run again after a restart or failover, removed it
   };
   how by = how::reaped;
   vtime_ns at_ns = 0;

@@ -25,6 +25,42 @@ const redis::sorted_set* redis_node::as_set(const redis::hash_value* h, redis::s
   return &into;
 }
 
+const redis::sorted_set* redis_node::named(const redis::sorted_set* s, redis::sorted_set& into) const {
+  if (s == nullptr) return nullptr;
+  into = redis::sorted_set{};
+  std::string name;
+  for (const redis::sorted_set::entry& e : s->entries()) {
+    if (const std::string* token = token_of_permit(e.member)) {
+      name.assign(*token);
+    } else {
+      name.assign("permit:");
+      name.append(e.member);
+    }
+    into.insert_or_assign(e.score, name);
+  }
+  // Distinct: each token names one id (name_permit), and "permit:" never begins a token ("w<worker>-<item>").
+  ADMIT_ASSERT(into.size() == s->size(), "each member of the holders keeps a name of its own");
+  return &into;
+}
+
+void redis_node::name_permit(std::string_view id, std::string_view token) {
+  ADMIT_ASSERT(permit_ids_ && !token.empty(), "a token's permit id is named in a world that names permit ids");
+  ADMIT_ASSERT(token.rfind("permit:", 0) != 0, "a token is never named like an unnamed permit");
+  if (const auto old = token_of_permit_.find(id); old != token_of_permit_.end()) {
+    if (old->second == token) return;
+    // The id named another token's permit: that grant is over (the caller checked it no longer holds it).
+    permit_of_token_.erase(old->second);
+    token_of_permit_.erase(old);
+  }
+  const auto [it, fresh] = permit_of_token_.try_emplace(std::string(token), id);
+  if (!fresh) {
+    token_of_permit_.erase(it->second);
+    it->second.assign(id);
+  }
+  token_of_permit_.insert_or_assign(std::string(id), std::string(token));
+  ADMIT_ASSERT(token_of_permit_.size() == permit_of_token_.size(), "ids and tokens name each other one to one");
+}
+
 std::optional<std::int64_t> redis_node::peek_integer(std::string_view key, std::int64_t now_us) const {
   const std::string* v = primary_.peek<std::string>(key, now_us);
   if (v == nullptr) return std::nullopt;

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -46,6 +47,12 @@ class redis_node {
   redis::holders_shape shape_ = redis::holders_shape::sorted_set;
   // A hash's holders as sets, one per view; mutable: an observer's view of a hash is built when asked.
   mutable redis::sorted_set view_, expiring_, peeked_;
+  // Permit ids (a protocol whose acquire answers one): each view names a member by the token it was granted to.
+  const redis::sorted_set* named(const redis::sorted_set* s, redis::sorted_set& into) const;
+  bool permit_ids_ = false;
+  std::map<std::string, std::string, std::less<>> token_of_permit_;
+  std::map<std::string, std::string, std::less<>> permit_of_token_;
+  mutable redis::sorted_set named_view_, named_expiring_, named_peeked_;
 
 
  public:
@@ -76,32 +83,62 @@ class redis_node {
   // dropped first, as the next command would): valid until the next command
   // (and, for a hash, until the next call of set_view).
   const redis::sorted_set* set_view(std::string_view key, std::int64_t now_us) {
+    const redis::sorted_set* s = nullptr;
     if (shape_ == redis::holders_shape::hash) [[unlikely]] {
       try {
-        return as_set(primary_.hash_view(key, now_us), view_);
+        s = as_set(primary_.hash_view(key, now_us), view_);
+      } catch (const redis::command_error&) {
+        return nullptr;  // WRONGTYPE: the holders key holds something else
+      }
+    } else {
+      try {
+        s = primary_.zset_view(key, now_us);
       } catch (const redis::command_error&) {
         return nullptr;  // WRONGTYPE: the holders key holds something else
       }
     }
-    try {
-      return primary_.zset_view(key, now_us);
-    } catch (const redis::command_error&) {
-      return nullptr;  // WRONGTYPE: the holders key holds something else
-    }
+    if (permit_ids_) [[unlikely]] return named(s, named_view_);
+    return s;
   }
   // The gate key's set if it is past its deadline and not yet dropped (the
   // next command drops it): the permits its expiry takes.
   const redis::sorted_set* expiring_set(std::string_view key, std::int64_t now_us) const {
-    if (shape_ == redis::holders_shape::hash) [[unlikely]]
-      return as_set(primary_.peek_expired<redis::hash_value>(key, now_us), expiring_);
-    return primary_.peek_expired<redis::sorted_set>(key, now_us);
+    const redis::sorted_set* s = shape_ == redis::holders_shape::hash
+                                     ? as_set(primary_.peek_expired<redis::hash_value>(key, now_us), expiring_)
+                                     : primary_.peek_expired<redis::sorted_set>(key, now_us);
+    if (permit_ids_) [[unlikely]] return named(s, named_expiring_);
+    return s;
   }
   // The gate key's live set at `now_us`, changing nothing (for the causes of a violation).
   const redis::sorted_set* peek_set(std::string_view key, std::int64_t now_us, std::int64_t* deadline_ms = nullptr) const {
-    if (shape_ == redis::holders_shape::hash) [[unlikely]]
-      return as_set(primary_.peek<redis::hash_value>(key, now_us, deadline_ms), peeked_);
-    return primary_.peek<redis::sorted_set>(key, now_us, deadline_ms);
+    const redis::sorted_set* s = shape_ == redis::holders_shape::hash
+                                     ? as_set(primary_.peek<redis::hash_value>(key, now_us, deadline_ms), peeked_)
+                                     : primary_.peek<redis::sorted_set>(key, now_us, deadline_ms);
+    if (permit_ids_) [[unlikely]] return named(s, named_peeked_);
+    return s;
   }
+
+  // --- permit ids -------------------------------------------------------------
+  // A protocol whose acquire answers a permit id (its rule permit_id) keeps
+  // its holders by those ids, which the world's checkers cannot read. The
+  // world names them: when an acquire for a token is answered an id, that
+  // id is the token's permit (the token's earlier one, if any, no longer
+  // is: its client will only ever release the last). The views above show
+  // each member by the token its id names, and any other member as
+  // "permit:<id>" (a permit no current grant names: a grant whose reply was
+  // lost, then retried; it counts, and no worker holds it). The names
+  // outlive a restart: they are the world's bookkeeping, not the server's.
+  // Before the first command.
+  void name_permits() noexcept { permit_ids_ = true; }
+  bool names_permits() const noexcept { return permit_ids_; }
+  // The token the permit `id` names now, if any.
+  const std::string* token_of_permit(std::string_view id) const {
+    const auto it = token_of_permit_.find(id);
+    return it == token_of_permit_.end() ? nullptr : &it->second;
+  }
+  // The acquire of `token` was answered the permit `id`.
+  void name_permit(std::string_view id, std::string_view token);
+
   // The integer a string key holds at `now_us` (a protocol's counter of free
   // permits), or nullopt when it is missing, of another type, or no integer.
   std::optional<std::int64_t> peek_integer(std::string_view key, std::int64_t now_us) const;

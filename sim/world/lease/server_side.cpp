@@ -86,6 +86,7 @@ void server_side::use_protocol(const redis::protocol& proto, std::string holders
   proto_ = &proto;
   node_.deploy(proto);
   node_.set_holders_shape(proto.holders.shape);
+  if (proto.grants_permit_ids()) node_.name_permits();
   holders_key_ = std::move(holders_key);
   free_key_ = std::move(free_key);
   lease_ms_ = lease_ms;
@@ -103,6 +104,65 @@ void server_side::use_protocol(const redis::protocol& proto, std::string holders
       break;
     }
   }
+}
+
+bool server_side::run_setup(bool again) {
+  ADMIT_ASSERT(proto_ != nullptr, "only a protocol has set-up calls");
+  if (failure_ || inconsistency_ || setup_failure_) return false;
+  const vtime_ns now = sched_.now_ns();
+  const std::int64_t now_us = node_.server_now_us(now);
+  ADMIT_ASSERT(!node_.down(now), "set-up runs on a node that is up");
+  notice_expiry(now_us);
+  std::vector<std::string> before;
+  if (again) {
+    if (const redis::sorted_set* set = node_.set_view(holders_key_, now_us))
+      for (const redis::sorted_set::entry& e : set->entries()) before.push_back(e.member);
+  }
+  redis::call_values v;
+  v.key = gate_key_;
+  v.limit = gate_limit_;
+  v.lease_ms = lease_ms_;
+  v.now_ms = now_us / 1000;
+  v.queue_timeout_ms = gate_queue_timeout_ms_;
+  const std::vector<redis::protocol_call>& calls = proto_->setup.calls;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const redis::protocol_call& c = calls[i];
+    std::vector<std::string> argv;
+    if (c.is_command()) {
+      for (const redis::arg_template& t : c.command) argv.push_back(redis::expand(t, v));
+    } else {
+      argv = {"EVAL", proto_->scripts[c.script].source, std::to_string(c.keys.size())};
+      for (const redis::arg_template& t : c.keys) argv.push_back(redis::expand(t, v));
+      for (const redis::arg_template& t : c.args) argv.push_back(redis::expand(t, v));
+    }
+    const redis::reply answer = node_.run_command(now, now_us, argv);
+    const redis::script_reply read = redis::read_reply(answer, c.rule);
+    if (read.granted()) continue;
+    std::string what = "the protocol's set-up call " + std::to_string(i + 1) + " (" +
+                       (c.is_command() ? argv.front() : "script \"" + proto_->scripts[c.script].name + "\"") + ")";
+    if (again) what += ", run again as the node came back,";
+    if (answer.is_error()) {
+      const redis::script_error_info& e = node_.last_script_error();
+      setup_failure_ = what + " failed at " + span_text(now) + ": " +
+                       (c.is_command() || e.message.empty() ? answer.text : e.message);
+    } else {
+      setup_failure_ = what + " replied " + shown(answer) + " at " + span_text(now) + ", which its rule " +
+                       redis::describe(c.rule) + " reads as not done";
+    }
+    sched_.stop();
+    return false;
+  }
+  if (again && !before.empty()) {
+    // A set-up that wipes the holders takes the permits of holders still working.
+    const redis::sorted_set* after = node_.set_view(holders_key_, now_us);
+    permit_loss loss;
+    loss.by = permit_loss::how::setup;
+    loss.at_ns = now;
+    loss.server_offset_ns = node_.server_offset_ns();
+    for (const std::string& m : before)
+      if (after == nullptr || !after->score(m).has_value()) permit_left(m, loss, true);
+  }
+  return true;
 }
 
 std::int64_t server_side::command_now_ms(const gate::command_request& req, std::int64_t now_us) const {
@@ -166,14 +226,21 @@ void server_side::script_failed(std::size_t wi, const gate::command_request& req
 }
 
 void server_side::protocol_inconsistent(std::size_t wi, const gate::command_request& req, const redis::reply& answer,
-                                        redis::reply_rule rule) {
+                                        const redis::reply_read& rule, std::string why) {
   ADMIT_ASSERT(proto_ != nullptr, "only a protocol's reply is read by a rule of the user's");
   if (inconsistency_ || failure_) return;
   const bool acquire = req.op == redis::script_op::acquire;
+  if (!why.empty()) {
+    inconsistency_ = "the protocol's " + std::string(acquire ? "acquire" : "renew") + " replied " + shown(answer) +
+                     " for token " + req.token + " (worker " + std::to_string(wi) + ") at " +
+                     span_text(sched_.now_ns()) + ": " + why;
+    facts_.publish(fact::reply_inconsistent{wi, req.token});
+    sched_.stop();
+    return;
+  }
   inconsistency_ = "the protocol's " + std::string(acquire ? "acquire" : "renew") + " replied " + shown(answer) +
                    " for token " + req.token + " (worker " + std::to_string(wi) + ") at " +
-                   span_text(sched_.now_ns()) + ", which its rule " +
-                   redis::reply_rule_names[static_cast<std::size_t>(rule)] + " reads as " +
+                   span_text(sched_.now_ns()) + ", which its rule " + redis::describe(rule) + " reads as " +
                    (acquire ? "a grant" : "a kept permit") + ", but the token is not among the holders at \"" +
                    holders_key_ + "\" (the protocol's holders): either the rule reads a refusal as " +
                    (acquire ? "a grant" : "kept") + ", or holders does not describe where the script keeps its permits";
@@ -209,6 +276,18 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
     // The user's script (or command) failed: nothing after it is judged.
     script_failed(wi, req);
     return answer;
+  }
+  if (req.op == redis::script_op::acquire && node_.names_permits()) [[unlikely]] {
+    if (const std::string_view id = redis::permit_of(answer, c.rule); !id.empty()) {
+      const std::string* other = node_.token_of_permit(id);
+      if (other != nullptr && *other != req.token && std::find(before.begin(), before.end(), *other) != before.end()) {
+        protocol_inconsistent(wi, req, answer, c.rule,
+                              "that permit id is the one token " + *other +
+                                  " still held before this call: the script handed one permit to two grants");
+        return answer;
+      }
+      node_.name_permit(id, req.token);
+    }
   }
   const redis::sorted_set* after = node_.set_view(holders_key_, now_us);
   std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
@@ -255,7 +334,7 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
   // ({now_ms} or {expiry_ms}).
   const auto script_now = [&] { return command_now_ms(req, now_us); };
   const auto reply_text = [&] {
-    return shown(answer) + " (read by the rule " + redis::reply_rule_names[static_cast<std::size_t>(c.rule)] + ")";
+    return shown(answer) + " (read by the rule " + redis::describe(c.rule) + ")";
   };
   // A counter that is missing (not set up yet, or wiped with the node's state) is not judged: the next
   // set-up sets it, and what it sets it to is the gate's count (gate_inflight_le_cap) to judge. A quorum's

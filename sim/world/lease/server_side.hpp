@@ -45,6 +45,22 @@ class server_side final : public script_server {
   // `free_key`: the counter of free permits, when the protocol's holders name one.
   void use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms,
                     std::optional<std::string> free_key = std::nullopt);
+  // The values a protocol's set-up calls expand (the gate's key, limit, lease
+  // and queue timeout; {now_ms} is the server's clock when they run). Before run_setup.
+  void use_gate_values(std::string key, std::int64_t limit, std::int64_t queue_timeout_ms) {
+    gate_key_ = std::move(key);
+    gate_limit_ = limit;
+    gate_queue_timeout_ms_ = queue_timeout_ms;
+  }
+  // Runs the protocol's set-up calls now, in order (a script call as EVAL of
+  // its body: the first client to set up may find no script loaded). The
+  // first whose reply is an error, or that its rule reads as "no", stops the
+  // run: it is inconclusive (setup_failed) with setup_failure()'s sentence.
+  // `again`: after a restart or failover (a permit it removes from the
+  // holders is lost by `setup`). False when the run stops.
+  bool run_setup(bool again);
+  bool reruns_setup() const noexcept { return proto_ != nullptr && proto_->setup.again_after_restart; }
+  const std::optional<std::string>& setup_failure() const noexcept { return setup_failure_; }
   // The first script error of a protocol run (the run stops there and is inconclusive).
   const std::optional<script_failure>& failure() const noexcept { return failure_; }
   // The first reply a protocol's client reads as a grant (or a kept renewal)
@@ -105,8 +121,9 @@ class server_side final : public script_server {
   // argument, else the server's.
   std::int64_t command_now_ms(const gate::command_request& req, std::int64_t now_us) const;
   void script_failed(std::size_t wi, const gate::command_request& req);
+  // `why`, when given, says what is inconsistent (else: a grant the holders do not show).
   void protocol_inconsistent(std::size_t wi, const gate::command_request& req, const redis::reply& answer,
-                             redis::reply_rule rule);
+                             const redis::reply_read& rule, std::string why = {});
 
   // The holders whose permits the key's expiry takes at this command (the
   // test inline: a key past its deadline is rare).
@@ -147,6 +164,10 @@ class server_side final : public script_server {
   now_arg now_args_[3];
   std::optional<script_failure> failure_;
   std::optional<std::string> inconsistency_;
+  std::optional<std::string> setup_failure_;
+  std::string gate_key_;
+  std::int64_t gate_limit_ = 0;
+  std::int64_t gate_queue_timeout_ms_ = 0;
   std::size_t node_index_ = 0;
   std::vector<std::int64_t>* node_members_ = nullptr;  // set: a quorum run (several nodes)
 };
