@@ -26,6 +26,11 @@
 // engine's replica is reloaded from the server's dump and the step counted as
 // resynchronised, which may happen on at most 1% of the steps).
 //
+// A protocol with set-up calls runs them (EVAL of a script's body, or the
+// command) for each key at the start of a case, and again now and then (as
+// after a restart); a protocol whose acquire answers permit ids keeps each
+// token's last id and sends it as {permit}, as its client does.
+//
 // Also: EVALSHA of a script the server never loaded answers NOSCRIPT on both,
 // and EVAL of the body then succeeds on both (the client's fallback). The
 // guard: the same property with {now_ms} expanded one millisecond late on
@@ -69,7 +74,7 @@ namespace fs = std::filesystem;
 
 constexpr int cases_per_protocol = 100;
 constexpr int min_steps_per_case = 60;
-constexpr int min_protocol_files = 6;
+constexpr int min_protocol_files = 11;
 constexpr std::string_view replay_command =
     "tests/integration/run_with_redis.sh build/tests/integration/protocol_agreement_test";
 
@@ -244,10 +249,26 @@ void protocol_agrees(const protocol& p, redis_client& real, agreement_stats& sta
 
   const std::int64_t case_lease_ms = pick<std::int64_t>({0, 1, 2, 5, 10, 20, 50, 1000});
   const std::int64_t case_limit = uniform_in<std::int64_t>(0, 5);
+  std::map<std::string, std::string> permits;  // by key and token: the last permit id an acquire answered
+  // The set-up for one key, as a deployment (or a client on reconnect) runs it.
+  const auto set_up = [&](const std::string& key, std::int64_t now_ms) {
+    for (const protocol_call& c : p.setup.calls) {
+      call_values v;
+      v.key = key;
+      v.limit = case_limit;
+      v.lease_ms = case_lease_ms;
+      v.now_ms = now_ms;
+      const command op = call_argv(p, c, v, true);
+      const reply answer = both.step(op, op, c.rule, "setup: " + describe_command(op));
+      const script_reply reading = read_reply(answer, c.rule);
+      ++stats.by_outcome[std::string("setup ") + (!reading.ok() ? "error" : reading.value > 0 ? "done" : "not done")];
+    }
+  };
   const std::int64_t case_queue_timeout_ms = pick<std::int64_t>({0, 1, 5, 20, 100, 2000});
   const bool uses_queue_timeout = p.uses(placeholder::queue_timeout_ms);
   // The caller's wall clock starts near the server's and may be skewed.
   std::int64_t caller_ms = parse_time_us(real.call({"TIME"})) / 1000 + pick<std::int64_t>({0, 0, -40, 25, -3000});
+  for (const char* key : {"gate:a", "gate:b"}) set_up(key, caller_ms);
 
   const auto steps = *rc::gen::inRange(min_steps_per_case, min_steps_per_case + 40);
   for (int done = 0; done < steps;) {
@@ -261,6 +282,10 @@ void protocol_agrees(const protocol& p, redis_client& real, agreement_stats& sta
     if (action >= 90) {
       // Real time passes on the server: short leases and queue entries end.
       std::this_thread::sleep_for(std::chrono::milliseconds(pick<int>({1, 2, 3, 6, 12, 25})));
+      continue;
+    }
+    if (action >= 88 && !p.setup.calls.empty()) {
+      set_up(uniform_in(0, 8) == 0 ? "gate:b" : "gate:a", caller_ms);  // again, as after a restart
       continue;
     }
     ++done;
@@ -277,6 +302,8 @@ void protocol_agrees(const protocol& p, redis_client& real, agreement_stats& sta
     v.now_ms = caller_ms;
     v.queue_timeout_ms = uses_queue_timeout && uniform_in(0, 10) == 0 ? pick<std::int64_t>({0, 3, 50})
                                                                        : case_queue_timeout_ms;
+    const std::string permit_slot = key + "/" + token;
+    if (const auto it = permits.find(permit_slot); it != permits.end()) v.permit = it->second;
     call_values engine_v = v;
     if (fault.now_ms_off_by_one) engine_v.now_ms += 1;
 
@@ -286,6 +313,11 @@ void protocol_agrees(const protocol& p, redis_client& real, agreement_stats& sta
                                    std::string(op_names[static_cast<int>(op)]) + ": " + describe_command(real_op));
     // A release's rule is usually "any" (always yes), so its outcome is the reply itself.
     const script_reply reading = read_reply(answer, call.rule);
+    if (op == op_kind::acquire && p.grants_permit_ids()) {
+      if (const std::string_view id = permit_of(answer, call.rule); !id.empty()) permits[permit_slot] = std::string(id);
+    } else if (op == op_kind::release) {
+      permits.erase(permit_slot);
+    }
     const std::string outcome = !reading.ok()                   ? "error"
                                 : call.rule.rule == reply_rule::any ? to_string(answer)
                                 : reading.value > 0            ? "yes"
