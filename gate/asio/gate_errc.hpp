@@ -1,7 +1,8 @@
 // Error codes with which the gates' asynchronous operations complete.
 //
 // queue_full (HTTP 429) and wait_timeout (HTTP 503) are the FIFO gate's
-// refusals; acquire_timeout and unreachable belong to the lease client.
+// refusals; acquire_timeout, unreachable and setup_not_done belong to the
+// lease client.
 // Cancellation is reported with Asio's own operation_aborted.
 #pragma once
 
@@ -16,6 +17,7 @@ enum class gate_errc {
   wait_timeout,         // the wait deadline passed before a slot was free
   acquire_timeout,      // the lease client gave up polling
   unreachable,          // the coordination store could not be reached: fail closed
+  setup_not_done,       // a protocol's set-up call answered, and its rule read the answer as not done
 };
 
 inline const char* to_status_string(gate_errc e) noexcept {
@@ -24,6 +26,7 @@ inline const char* to_status_string(gate_errc e) noexcept {
     case gate_errc::wait_timeout: return "wait_timeout";
     case gate_errc::acquire_timeout: return "acquire_timeout";
     case gate_errc::unreachable: return "unreachable";
+    case gate_errc::setup_not_done: return "setup_not_done";
   }
   return "unknown";
 }

@@ -104,6 +104,18 @@ class lease_client {
     co_return error_of(done.failure, lost);
   }
 
+  // The protocol's set-up calls, in order, as a deployment (or a client on
+  // reconnect) runs them before anyone acquires: completes with an empty
+  // error code, or gate_errc::unreachable (an error reply; the error of a
+  // lost call), or gate_errc::setup_not_done.
+  awaitable<boost::system::error_code> setup() {
+    client_core::op op(core_, client_core::op_kind::setup, std::string{}, 1);
+    boost::system::error_code lost;
+    const lease_step done = co_await drive(op, lost);
+    if (done.failure == lease_failure::unreachable && lost) co_return lost;
+    co_return error_of(done.failure, lost);
+  }
+
   // True while the lease is still ours; false when it was lost or Redis
   // could not confirm it (fail closed: stop working under it).
   awaitable<bool> renew(std::string token) {
@@ -158,6 +170,7 @@ class lease_client {
       case lease_failure::acquire_timeout: return gate_errc::acquire_timeout;
       case lease_failure::unreachable: return gate_errc::unreachable;
       case lease_failure::lost: ADMIT_ASSERT(lost, "a lost call completed with an error"); return lost;
+      case lease_failure::not_done: return gate_errc::setup_not_done;
     }
     return gate_errc::unreachable;
   }

@@ -42,6 +42,11 @@ lease_step client_core::op::start(const moment& m) {
     case op_kind::renew:
       phase_ = phase::renew_call;
       return call(redis::script_op::renew, lease_step::one_node, m);
+    case op_kind::setup:
+      ADMIT_ASSERT(!quorum, "a quorum protocol has no set-up (the loader refuses it)");
+      if (core_.cfg_.proto->setup.calls.empty()) return finish(lease_failure::none);
+      phase_ = phase::setup_call;
+      return setup_call(m);
   }
   ADMIT_ASSERT(false, "every operation kind starts");
   return finish(lease_failure::none);
@@ -124,8 +129,40 @@ void client_core::op::build_command(const redis::protocol_call& c, bool by_sha) 
   ADMIT_ASSERT(i == argv.size(), "every KEYS and ARGV entry is filled");
 }
 
+lease_step client_core::op::setup_call(const moment& m) {
+  const redis::protocol& p = *core_.cfg_.proto;
+  ADMIT_ASSERT(setup_index_ < p.setup.calls.size(), "a set-up call of the protocol's");
+  const redis::protocol_call& c = p.setup.calls[setup_index_];
+  call_wall_ms_ = m.wall_ms;
+  command_.op = redis::script_op::acquire;  // for the gate as a whole; no caller's token
+  command_.proto = &p;
+  command_.token.clear();
+  command_.timeout_ns = -1;
+  const redis::call_values v = values(call_wall_ms_);
+  std::vector<std::string>& argv = command_.argv;
+  argv.clear();
+  if (c.is_command()) {
+    for (const redis::arg_template& t : c.command) argv.push_back(redis::expand(t, v));
+  } else {
+    argv = {"EVAL", p.scripts[c.script].source, std::to_string(c.keys.size())};
+    for (const redis::arg_template& t : c.keys) argv.push_back(redis::expand(t, v));
+    for (const redis::arg_template& t : c.args) argv.push_back(redis::expand(t, v));
+  }
+  lease_step s;
+  s.k = lease_step::kind::command;
+  s.node = lease_step::one_node;
+  return s;
+}
+
 lease_step client_core::op::replied(const moment& m, bool lost, const redis::reply& answer) {
   advance_clock(m);
+  if (phase_ == phase::setup_call) {
+    const redis::protocol& p = *core_.cfg_.proto;
+    if (lost || answer.is_error()) return finish(lease_failure::unreachable);
+    if (!redis::read_reply(answer, p.setup.calls[setup_index_].rule).granted()) return finish(lease_failure::not_done);
+    if (++setup_index_ == p.setup.calls.size()) return finish(lease_failure::none);
+    return setup_call(m);
+  }
   if (phase_ == phase::acknowledge) {
     // WAIT's answer: the grant counts once `replicas` replicas hold it.
     const redis::acknowledge_policy& ack = *core_.cfg_.proto->client.acknowledge;
@@ -210,6 +247,7 @@ lease_step client_core::op::answered(const moment& m, bool lost, const redis::sc
       // Kept only when Redis confirmed it: a lost call or an error fails closed.
       return finish(lease_failure::none, !lost && read.granted() ? 1 : 0);
     case phase::start:
+    case phase::setup_call:
     case phase::acknowledge:
     case phase::backoff:
     case phase::done:

@@ -76,6 +76,7 @@ enum class lease_failure : std::uint8_t {
   acquire_timeout,  // the acquire gave up: Redis answered, the permit never came
   unreachable,      // Redis could not confirm: an error reply, or (acquire) a lost call at the last attempt
   lost,             // a release whose call was lost (the driver reports that call's own error)
+  not_done,         // a set-up call answered, and its rule read the answer as not done
 };
 
 // What the driver does next for an operation.
@@ -116,7 +117,9 @@ class client_core {
     return cfg_.renew_at_fixed_rate ? due_ns + cfg_.renew_every_ns : now_ns + cfg_.renew_every_ns;
   }
 
-  enum class op_kind : std::uint8_t { acquire, release, renew };
+  // setup: the protocol's set-up calls, in order (each script call as EVAL of its body: a deployment may have
+  // loaded nothing yet); the first that fails ends it: unreachable (an error reply, a lost call) or not_done.
+  enum class op_kind : std::uint8_t { acquire, release, renew, setup };
 
   // One operation on one token. It keeps a reference to its core, which must outlive it.
   class op {
@@ -152,6 +155,7 @@ class client_core {
       give_up_release,  // the release once before giving up (node_ for a quorum)
       release_call,     // a release (node_ for a quorum)
       renew_call,
+      setup_call,       // set-up call setup_index_
       done,
     };
 
@@ -198,6 +202,8 @@ class client_core {
     lease_failure first_failure_ = lease_failure::none;
     std::string channel_;
     std::string permit_;  // the permit id the acquire's granting reply carried (a permit_id rule)
+    std::size_t setup_index_ = 0;
+    lease_step setup_call(const moment& m);
   };
 
   // The permit id an acquire of `token` was granted (a protocol whose acquire reads permit ids), or empty.

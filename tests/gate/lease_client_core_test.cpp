@@ -413,3 +413,76 @@ TEST_CASE("guard: the property fails against a model that gives up one tick late
   const auto result = test::check_property("lease core vs broken model", [] { core_matches_model(true); }, params, true);
   REQUIRE(result.is<rc::detail::FailureResult>());
 }
+
+TEST_CASE("set-up calls go in order, a script by EVAL, and the first that fails ends the set-up", "[lease_core]") {
+  // Goal: op_kind::setup. Method: a plain command then a script call; answered OK then 1 (done), then a run whose
+  // first answer is an error (unreachable), and one whose rule reads the answer as no (not_done).
+  const auto p = protocol();
+  redis::protocol_call set;
+  set.command = {tmpl("SET"), tmpl("{key}:free"), tmpl("{limit}"), tmpl("NX")};
+  set.rule = redis::reply_rule::ok_status;
+  redis::protocol_call init;
+  init.script = 0;
+  init.keys = {tmpl("{key}")};
+  init.args = {tmpl("{lease_ms}")};
+  init.rule = redis::reply_rule::any;
+  p->setup.calls = {set, init};
+  client_core core(config(p), no_jitter);
+  {
+    client_core::op op(core, client_core::op_kind::setup, "");
+    lease_step s = op.start(moment{0, 0});
+    REQUIRE(s.k == lease_step::kind::command);
+    CHECK(op.command().argv == std::vector<std::string>{"SET", "gate:free", "3", "NX"});
+    s = op.replied(moment{1 * ms, 0}, false, reply::status("OK"));
+    REQUIRE(s.k == lease_step::kind::command);
+    CHECK(op.command().argv == std::vector<std::string>{"EVAL", p->scripts[0].source, "1", "gate", "10000"});
+    s = op.replied(moment{2 * ms, 0}, false, reply::from_integer(1));
+    REQUIRE(s.k == lease_step::kind::done);
+    CHECK(s.failure == lease_failure::none);
+  }
+  {
+    client_core::op op(core, client_core::op_kind::setup, "");
+    (void)op.start(moment{0, 0});
+    const lease_step s = op.replied(moment{1 * ms, 0}, false, reply::error("ERR wrong"));
+    REQUIRE(s.k == lease_step::kind::done);
+    CHECK(s.failure == lease_failure::unreachable);
+  }
+  {
+    client_core::op op(core, client_core::op_kind::setup, "");
+    (void)op.start(moment{0, 0});
+    const lease_step s = op.replied(moment{1 * ms, 0}, false, reply::nil());  // SET NX on a counter that exists
+    REQUIRE(s.k == lease_step::kind::done);
+    CHECK(s.failure == lease_failure::not_done);
+  }
+}
+
+TEST_CASE("a permit id the acquire answered is sent as {permit} until the release ends", "[lease_core]") {
+  // Goal: the core's permit table. Method: an acquire read by permit_id answered "p9"; the release sends it; a
+  // second release after that sends nothing for {permit}.
+  const auto p = protocol();
+  p->acquire.rule = redis::reply_rule::permit_id;
+  p->release.args = {tmpl("{permit}")};
+  client_core core(config(p), no_jitter);
+  {
+    client_core::op op(core, client_core::op_kind::acquire, "w0-1");
+    (void)op.start(moment{0, 0});
+    const lease_step s = op.replied(moment{1 * ms, 0}, false, reply::bulk("p9"));
+    REQUIRE(s.k == lease_step::kind::done);
+    CHECK(s.failure == lease_failure::none);
+  }
+  CHECK(core.permit_of("w0-1") == "p9");
+  for (const char* sent : {"p9", ""}) {
+    client_core::op op(core, client_core::op_kind::release, "w0-1");
+    const lease_step s = op.start(moment{2 * ms, 0});
+    REQUIRE(s.k == lease_step::kind::command);
+    CHECK(op.command().argv.back() == sent);
+    (void)op.replied(moment{3 * ms, 0}, false, reply::from_integer(1));
+  }
+  CHECK(core.permit_of("w0-1").empty());
+  // A nil answer is no grant, and leaves no id.
+  client_core::op refused(core, client_core::op_kind::acquire, "w0-2");
+  (void)refused.start(moment{0, 0});
+  const lease_step s = refused.replied(moment{1 * ms, 0}, false, reply::nil());
+  CHECK(s.k == lease_step::kind::wait);
+  CHECK(core.permit_of("w0-2").empty());
+}

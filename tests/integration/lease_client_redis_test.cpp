@@ -290,3 +290,62 @@ TEST_CASE("a PUBLISH does not wake a waiter listening on the shard channel", "[r
   CHECK(o.waiter.attempts == 2);
   CHECK(o.waited >= 900ms);
 }
+
+TEST_CASE("the shipped client sets up permit_ids and gives back the permit ids the server drew", "[redis][lease_client]") {
+  // Goal: set-up and {permit} on the real server. Method: scenarios/protocols/permit_ids (limit 2): acquires before
+  // the set-up are refused (no counter); after it, two grants each carry an id, a third is refused, the first id's
+  // release frees its permit (the counter goes back to 1), and the third is granted then. A set-up call its rule
+  // reads as not done fails with setup_not_done.
+  struct outcome {
+    error_code before, set_up, third_first, release_a, again;
+    bool a = false, b = false, third_second = false;
+    std::string free_after_release, taken_fields;
+  } o;
+  run([&](asio::any_io_executor ex) -> awaitable<void> {
+    gate::resp_transport real(ex, server(), 1s, 9);
+    (void)co_await command(real, "FLUSHDB");
+    auto p = load_protocol("scenarios/protocols/permit_ids/protocol.json");
+    gate::lease_client<env, gate::resp_transport> c(ex, real, config(p), wall_ms,
+                                                    [](std::int64_t ceiling) { return ceiling; });
+    o.before = (co_await c.acquire("early")).ec;
+    o.set_up = co_await c.setup();
+    o.a = !(co_await c.acquire("a")).ec;
+    o.b = !(co_await c.acquire("b")).ec;
+    o.taken_fields = std::to_string((co_await command(real, "HLEN", "admitsim:test:lease_client:taken")).integer);
+    o.third_first = (co_await c.acquire("c")).ec;
+    o.release_a = co_await c.release("a");
+    o.free_after_release = (co_await command(real, "GET", "admitsim:test:lease_client:free")).text;
+    o.third_second = !(co_await c.acquire("c")).ec;
+    (void)co_await c.release("b");
+    (void)co_await c.release("c");
+    // SET ... NX answers nil once the counter exists: a rule that wants OK reads it as not done.
+    auto strict = std::make_shared<redis::protocol>(*p);
+    strict->setup.calls.front().rule = redis::reply_rule::ok_status;
+    gate::lease_client<env, gate::resp_transport> s(ex, real, config(strict), wall_ms,
+                                                    [](std::int64_t ceiling) { return ceiling; });
+    o.again = co_await s.setup();
+  });
+  CHECK(o.before == gate::gate_errc::acquire_timeout);
+  CHECK(!o.set_up);
+  CHECK(o.a);
+  CHECK(o.b);
+  CHECK(o.taken_fields == "2");
+  CHECK(o.third_first == gate::gate_errc::acquire_timeout);
+  CHECK(!o.release_a);
+  CHECK(o.free_after_release == "1");
+  CHECK(o.third_second);
+  CHECK(o.again == gate::gate_errc::setup_not_done);
+}
+
+TEST_CASE("pubsub_waiter's own SPUBLISH wakes its waiter on the real server", "[redis][lease_client][wake]") {
+  // Goal: a protocol file of the project's own, unchanged, wakes its waiters. Method: scenarios/protocols/
+  // pubsub_waiter (a 3s poll, a shard channel) with one permit: the waiter is granted right after the release.
+  auto p = load_protocol("scenarios/protocols/pubsub_waiter/protocol.json");
+  const wake_run o = holder_and_waiter(p, 3'000'000'000);
+  CHECK(o.holder_granted);
+  CHECK(!o.holder_released);
+  CHECK(!o.waiter.ec);
+  CHECK(o.waiter.attempts == 2);
+  CHECK(o.waited >= 250ms);
+  CHECK(o.waited < 2s);
+}
