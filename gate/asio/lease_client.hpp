@@ -56,6 +56,7 @@ struct acquire_outcome {
   boost::system::error_code ec;  // empty: granted
   std::int64_t fence = 0;        // the grant's value (the fencing number for `fencing`)
   std::int64_t attempts = 0;
+  std::string token;             // the token the acquire ended under (a fresh one after a lost attempt, by policy)
 };
 
 template <class Env, class Transport>
@@ -94,6 +95,7 @@ class lease_client {
     out.ec = error_of(done.failure, lost);
     out.fence = done.value;
     out.attempts = done.attempts;
+    out.token = op.token();
     co_return out;
   }
 

@@ -16,7 +16,7 @@ client_core::client_core(lease_client_config cfg, std::function<std::int64_t(std
 }
 
 client_core::op::op(client_core& core, op_kind kind, std::string token, std::size_t nodes)
-    : core_(core), kind_(kind), nodes_(nodes), token_(std::move(token)) {
+    : core_(core), kind_(kind), nodes_(nodes), token_(std::move(token)), base_token_size_(token_.size()) {
   ADMIT_ASSERT(nodes_ >= 1, "a client reaches at least one node");
   ADMIT_ASSERT(nodes_ == 1 || core_.cfg_.quorum, "only a quorum client's operation runs on several nodes");
 }
@@ -212,6 +212,13 @@ lease_step client_core::op::answered(const moment& m, bool lost, const redis::sc
       if (!lost && read.granted()) return finish(lease_failure::none, read.value);
       if (lost && cfg.proto->client.on_lost_acquire == redis::lost_call_action::give_up) [[unlikely]]
         return give_up(m, lease_failure::unreachable);
+      if (lost && cfg.proto->client.on_lost_acquire == redis::lost_call_action::new_token) [[unlikely]] {
+        // The next attempt asks under a fresh token: whatever the lost call was granted stays until it expires.
+        token_.resize(base_token_size_);
+        token_ += '.';
+        token_ += std::to_string(++fresh_tokens_);
+        permit_.clear();
+      }
       return attempt_failed(m, lost || !read.ok());
     case phase::unacknowledged:
       return attempt_failed(m, unreachable_);

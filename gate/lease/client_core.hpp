@@ -34,8 +34,10 @@
 //             error, or a lost call) releases the permit once and counts the
 //             attempt as not granted.
 //   lost      an attempt whose reply never came is retried as any other
-//             under the same token, or (on_lost_acquire "give_up") ends
-//             the acquire at once as unreachable.
+//             under the same token, or (on_lost_acquire "new_token") under
+//             a fresh one (the given token + ".<n>": the grant reports it),
+//             or (on_lost_acquire "give_up") ends the acquire at once as
+//             unreachable.
 //   give up   once an attempt that did not grant ends at or past the
 //             deadline (now + acquire_timeout at the start, on the monotonic
 //             clock, or on the caller's wall clock with deadline_on_wall_clock,
@@ -141,6 +143,8 @@ class client_core {
     const std::string& wake_channel() const noexcept { return channel_; }
     // Whether that channel is a shard channel (SSUBSCRIBE) rather than a plain one (SUBSCRIBE).
     bool wake_sharded() const noexcept { return core_.cfg_.proto->client.wake_sharded; }
+    // The token the operation calls under now: the one it was given, or (an acquire whose policy is
+    // on_lost_acquire "new_token", after a lost attempt) that token with ".<n>" appended, n = 1, 2, ...
     const std::string& token() const noexcept { return token_; }
 
    private:
@@ -202,6 +206,8 @@ class client_core {
     lease_failure first_failure_ = lease_failure::none;
     std::string channel_;
     std::string permit_;  // the permit id the acquire's granting reply carried (a permit_id rule)
+    std::size_t base_token_size_ = 0;  // the given token's length (a fresh token extends it)
+    std::int64_t fresh_tokens_ = 0;
     std::size_t setup_index_ = 0;
     lease_step setup_call(const moment& m);
   };

@@ -184,13 +184,8 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
     c.acquire_timeout_ns = read_duration(*x, child(path, "acquire_timeout"), 0, day_ns);
   if (const json* x = r.get("on_give_up"))
     c.on_give_up = read_named<redis::give_up_action>(*x, child(path, "on_give_up"), redis::give_up_action_names);
-  if (const json* x = r.get("on_lost_acquire")) {
+  if (const json* x = r.get("on_lost_acquire"))
     c.on_lost_acquire = read_named<redis::lost_call_action>(*x, child(path, "on_lost_acquire"), redis::lost_call_action_names);
-    // Not built: the world tracks each acquisition by one token, from its first attempt to its release.
-    if (c.on_lost_acquire == redis::lost_call_action::new_token)
-      fail(child(path, "on_lost_acquire"), "\"retry\" or \"give_up\" (\"new_token\" is not built yet: the simulator "
-                                           "follows each acquisition under one token)", *x);
-  }
   if (const json* x = r.get("renew_every")) {
     const std::string at = child(path, "renew_every");
     if (!p.renew) fail(at, "no \"renew_every\" in a protocol without a \"renew\" call", *x);
@@ -256,6 +251,10 @@ redis::client_policy read_client(const protocol& p, const json& v, const std::st
       fail(child(path, "quorum"), "\"single\" in a protocol with \"wake_on\" (a quorum client does not listen)", *x);
     if (c.quorum != redis::quorum_rule::single && c.acknowledge)
       fail(child(path, "quorum"), "\"single\" in a protocol with \"acknowledge\" (a quorum client waits for no replica)", *x);
+    if (c.quorum != redis::quorum_rule::single && c.on_lost_acquire != redis::lost_call_action::retry)
+      fail(child(path, "quorum"), "\"single\" in a protocol with on_lost_acquire \"" +
+                                      std::string(redis::lost_call_action_names[static_cast<std::size_t>(c.on_lost_acquire)]) +
+                                      "\" (a quorum round counts its lost calls itself)", *x);
     if (c.quorum != redis::quorum_rule::single && p.grants_permit_ids())
       fail(child(path, "quorum"), "\"single\" in a protocol whose acquire answers permit ids (each node would answer its own)", *x);
     if (c.quorum != redis::quorum_rule::single && !p.setup.calls.empty())

@@ -398,17 +398,20 @@ class lease_world {
       co_return;
     }
     ADMIT_ASSERT(got.attempts >= 1, "a grant comes of an attempt");
-    const std::int64_t holders = fleet_.hold(wi, token);
-    ADMIT_ASSERT(w.holding && *w.holding == token && holders <= static_cast<std::int64_t>(fleet_.size()),
+    // The token of the grant: the item's, or a fresh one of it after a lost attempt (on_lost_acquire "new_token").
+    const std::string& granted_token = got.token;
+    ADMIT_ASSERT(lease::fleet::of_item(w, granted_token), "an acquire is granted under its item's token or a fresh one of it");
+    const std::int64_t holders = fleet_.hold(wi, granted_token);
+    ADMIT_ASSERT(w.holding && *w.holding == granted_token && holders <= static_cast<std::int64_t>(fleet_.size()),
                  "the worker holds its token, and no more permits are held than there are workers");
-    facts_.publish(lease::fact::granted{wi, item.number, token, sched_.now_ns() - item.arrived_ns, got.attempts, holders});
+    facts_.publish(lease::fact::granted{wi, item.number, granted_token, sched_.now_ns() - item.arrived_ns, got.attempts, holders});
     std::shared_ptr<bool> renewing;
     if (fleet_.behaviour().renew_every_ns) {
       renewing = std::make_shared<bool>(true);
       w.renewal.holding = renewing;
       // The renewer stops by itself at its next tick once the work is over or
       // the worker crashed (a signal has one slot, owned by the worker loop).
-      asio::co_spawn(sched_.get_executor(), renew_loop(wi, token, renewing), [](std::exception_ptr) {});
+      asio::co_spawn(sched_.get_executor(), renew_loop(wi, granted_token, renewing), [](std::exception_ptr) {});
     }
     const vtime_ns started = sched_.now_ns();
     const client_behaviour& policy = fleet_.behaviour();
@@ -427,7 +430,7 @@ class lease_world {
       w.renewal.holding.reset();
     }
     // The "finally": release whatever happened at the portal.
-    const error_code rel = co_await w.link.client->release(token);
+    const error_code rel = co_await w.link.client->release(granted_token);
     ADMIT_CHECKPOINT(fleet_, wi, gen);
     if (rel) [[unlikely]] {
       facts_.publish(lease::fact::release_failed{wi, item.number});

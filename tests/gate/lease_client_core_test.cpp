@@ -486,3 +486,38 @@ TEST_CASE("a permit id the acquire answered is sent as {permit} until the releas
   CHECK(s.k == lease_step::kind::wait);
   CHECK(core.permit_of("w0-2").empty());
 }
+
+TEST_CASE("an acquire whose call was lost tries again under a fresh token, or gives up, by its policy", "[lease_core]") {
+  // Goal: on_lost_acquire. Method: the first call lost; "new_token" sends "t.1" next (then "t.2"), and its grant
+  // is under that token; "give_up" ends at once, unreachable; "retry" sends "t" again.
+  for (const auto policy : {redis::lost_call_action::retry, redis::lost_call_action::new_token,
+                            redis::lost_call_action::give_up}) {
+    const auto p = protocol();
+    p->client.on_lost_acquire = policy;
+    client_core core(config(p), no_jitter);
+    client_core::op op(core, client_core::op_kind::acquire, "t");
+    (void)op.start(moment{0, 0});
+    lease_step s = op.replied(moment{1 * ms, 0}, true, reply{});
+    if (policy == redis::lost_call_action::give_up) {
+      REQUIRE(s.k == lease_step::kind::done);
+      CHECK(s.failure == lease_failure::unreachable);
+      CHECK(s.attempts == 1);
+      continue;
+    }
+    REQUIRE(s.k == lease_step::kind::wait);
+    s = op.woke(moment{s.until_ns, 0});
+    REQUIRE(s.k == lease_step::kind::command);
+    const std::string second = policy == redis::lost_call_action::new_token ? "t.1" : "t";
+    CHECK(op.command().argv.back() == second);
+    CHECK(op.command().token == second);
+    s = op.replied(moment{400 * ms, 0}, true, reply{});
+    REQUIRE(s.k == lease_step::kind::wait);
+    s = op.woke(moment{s.until_ns, 0});
+    const std::string third = policy == redis::lost_call_action::new_token ? "t.2" : "t";
+    CHECK(op.command().argv.back() == third);
+    s = op.replied(moment{800 * ms, 0}, false, reply::from_integer(1));
+    REQUIRE(s.k == lease_step::kind::done);
+    CHECK(s.failure == lease_failure::none);
+    CHECK(op.token() == third);
+  }
+}

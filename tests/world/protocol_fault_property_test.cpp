@@ -290,11 +290,30 @@ generated_protocol protocol_doc(std::int64_t lease_ms) {
       else
         client["renew_every"] = duration_between(50, static_cast<int>(lease_ms * 2));
     }
-    if (one_in(2)) client["on_renewal_lost"] = one_of<std::string>({"keep_working", "stop_new_work", "abort_request"});
+    if (one_in(2))
+      client["on_renewal_lost"] = one_of<std::string>({"keep_working", "stop_new_work", "abort_request", "crash_process"});
+    if (client.contains("on_renewal_lost") && client["on_renewal_lost"] == "crash_process" && one_in(2))
+      client["restart_after"] = duration_between(1, 3000);
+    if (one_in(3)) client["renew_timing"] = one_of<std::string>({"fixed_delay", "fixed_rate"});
   }
+  if (one_in(3)) client["deadline_clock"] = one_of<std::string>({"monotonic", "wall"});
+  if (!g.quorum && one_in(3)) client["on_lost_acquire"] = one_of<std::string>({"retry", "new_token", "give_up"});
   if (one_in(2)) client["on_client_timeout"] = one_of<std::string>({"release", "hold_to_end"});
   if (one_in(2)) client["on_give_up"] = one_of<std::string>({"stop", "release"});
-  if (wake) client["wake_on"] = "{key}:free";
+  if (wake) {
+    if (one_in(2))
+      client["wake_on"] = "{key}:free";
+    else
+      client["wake_on"] = {{"channel", "{key}:free"}, {"sharded", one_in(2)}};
+  }
+  if (!g.quorum && one_in(4)) {
+    // A set-up: a counter made once (or reset), now and then one that fails, run again after restarts or not.
+    json calls = json::array();
+    calls.push_back({{"command", {"SET", "{key}:c", "{limit}", "NX"}}});
+    if (one_in(3)) calls.push_back({{"command", {"SET", "{key}:c", "{limit}"}}, {"done_when", "ok"}});
+    if (one_in(8)) calls.push_back({{"command", {"INCR", "{key}"}}});  // WRONGTYPE once the set exists
+    p["setup"] = {{"calls", calls}, {"again_after_restart", one_in(2)}};
+  }
   if (!g.quorum && one_in(4)) client["acknowledge"] = {{"replicas", pick(1, 2)}, {"timeout", duration_between(1, 3000)}};
   if (quorum != "single" || one_in(4)) client["quorum"] = quorum;
   if (!client.empty()) p["client"] = client;

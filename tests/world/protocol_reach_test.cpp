@@ -232,3 +232,37 @@ TEST_CASE("a set-up run again that wipes the holders takes a working holder's pe
     for (const auto& c : inv.causes) named = named || c.kind == std::string("setup_removed");
   CHECK(named);
 }
+
+TEST_CASE("an acquire retried under a fresh token leaves the lost call's permit behind", "[world][protocol][reach]") {
+  // Goal: on_lost_acquire "new_token". Method: Redis paused from 0 to 1.5s, one permit, a 5s lease, a request at
+  // 100ms: its first call times out at 1.1s and runs at 1.5s, granting the item's token. Retried under the same
+  // token, the second attempt is granted that permit again (at 1.5s); under a fresh token it is refused until the first
+  // grant, held by no worker, expires at 6.5s. The acquire grants a token it already holds again (idempotent).
+  json p = server_time_with_release("PUBLISH");
+  p["scripts"]["acquire"]["source"] =
+      "local t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+      "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))\n"
+      "if redis.call('ZSCORE', KEYS[1], ARGV[3]) then redis.call('ZADD', KEYS[1], now, ARGV[3]) return 1 end\n"
+      "if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end\n"
+      "redis.call('ZADD', KEYS[1], now, ARGV[3])\nreturn 1\n";
+  p["client"]["retry"] = json{{"kind", "fixed"}, {"delay", "200ms"}};
+  p["client"]["acquire_timeout"] = "20s";
+  json doc = json::parse(R"({"name": "fresh", "seed": 1,
+    "gate": {"kind": "lease", "limit": 1, "lease": "5s"},
+    "fleet": {"workers": 1},
+    "service": {"portal_cap": 1, "service_time": "1s"},
+    "workload": {"requests": [{"id": "a", "at": "100ms"}]},
+    "faults": {"schedule": [{"at": "0ms", "kind": "pause", "target": "redis", "duration": "1500ms"}]}})");
+  doc["gate"]["protocol"] = p;
+  const auto same = render(doc);
+  CHECK(same.rec.verdict() == std::string("pass"));
+  CHECK(same.rec.metrics.completed == 1);
+  CHECK(same.rec.metrics.wait_ns.max() < 2 * admit::sim::sec);
+  p["client"]["on_lost_acquire"] = "new_token";
+  doc["gate"]["protocol"] = p;
+  const auto fresh = render(doc);
+  CHECK(fresh.rec.verdict() == std::string("pass"));
+  CHECK(fresh.rec.metrics.completed == 1);
+  CHECK(fresh.rec.metrics.wait_ns.max() >= 6 * admit::sim::sec);
+  CHECK(fresh.rec.metrics.wait_ns.max() < 7 * admit::sim::sec);
+}

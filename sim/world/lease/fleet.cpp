@@ -156,7 +156,14 @@ std::optional<std::pair<std::size_t, std::uint64_t>> fleet::parse_token(std::str
   const auto [dash, ec] = std::from_chars(token.data() + 1, end, wi);
   if (ec != std::errc{} || dash == end || *dash != '-' || wi >= workers) return std::nullopt;
   const auto [last, ec2] = std::from_chars(dash + 1, end, number);
-  if (ec2 != std::errc{} || last != end) return std::nullopt;
+  if (ec2 != std::errc{}) return std::nullopt;
+  if (last != end) {
+    // A fresh token of the same acquisition: ".<n>", n >= 1 (on_lost_acquire "new_token").
+    std::uint64_t fresh = 0;
+    if (*last != '.') return std::nullopt;
+    const auto [tail, ec3] = std::from_chars(last + 1, end, fresh);
+    if (ec3 != std::errc{} || tail != end || fresh == 0 || last[1] == '0') return std::nullopt;
+  }
   return std::pair{wi, number};
 }
 
@@ -174,7 +181,9 @@ std::optional<fleet::loss_of> fleet::lost_permit(std::string_view token) {
   if (!named) return std::nullopt;
   worker_state& w = *workers_[named->first];
   const bool holds = w.holding && *w.holding == token;
-  const bool current = w.current && w.current->number == named->second;
+  // Not the item's permit if its worker holds another token of the item (a fresh token's grant, the lost
+  // attempt's left behind).
+  const bool current = w.current && w.current->number == named->second && (!w.holding || holds);
   ADMIT_ASSERT(!holds || current, "a worker holds only the permit of the item it is on");
   if (current) w.lost = true;
   return loss_of{named->first, named->second, current, holds ? &w : nullptr};

@@ -269,9 +269,15 @@ class fleet {
   // the same token, the first grant is the story). Inline: every grant asks.
   [[gnu::always_inline]] bool granted(std::size_t wi, std::string_view token) {
     worker_state& w = *workers_[wi];
-    if (!w.current || w.permit_granted || w.token != token) return false;
+    if (!w.current || w.permit_granted || !of_item(w, token)) return false;
     w.permit_granted = true;
     return true;
+  }
+  // Whether `token` is the worker's item token or a fresh token of it ("<token>.<n>": on_lost_acquire
+  // "new_token").
+  static bool of_item(const worker_state& w, std::string_view token) noexcept {
+    if (token.size() == w.token.size()) return token == w.token;
+    return token.size() > w.token.size() + 1 && token.starts_with(w.token) && token[w.token.size()] == '.';
   }
   // The server kept the permit `token` renewed: whether its worker holds it.
   bool renewed(std::size_t wi, std::string_view token) const {
