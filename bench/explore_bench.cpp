@@ -81,7 +81,7 @@ void BM_lease_run_full(benchmark::State& state) {
     const explore::explored_scenario e = explore::explore_seed(sc, seed);
     state.ResumeTiming();
     const std::uint64_t allocs_before = admit::bench::allocations_on_this_thread();
-    for (scenario::lease_variant v : e.sc.gates.front().lease.variants) {
+    for (admit::redis::variant v : e.sc.gates.front().lease.variants) {
       admit::world::run_record rec = admit::world::run_lease_scenario(e.sc, seed, v);
       events += rec.diagnostics.events;
       benchmark::DoNotOptimize(rec);

@@ -32,8 +32,6 @@ using admit::scenario::format_duration;
 using admit::scenario::gate_kind;
 using admit::scenario::gate_spec;
 using admit::scenario::lease_params;
-using admit::scenario::lease_variant;
-using admit::scenario::lease_variant_names;
 using admit::scenario::observation;
 using admit::scenario::param_client_timeout;
 using admit::scenario::param_persistence;
@@ -96,10 +94,10 @@ json gate_json(const gate_spec& g) {
   if (l.variants.empty()) {
     // Only protocols: their client policy is in them, and the gate-level fields are refused.
   } else if (l.variants.size() == 1) {
-    j["variant"] = lease_variant_names[static_cast<std::size_t>(l.variants.front())];
+    j["variant"] = std::string(redis::to_string(l.variants.front()));
   } else {
     json vs = json::array();
-    for (lease_variant v : l.variants) vs.push_back(lease_variant_names[static_cast<std::size_t>(v)]);
+    for (redis::variant v : l.variants) vs.push_back(std::string(redis::to_string(v)));
     j["variant"] = std::move(vs);
   }
   j["limit"] = l.limit;

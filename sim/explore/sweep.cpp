@@ -407,7 +407,7 @@ std::string lease_context(const scenario::scenario& sc) {
   if (!l.protocols.empty()) {
     const redis::protocol& p = *l.protocols.front().proto;
     if (p.renew) renew = redis::renew_every_ns(p, l.lease_ns).value_or(l.renew_every_ns);
-  } else if (l.variants.front() == scenario::lease_variant::renewal) {
+  } else if (l.variants.front() == redis::variant::renewal) {
     renew = l.renew_every_ns;
   }
   std::string out = "lease " + scenario::format_duration(l.lease_ns);

@@ -26,8 +26,8 @@ std::string compiled_in(const std::string& path) {
   throw std::runtime_error("no compiled-in file " + std::string(name));
 }
 
-protocol_ref read_builtin(lease_variant v) {
-  const std::string name = lease_variant_names[static_cast<std::size_t>(v)];
+protocol_ref read_builtin(redis::variant v) {
+  const std::string name = std::string(redis::to_string(v));
   nlohmann::ordered_json doc = {{"gate", {{"protocol", name + ".json"}}}};
   inline_protocol_files(doc, "gate/redis/protocols", compiled_in);
   protocol_ref ref;
@@ -39,13 +39,13 @@ protocol_ref read_builtin(lease_variant v) {
 
 }  // namespace
 
-const protocol_ref& builtin_protocol(lease_variant v) {
-  static const std::array<protocol_ref, lease_variant_count> table = [] {
-    std::array<protocol_ref, lease_variant_count> t;
-    for (std::size_t i = 0; i < lease_variant_count; ++i) t[i] = read_builtin(static_cast<lease_variant>(i));
+const protocol_ref& builtin_protocol(redis::variant v) {
+  static const std::array<protocol_ref, redis::all_variants.size()> table = [] {
+    std::array<protocol_ref, redis::all_variants.size()> t;
+    for (std::size_t i = 0; i < redis::all_variants.size(); ++i) t[i] = read_builtin(static_cast<redis::variant>(i));
     return t;
   }();
-  ADMIT_ASSERT(static_cast<std::size_t>(v) < lease_variant_count, "a variant of the table");
+  ADMIT_ASSERT(static_cast<std::size_t>(v) < redis::all_variants.size(), "a variant of the table");
   return table[static_cast<std::size_t>(v)];
 }
 

@@ -11,6 +11,6 @@ namespace admit::scenario {
 
 // The variant's protocol, read from the compiled-in files once (the first
 // call, from any thread) and kept for the life of the program.
-[[nodiscard]] const protocol_ref& builtin_protocol(lease_variant v);
+[[nodiscard]] const protocol_ref& builtin_protocol(redis::variant v);
 
 }  // namespace admit::scenario

@@ -70,20 +70,20 @@ sim::duration_dist read_dist(const json& v, const std::string& path) {
 
 // --- gates ------------------------------------------------------------------
 
-std::vector<lease_variant> read_variants(const json& v, const std::string& path) {
-  static const std::pair<const char*, lease_variant> names[] = {{"seed", lease_variant::seed},
-                                                                {"server_time", lease_variant::server_time},
-                                                                {"renewal", lease_variant::renewal},
-                                                                {"fencing", lease_variant::fencing},
-                                                                {"fair", lease_variant::fair}};
-  static_assert(std::size(names) == lease_variant_count);
+std::vector<redis::variant> read_variants(const json& v, const std::string& path) {
+  static const std::pair<const char*, redis::variant> names[] = {{"seed", redis::variant::seed},
+                                                                {"server_time", redis::variant::server_time},
+                                                                {"renewal", redis::variant::renewal},
+                                                                {"fencing", redis::variant::fencing},
+                                                                {"fair", redis::variant::fair}};
+  static_assert(std::size(names) == redis::all_variants.size());
   if (!v.is_array()) return {read_enum(v, path, names)};
-  if (v.empty() || v.size() > lease_variant_count)
-    fail(path, "a variant name or a list of 1 to " + std::to_string(lease_variant_count) + " distinct variant names",
+  if (v.empty() || v.size() > redis::all_variants.size())
+    fail(path, "a variant name or a list of 1 to " + std::to_string(redis::all_variants.size()) + " distinct variant names",
          v);
-  std::vector<lease_variant> out;
+  std::vector<redis::variant> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const lease_variant x = read_enum(v[i], child(path, i), names);
+    const redis::variant x = read_enum(v[i], child(path, i), names);
     if (std::find(out.begin(), out.end(), x) != out.end())
       fail(child(path, i), "a variant not listed before", v[i]);
     out.push_back(x);

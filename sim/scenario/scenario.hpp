@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "gate/fifo/fifo_gate.hpp"
+#include "gate/redis/lease_scripts.hpp"
 #include "gate/redis/protocol.hpp"
 #include "sim/check/invariants.hpp"
 #include "sim/check/verdict.hpp"
@@ -36,17 +37,6 @@ enum class gate_kind : std::uint8_t {
   fifo,   // the process-local FIFO gate (gate/fifo)
   lease,  // the fleet-wide Redis lease semaphore (gate/redis)
 };
-
-// The lease protocol's variants (issue 3): the seed design and its hardenings.
-enum class lease_variant : std::uint8_t {
-  seed,         // the caller's wall clock as `now`, reap, admit below the limit
-  server_time,  // the acquire script reads the server's TIME instead
-  renewal,      // the holder extends its lease every renew_every
-  fencing,      // each grant carries a monotonic fencing counter
-  fair,         // waiters are served in arrival order
-};
-inline constexpr const char* lease_variant_names[] = {"seed", "server_time", "renewal", "fencing", "fair"};
-inline constexpr std::size_t lease_variant_count = std::size(lease_variant_names);
 
 // How a lease client waits between acquire attempts.
 struct backoff_spec {
@@ -80,11 +70,12 @@ struct protocol_ref {
 
 struct lease_params {
   // The runs of the gate, each a separate run of the scenario, named in the
-  // report: first the built-in variants (their protocol files, compiled in), in file order,
+  // report: first the built-in variants (their protocol files, compiled in, by
+  // the enum that also names the engine's C++ twins of their scripts), in file order,
   // then the protocols (their Lua, through the embedded interpreter), in file
   // order. Names are distinct. A gate with protocols and no "variant" runs
   // only its protocols.
-  std::vector<lease_variant> variants{lease_variant::seed};
+  std::vector<redis::variant> variants{redis::variant::seed};
   std::vector<protocol_ref> protocols;
   std::int64_t limit = 1;                         // permits: 1 .. 100'000
   vtime_ns lease_ns = 15 * sim::sec;              // a member older than this is reaped
@@ -113,13 +104,13 @@ inline bool reads_backoff(const lease_params& l) {
          std::any_of(l.protocols.begin(), l.protocols.end(), [](const protocol_ref& p) { return !p.proto->client.retry; });
 }
 inline bool reads_renew_every(const lease_params& l) {
-  return std::find(l.variants.begin(), l.variants.end(), lease_variant::renewal) != l.variants.end() ||
+  return std::find(l.variants.begin(), l.variants.end(), redis::variant::renewal) != l.variants.end() ||
          std::any_of(l.protocols.begin(), l.protocols.end(), [](const protocol_ref& p) {
            return p.proto->renew && !p.proto->client.renew_every_ns && !p.proto->client.renew_every_lease_fraction;
          });
 }
 inline bool reads_queue_timeout(const lease_params& l) {
-  return std::find(l.variants.begin(), l.variants.end(), lease_variant::fair) != l.variants.end() ||
+  return std::find(l.variants.begin(), l.variants.end(), redis::variant::fair) != l.variants.end() ||
          std::any_of(l.protocols.begin(), l.protocols.end(), [](const protocol_ref& p) {
            return p.proto->uses(redis::placeholder::queue_timeout_ms);
          });
@@ -128,7 +119,7 @@ inline bool reads_queue_timeout(const lease_params& l) {
 // The names of a gate's runs, in run order: the variants', then the protocols'.
 inline std::vector<std::string> run_names(const lease_params& l) {
   std::vector<std::string> out;
-  for (lease_variant v : l.variants) out.emplace_back(lease_variant_names[static_cast<std::size_t>(v)]);
+  for (redis::variant v : l.variants) out.emplace_back(std::string(redis::to_string(v)));
   for (const protocol_ref& p : l.protocols) out.push_back(p.proto->name);
   return out;
 }
@@ -136,8 +127,8 @@ inline std::size_t run_count(const lease_params& l) { return l.variants.size() +
 
 // Keeps only the run named `name`; false (and `l` unchanged) when the gate has none of that name.
 inline bool keep_only_run(lease_params& l, std::string_view name) {
-  for (lease_variant v : l.variants)
-    if (name == lease_variant_names[static_cast<std::size_t>(v)]) {
+  for (redis::variant v : l.variants)
+    if (name == std::string(redis::to_string(v))) {
       l.variants = {v};
       l.protocols.clear();
       return true;

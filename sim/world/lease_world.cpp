@@ -557,10 +557,10 @@ class lease_world {
 
 }  // namespace
 
-run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,
+run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, redis::variant variant,
                               const lease_run_options& options) {
   const scenario::world_mutation mut = sc.gates.front().world_mut;
-  const std::string name = scenario::lease_variant_names[static_cast<std::size_t>(variant)];
+  const std::string name = std::string(redis::to_string(variant));
   if (lease::breaks_acquire(mut)) {
     const scenario::protocol_ref broken = lease::mutant_protocol(variant, mut);
     lease_world w(sc, seed, lease_run(broken, true, name), options);

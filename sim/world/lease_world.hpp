@@ -90,7 +90,7 @@ struct lease_run_options {
   bool mutant_give_up_stays_in_line = false;
 };
 
-run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, scenario::lease_variant variant,
+run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, redis::variant variant,
                               const lease_run_options& options = {});
 // The run of a protocol of the scenario's lease gate: its Lua through the
 // embedded interpreter (gate/redis/lua_engine.hpp), its client policy.

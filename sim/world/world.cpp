@@ -43,8 +43,8 @@ std::vector<run_record> run_gates(const scenario::scenario& sc, std::uint64_t se
   ADMIT_ASSERT(sc.gates.size() == 1, "a lease scenario has exactly its one lease gate");
   lease_run_options opts = lease_options;
   opts.trace_to = trace_to;
-  for (scenario::lease_variant v : sc.gates.front().lease.variants)
-    out.push_back(traced(scenario::lease_variant_names[static_cast<std::size_t>(v)],
+  for (redis::variant v : sc.gates.front().lease.variants)
+    out.push_back(traced(std::string(redis::to_string(v)),
                          [&] { return run_lease_scenario(sc, seed, v, opts); }));
   for (const scenario::protocol_ref& p : sc.gates.front().lease.protocols)
     out.push_back(traced(p.proto->name, [&] { return run_lease_protocol(sc, seed, p, opts); }));

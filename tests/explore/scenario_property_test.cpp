@@ -127,7 +127,6 @@ scenario::scenario fifo_scenario(fifo::mutation mut) {
 }
 
 scenario::scenario lease_scenario(scenario::world_mutation mut) {
-  using scenario::lease_variant;
   scenario::scenario sc;
   sc.name = "generated_lease";
   sc.seed = *rc::gen::inRange<std::uint64_t>(0, 1'000'000);
@@ -135,8 +134,8 @@ scenario::scenario lease_scenario(scenario::world_mutation mut) {
   g.kind = scenario::gate_kind::lease;
   g.world_mut = mut;
   auto& l = g.lease;
-  l.variants = {*rc::gen::element(lease_variant::server_time, lease_variant::renewal, lease_variant::fencing,
-                                  lease_variant::fair)};
+  l.variants = {*rc::gen::element(redis::variant::server_time, redis::variant::renewal, redis::variant::fencing,
+                                  redis::variant::fair)};
   l.limit = *rc::gen::inRange(1, 5);
   l.lease_ns = *rc::gen::element<vtime_ns>(2 * sec, 5 * sec, 10 * sec);
   l.renew_every_ns = l.lease_ns / 3;

@@ -33,7 +33,7 @@ TEST_CASE("a crashed renewer shrinks to one worker, one permit, two requests and
   CHECK(s.requests_after == 2);
   CHECK(s.workers_after == 1);
   CHECK(s.minimal.gates.front().lease.limit == 1);
-  CHECK(s.minimal.gates.front().lease.variants == std::vector{scenario::lease_variant::renewal});
+  CHECK(s.minimal.gates.front().lease.variants == std::vector{redis::variant::renewal});
   CHECK(s.minimal.arrivals.empty());  // explicit times only
   CHECK(s.minimal.expect.verdict == "violation");
   CHECK(s.minimal.expect.violated == std::vector<std::string>{"portal_inflight_le_cap"});

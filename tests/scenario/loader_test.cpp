@@ -12,6 +12,7 @@
 namespace {
 
 using namespace admit::scenario;
+namespace redis = admit::redis;
 using admit::sim::ms;
 using admit::sim::sec;
 using admit::test::rejection;
@@ -85,7 +86,7 @@ TEST_CASE("a lease gate loads with its defaults") {
   const gate_spec& g = sc.gates.at(0);
   CHECK(g.kind == gate_kind::lease);
   CHECK(g.cap() == 8);
-  CHECK(g.lease.variants == std::vector<lease_variant>{lease_variant::seed});
+  CHECK(g.lease.variants == std::vector<redis::variant>{redis::variant::seed});
   CHECK(g.lease.lease_ns == 15 * sec);
   CHECK(g.lease.acquire_timeout_ns == 30 * sec);
   CHECK(g.lease.backoff.k == backoff_spec::kind::fixed);
@@ -102,7 +103,7 @@ TEST_CASE("a lease gate loads every field, and variants to compare") {
       "backoff": {"kind": "exponential", "base": "10ms", "max": "1s", "jitter": "none"}, "key": "x:{a}"})",
                                              one_request));
   const lease_params& l = sc.gates.at(0).lease;
-  CHECK(l.variants == std::vector<lease_variant>{lease_variant::seed, lease_variant::renewal, lease_variant::fair});
+  CHECK(l.variants == std::vector<redis::variant>{redis::variant::seed, redis::variant::renewal, redis::variant::fair});
   CHECK(l.limit == 100'000);
   CHECK(l.lease_ns == 9 * sec);
   CHECK(l.acquire_timeout_ns == 0);

@@ -31,7 +31,7 @@ const char* const three_workers = R"({"name": "parts", "seed": 1,
   "service": {"service_time": {"kind": "uniform", "min": "5ms", "max": "50ms"}},
   "workload": {"arrivals": [{"kind": "constant", "count": 3, "every": "10ms"}]}})";
 
-gate::lease_client_config client_of(scenario::lease_variant v) {
+gate::lease_client_config client_of(redis::variant v) {
   gate::lease_client_config c;
   c.proto = scenario::builtin_protocol(v).proto;
   return c;
@@ -40,7 +40,7 @@ gate::lease_client_config client_of(scenario::lease_variant v) {
 // The parts of one lease world, wired as lease_world wires them, with no run: the server runs the built-in
 // variant `v`'s protocol (server_time unless a test says otherwise).
 struct parts {
-  explicit parts(scenario::lease_variant v = scenario::lease_variant::server_time)
+  explicit parts(redis::variant v = redis::variant::server_time)
       : proto(*scenario::builtin_protocol(v).proto), workers(sched, net, client_of(v), sc, 1) {
     server.use_protocol(proto, sc.gates.front().lease.key, 15'000);
   }
@@ -205,7 +205,7 @@ TEST_CASE("a release of a token its worker does not hold changes no holder, coun
   // holds the permit, worker 0 waits in line and releases; then worker 2's grant is taken as lost (no hold) and
   // worker 2 releases it. No assertion, no worker told of a loss, no live lease counted reaped, no holder dropped;
   // worker 0 has left the line (worker 2 is first in it once the permit is free) and worker 2's grant is gone.
-  parts p(scenario::lease_variant::fair);
+  parts p(redis::variant::fair);
   const auto fair = [&](std::size_t wi, redis::script_op op, const std::string& token) { return p.run(wi, op, token, 1); };
   const std::string queue_key = p.sc.gates.front().lease.key + ":queue";
   const auto in_line = [&](const std::string& token) {
@@ -270,7 +270,7 @@ TEST_CASE("a renew that reaps another holder's stale permit tells that holder") 
   // Goal: the renewal variant's renew reaps too, and its reaping is watched like an acquire's.
   // Method: worker 0 acquires at 0, worker 1 at 10 s (the key now lives until 25 s); at 16 s worker
   // 1 renews, and its reap takes worker 0's permit, scored 0, older than the 15 s lease.
-  parts p(scenario::lease_variant::renewal);
+  parts p(redis::variant::renewal);
   (void)p.run(0, redis::script_op::acquire, "w0-1");
   p.workers.take(0, work_item{1, 0, 0, 0});
   (void)p.workers.hold(0, "w0-1");

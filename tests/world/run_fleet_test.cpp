@@ -225,7 +225,7 @@ TEST_CASE("the conservation check fails against a requeue that drops the item", 
   opts.mutant_requeue_drops_item = true;
   std::uint64_t short_runs = 0, runs_that_requeue = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
-    const run_record r = admit::world::run_lease_scenario(sc, seed, admit::scenario::lease_variant::server_time, opts);
+    const run_record r = admit::world::run_lease_scenario(sc, seed, admit::redis::variant::server_time, opts);
     if (r.inconclusive) continue;
     runs_that_requeue += r.lease->items_requeued != 0;
     short_runs += ended(r) + r.lease->items_left != r.metrics.requests;

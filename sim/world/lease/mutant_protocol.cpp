@@ -46,7 +46,7 @@ redis::arg_template tmpl(const char* text) {
 
 }  // namespace
 
-scenario::protocol_ref mutant_protocol(scenario::lease_variant v, scenario::world_mutation mut) {
+scenario::protocol_ref mutant_protocol(redis::variant v, scenario::world_mutation mut) {
   ADMIT_ASSERT(breaks_acquire(mut), "a mutant that breaks the acquire");
   const scenario::protocol_ref& builtin = scenario::builtin_protocol(v);
   auto p = std::make_shared<redis::protocol>(*builtin.proto);

@@ -16,7 +16,7 @@
 namespace admit::world::lease {
 
 // The variant's protocol with `mut`'s acquire; `mut` is no_reaping or check_then_add.
-[[nodiscard]] scenario::protocol_ref mutant_protocol(scenario::lease_variant v, scenario::world_mutation mut);
+[[nodiscard]] scenario::protocol_ref mutant_protocol(redis::variant v, scenario::world_mutation mut);
 
 // Whether `mut` is one of the broken acquires above.
 [[nodiscard]] constexpr bool breaks_acquire(scenario::world_mutation mut) noexcept {
