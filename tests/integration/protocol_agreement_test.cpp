@@ -72,7 +72,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int cases_per_protocol = 100;
+constexpr int cases_per_protocol = 100;  // ADMITSIM_AGREEMENT_CASES may lower it (agreement_cases)
 constexpr int min_steps_per_case = 60;
 constexpr int min_protocol_files = 11;
 constexpr std::string_view replay_command =
@@ -357,12 +357,13 @@ TEST_CASE("protocol agreement: each protocol's calls give the same replies, read
   for (const protocol_file& f : files) {
     CAPTURE(f.path);
     agreement_stats stats;
+    const int cases = agreement_cases(cases_per_protocol);
     const auto result = check_property("protocol agreement: " + f.path,
-                                       [&] { protocol_agrees(f.proto, *real, stats, {}); }, cases_per_protocol);
+                                       [&] { protocol_agrees(f.proto, *real, stats, {}); }, cases);
     report(f.path, stats);
     INFO(describe(result, replay_command));
     CHECK(passed(result));
-    CHECK(stats.steps >= cases_per_protocol * min_steps_per_case);
+    CHECK(stats.steps >= cases * min_steps_per_case);
     CHECK(stats.resynced * 100 <= stats.steps);
     // The generated fleets reach both answers of every call.
     CHECK(stats.by_outcome["acquire yes"] > 0);

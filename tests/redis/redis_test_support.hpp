@@ -71,6 +71,17 @@ inline const bool rc_params_pinned = [] {
   return true;
 }();
 
+// The budget of an agreement property: `cases`, or ADMITSIM_AGREEMENT_CASES
+// when it is set to a positive count (the sanitizer stage of scripts/test.sh
+// runs fewer cases: what it looks for is memory errors on the same paths).
+inline int agreement_cases(int cases) {
+  if (const char* env = std::getenv("ADMITSIM_AGREEMENT_CASES")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return cases;
+}
+
 // Runs a RapidCheck property with an explicit seed and budget and returns its
 // result, for tests that expect a failure as well as for those that expect a
 // pass.
