@@ -176,7 +176,7 @@ class lease_world {
       b.on_client_timeout = run.proto->proto->client.on_client_timeout;
       redis::script_limits limits;
       limits.max_steps = opts.script_steps_max;
-      node_.set_script_limits(limits, opts.script_cache_survives_restart);
+      node_.set_script_limits(limits);
       node_.set_native_twins(opts.native_twins);
       node_.set_pubsub(&net_.pubsub());
       net_.set_wait_acks_at_once(opts.wait_acks_at_once);
@@ -267,7 +267,7 @@ class lease_world {
       auto& e = *extra_.emplace_back(std::make_unique<extra_node>(*this, sc_));
       redis::script_limits limits;
       limits.max_steps = opts.script_steps_max;
-      e.node.set_script_limits(limits, opts.script_cache_survives_restart);
+      e.node.set_script_limits(limits);
       e.node.set_native_twins(opts.native_twins);
       e.node.set_pubsub(&e.net.pubsub());
       e.node.set_index(i);

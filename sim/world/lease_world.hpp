@@ -63,12 +63,9 @@ struct lease_run_options {
   // engine counts VM instructions by thousands); past it the call fails and
   // the run is inconclusive (docs/limits.md).
   std::uint64_t script_steps_max = 100'000'000;
-  // For the tests that show a protocol run differs from its fast path only by
-  // the NOSCRIPT round trips after a restart or failover: keep the cache.
-  bool script_cache_survives_restart = false;
   // Whether the engines may run the project's own lease scripts by their C++
   // twins (gate/redis/native_twins.hpp). Off only for the tests that hold a
-  // protocol file's Lua, run in the VM, to the built-in variant's C++ body.
+  // built-in protocol file's Lua, run in the VM, to its C++ twin.
   bool native_twins = true;
   // Broken on purpose, for the test that shows the wait_ack design's check can
   // fail: every WAIT answers at once that all the replicas it asked for

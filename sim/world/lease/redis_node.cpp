@@ -191,7 +191,6 @@ void redis_node::restart(scenario::persistence persist, vtime_ns now, vtime_ns d
   down_until_ns_ = now + down_ns;
   primary_facts_ = {redis::make_run_id(index_, processes_++), server_now_us(down_until_ns_)};
   // A restarted server has an empty script cache: the next EVALSHA answers NOSCRIPT.
-  if (cache_survives_restart_) return;
   if (primary_engine_) primary_engine_->script_flush();
   if (follower_engine_) follower_engine_->script_flush();
 }
@@ -211,7 +210,7 @@ void redis_node::failover(vtime_ns replication_lag_ns, vtime_ns now, vtime_ns do
   primary_facts_ = follower_facts_;
   follower_facts_ = {redis::make_run_id(index_, processes_++), server_now_us(down_until_ns_)};
   // The promoted follower never cached the scripts the clients loaded on the old primary.
-  if (primary_engine_ && !cache_survives_restart_) primary_engine_->script_flush();
+  if (primary_engine_) primary_engine_->script_flush();
 }
 
 }  // namespace admit::world::lease

@@ -155,8 +155,6 @@ class redis_node {
   // SCRIPT LOAD of each of the protocol's scripts, as a deployment loads them
   // before its clients start (a restart or failover loses them again).
   void deploy(const redis::protocol& proto);
-  // The engines' limits (before the first command), and whether a restart or
-  // a failover keeps the script cache (only the tests ask it to).
   // Where the primary's PUBLISH delivers (the world's subscribed clients), before the first command.
   void set_pubsub(redis::pubsub* bus) noexcept { bus_ = bus; }
   // Which of the gate's nodes this is (0 unless the gate has several): it names the processes' run ids.
@@ -165,10 +163,8 @@ class redis_node {
   const redis::server_facts& primary_process() const noexcept { return primary_facts_; }
   // Whether the engines may run a shipped script's C++ twin (before the first command).
   void set_native_twins(bool on) noexcept { native_twins_ = on; }
-  void set_script_limits(const redis::script_limits& limits, bool cache_survives_restart) {
-    limits_ = limits;
-    cache_survives_restart_ = cache_survives_restart;
-  }
+  // The engines' limits (before the first command). A restart or a failover empties the script cache.
+  void set_script_limits(const redis::script_limits& limits) { limits_ = limits; }
   // Why the last failed script failed.
   const redis::script_error_info& last_script_error() const;
   // The Lua steps of the last script call (the engine's count).
@@ -234,7 +230,6 @@ class redis_node {
   vtime_ns offset_ns_ = 0;
   redis::script_limits limits_;
   redis::pubsub* bus_ = nullptr;
-  bool cache_survives_restart_ = false;
   bool native_twins_ = true;
   std::unique_ptr<redis::script_engine> primary_engine_;
   std::unique_ptr<redis::script_engine> follower_engine_;
