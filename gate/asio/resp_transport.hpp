@@ -538,8 +538,9 @@ class resp_transport {
     void notify(const channel_key& key) {
       const auto it = listeners.find(key);
       if (it == listeners.end()) return;  // sent before our UNSUBSCRIBE reached the server
-      for (const auto& [id, on_message] : it->second) {
-        boost::asio::post(ex, [w = weak_from_this(), key, id] {
+      for (const auto& entry : it->second) {
+        // By value: a structured binding is not captured by every compiler this builds with (clang 14).
+        boost::asio::post(ex, [w = weak_from_this(), key, id = entry.first] {
           const std::shared_ptr<listener_hub> h = w.lock();
           if (!h) return;
           const auto l = h->listeners.find(key);
