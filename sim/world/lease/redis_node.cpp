@@ -9,38 +9,53 @@
 
 namespace admit::world::lease {
 
-const redis::sorted_set* redis_node::as_set(const redis::hash_value* h, redis::sorted_set& into) {
+const redis::sorted_set* redis_node::as_set(const redis::hash_value* h, hash_memo& memo) {
   if (h == nullptr) return nullptr;
-  into = redis::sorted_set{};
-  for (const redis::hash_value::field& f : h->fields()) {
+  const std::span<const redis::hash_value::field> fields = h->fields();
+  if (std::equal(fields.begin(), fields.end(), memo.source.begin(), memo.source.end())) {
+    ADMIT_ASSERT(memo.set.size() == h->size(), "a memo's set holds its source's fields");
+    return &memo.set;
+  }
+  memo.set = redis::sorted_set{};
+  for (const redis::hash_value::field& f : fields) {
     double score = std::numeric_limits<double>::infinity();
     const char* first = f.value.data();
     const char* last = first + f.value.size();
     double parsed = 0;
     if (const auto [end, ec] = std::from_chars(first, last, parsed); ec == std::errc{} && end == last && std::isfinite(parsed))
       score = parsed;
-    into.insert_or_assign(score, f.name);
+    memo.set.insert_or_assign(score, f.name);
   }
-  ADMIT_ASSERT(into.size() == h->size(), "a hash's fields are distinct members");
-  return &into;
+  memo.source.assign(fields.begin(), fields.end());
+  ADMIT_ASSERT(memo.set.size() == h->size(), "a hash's fields are distinct members");
+  return &memo.set;
 }
 
-const redis::sorted_set* redis_node::named(const redis::sorted_set* s, redis::sorted_set& into) const {
+const redis::sorted_set* redis_node::named(const redis::sorted_set* s, named_memo& memo) const {
   if (s == nullptr) return nullptr;
-  into = redis::sorted_set{};
+  const std::span<const redis::sorted_set::entry> entries = s->entries();
+  if (memo.made && memo.names_version == names_version_ &&
+      std::equal(entries.begin(), entries.end(), memo.source.begin(), memo.source.end())) {
+    ADMIT_ASSERT(memo.set.size() == s->size(), "a memo's set names its source's members");
+    return &memo.set;
+  }
+  memo.set = redis::sorted_set{};
   std::string name;
-  for (const redis::sorted_set::entry& e : s->entries()) {
+  for (const redis::sorted_set::entry& e : entries) {
     if (const std::string* token = token_of_permit(e.member)) {
       name.assign(*token);
     } else {
       name.assign("permit:");
       name.append(e.member);
     }
-    into.insert_or_assign(e.score, name);
+    memo.set.insert_or_assign(e.score, name);
   }
+  memo.source.assign(entries.begin(), entries.end());
+  memo.names_version = names_version_;
+  memo.made = true;
   // Distinct: each token names one id (name_permit), and "permit:" never begins a token ("w<worker>-<item>").
-  ADMIT_ASSERT(into.size() == s->size(), "each member of the holders keeps a name of its own");
-  return &into;
+  ADMIT_ASSERT(memo.set.size() == s->size(), "each member of the holders keeps a name of its own");
+  return &memo.set;
 }
 
 void redis_node::name_permit(std::string_view id, std::string_view token) {
@@ -48,10 +63,12 @@ void redis_node::name_permit(std::string_view id, std::string_view token) {
   ADMIT_ASSERT(token.rfind("permit:", 0) != 0, "a token is never named like an unnamed permit");
   if (const auto old = token_of_permit_.find(id); old != token_of_permit_.end()) {
     if (old->second == token) return;
+    ++names_version_;
     // The id named another token's permit: that grant is over (the caller checked it no longer holds it).
     permit_of_token_.erase(old->second);
     token_of_permit_.erase(old);
   }
+  ++names_version_;
   const auto [it, fresh] = permit_of_token_.try_emplace(std::string(token), id);
   if (!fresh) {
     token_of_permit_.erase(it->second);

@@ -41,19 +41,32 @@ using sim::vtime_ns;
 
 class redis_node {
  private:
-  // A hash's fields as a sorted set in `into` (a value that is no number
-  // scores +inf: a permit the checkers cannot see expire). nullptr for none.
-  static const redis::sorted_set* as_set(const redis::hash_value* h, redis::sorted_set& into);
+  // A view of the holders as a sorted set, rebuilt only when what it is made
+  // of changed: a pure function's memo (the source's content, compared in
+  // full, and the names' version), so a view is always what a rebuild would give.
+  struct hash_memo {
+    std::vector<redis::hash_value::field> source;  // the fields the set was made of
+    redis::sorted_set set;
+  };
+  struct named_memo {
+    std::vector<redis::sorted_set::entry> source;  // the entries the set was made of
+    std::uint64_t names_version = 0;                // names_version_ when it was made
+    bool made = false;
+    redis::sorted_set set;
+  };
+  // A hash's fields as a sorted set (a value that is no number scores +inf: a
+  // permit the checkers cannot see expire). nullptr for none.
+  static const redis::sorted_set* as_set(const redis::hash_value* h, hash_memo& memo);
   redis::holders_shape shape_ = redis::holders_shape::sorted_set;
   // A hash's holders as sets, one per view; mutable: an observer's view of a hash is built when asked.
-  mutable redis::sorted_set view_, expiring_, peeked_;
+  mutable hash_memo view_, expiring_, peeked_;
   // Permit ids (a protocol whose acquire answers one): each view names a member by the token it was granted to.
-  const redis::sorted_set* named(const redis::sorted_set* s, redis::sorted_set& into) const;
+  const redis::sorted_set* named(const redis::sorted_set* s, named_memo& memo) const;
   bool permit_ids_ = false;
   std::map<std::string, std::string, std::less<>> token_of_permit_;
   std::map<std::string, std::string, std::less<>> permit_of_token_;
-  mutable redis::sorted_set named_view_, named_expiring_, named_peeked_;
-
+  std::uint64_t names_version_ = 0;  // counts the changes of the two maps above
+  mutable named_memo named_view_, named_expiring_, named_peeked_;
 
  public:
   // What the fault schedule will ask of the node decides what it keeps: an
