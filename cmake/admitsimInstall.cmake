@@ -11,7 +11,8 @@
 #   share/admitsim/                       the data the CLI reads at run time: the
 #                                         scenarios and, at their source-tree
 #                                         paths, the lease protocols and Lua files
-#                                         the scenarios name by relative path
+#                                         the scenarios name by relative path,
+#                                         and the Python adapter of process gates
 include(CMakePackageConfigHelpers)
 
 set(ADMITSIM_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/admitsim)
@@ -29,14 +30,14 @@ add_library(admitsim::gate ALIAS admitsim_gate)
 # admitsim::sim: the simulator on top: kernel, checks (headers), scenario
 # loader, worlds, reports and explore.
 add_library(admitsim_sim INTERFACE)
-target_link_libraries(admitsim_sim INTERFACE admitsim_gate admitsim_kernel admitsim_scenario admitsim_world
+target_link_libraries(admitsim_sim INTERFACE admitsim_gate admitsim_kernel admitsim_scenario admitsim_process admitsim_world
                       admitsim_reports admitsim_explore)
 add_library(admitsim::sim ALIAS admitsim_sim)
 
 # Every target the two reach, exported as admitsim::<name>; the tree keeps its
 # admitsim_<name> names.
 set(admitsim_exported_names common asio gate_fifo gate_redis gate_lease lua_engine gate_asio gate
-    kernel scenario world reports explore sim)
+    kernel scenario process world reports explore sim)
 set(admitsim_exported_targets "")
 foreach(name IN LISTS admitsim_exported_names)
   if(NOT TARGET admitsim_${name})
@@ -64,6 +65,10 @@ install(DIRECTORY gate sim reports DESTINATION ${ADMITSIM_INSTALL_INCLUDEDIR}
 # installed scenarios run unchanged from any working directory.
 install(DIRECTORY scenarios DESTINATION ${ADMITSIM_INSTALL_DATADIR})
 install(DIRECTORY gate/redis/lua gate/redis/protocols DESTINATION ${ADMITSIM_INSTALL_DATADIR}/gate/redis)
+# The Python adapter of process gates (docs/process-gate.md), run as
+# python3 share/admitsim/gate/process/python/admitsim_fifo.py FILE.py:FACTORY.
+install(DIRECTORY gate/process/python DESTINATION ${ADMITSIM_INSTALL_DATADIR}/gate/process
+        PATTERN "__pycache__" EXCLUDE)
 
 install(EXPORT admitsimTargets NAMESPACE admitsim:: DESTINATION ${ADMITSIM_INSTALL_CMAKEDIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/admitsimConfig.cmake.in

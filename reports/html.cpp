@@ -241,8 +241,12 @@ std::string render_html(const report_input& in) {
     if (r->inconclusive)
       o << "<p class=\"inconclusive\" id=\"inconclusive\"><b>Inconclusive" << (r->variant.empty() ? "" : " [" + esc(r->variant) + "]")
         << "</b> (" << esc(r->inconclusive->kind) << "): " << esc(r->inconclusive->detail) << "</p>\n";
-  if (!runs.front()->gate_core.empty())
-    o << "<p class=\"inconclusive\" id=\"gate-core\"><b>Own gate core</b>: every gate ran <code>" << esc(runs.front()->gate_core)
+  if (const std::string& core = runs.front()->gate_core; core.rfind("process:", 0) == 0)
+    o << "<p class=\"inconclusive\" id=\"gate-core\"><b>Process gate core</b>: the gates ran <code>" << esc(core)
+      << "</code>, a child process the scenario names, in place of admitsim's core; this page judges that program "
+         "(docs/process-gate.md)</p>\n";
+  else if (!core.empty())
+    o << "<p class=\"inconclusive\" id=\"gate-core\"><b>Own gate core</b>: every gate ran <code>" << esc(core)
       << "</code>, a core of its user's, in place of admitsim's; this page judges that core (the replay command needs the "
          "program that ran it)</p>\n";
   o << "<pre class=\"replay\" id=\"replay\">" << esc(replay) << "</pre>\n";

@@ -354,7 +354,8 @@ json report_header::to_json() const {
   if (gate_core) {
     json core;
     core["name"] = *gate_core;
-    core["origin"] = "own";
+    // "process": a gate's child process (docs/process-gate.md); "own": a C++ core linked in.
+    core["origin"] = gate_core->rfind("process:", 0) == 0 ? "process" : "own";
     r["gate_core"] = std::move(core);
   }
   json s;
@@ -392,7 +393,9 @@ report_header report_header::from_json(const json& report) {
     const json& core = report["gate_core"];
     h.gate_core = core.is_object() && core.contains("name") && core["name"].is_string() ? core["name"].get<std::string>()
                                                                                            : std::string();
-    return h;  // admitsim runs no team's core: nothing more of its report is read
+    // admitsim runs no team's linked-in core: nothing more of its report is read. A process
+    // gate's child is named by the scenario (docs/process-gate.md): its report reads on.
+    if (h.gate_core->rfind("process:", 0) != 0) return h;
   }
   if (!report.contains("scenario") || !report["scenario"].is_object() || !report["scenario"].contains("source") ||
       !report.contains("seed") || !report["seed"].is_number_unsigned())

@@ -28,6 +28,7 @@ packages=(
   lld                     # the clang trees' linker (ADMITSIM_LINKER in CMakeLists.txt)
   chromium                # headless browser for the HTML report's test (ctest label browser)
   libxml2-utils           # xmllint: the matrix test checks its JUnit XML
+  python3                 # the process gates' tests: the Python adapter and the example gates (docs/process-gate.md)
 )
 
 case "${1:-}" in

@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "gate/fifo/fifo_gate.hpp"
@@ -58,10 +59,24 @@ concept gate_core = requires(C& c, ticket_id t, std::int64_t now_ns) {
 
 static_assert(gate_core<fifo_gate>, "admitsim's own core is a gate_core");
 
+// Why a core could not go on outside its contract: a core that lives in a
+// child process (sim/world/fifo/process_core.hpp) fails when the child
+// exits, hangs or answers out of protocol. `kind` names it for the report
+// (process_exited, process_hung, process_protocol, process_error); `detail`
+// is one sentence with the message and the child's last stderr lines.
+struct core_failure {
+  std::string kind;
+  std::string detail;
+};
+
 // A gate core behind virtual calls.
 class core_iface {
  public:
   virtual ~core_iface() = default;
+  // Set once the core cannot go on; its answers from then on are inert
+  // (nobody admitted, nothing promoted) and the run that holds it is
+  // inconclusive. An in-process core never fails this way.
+  virtual const core_failure* failed() const noexcept { return nullptr; }
   virtual acquire_result acquire(ticket_id t, std::int64_t now_ns) = 0;
   virtual release_result release(std::int64_t now_ns) = 0;
   virtual bool claim(ticket_id t, std::int64_t now_ns) = 0;

@@ -81,6 +81,15 @@ json gate_json(const gate_spec& g) {
       j["mutation"] = std::string(fifo::to_string(g.fifo.mut));
     else if (g.world_mut != world_mutation::none)
       j["mutation"] = world_mutation_names[static_cast<std::size_t>(g.world_mut)];
+    if (g.process) {
+      // Its folder absolute (as the loader made it), so the written scenario runs the same child from anywhere.
+      json p;
+      p["command"] = g.process->command;
+      p["cwd"] = g.process->cwd;
+      if (!g.process->name.empty()) p["name"] = g.process->name;
+      p["message_timeout"] = duration_text(g.process->message_timeout_ns);
+      j["process"] = std::move(p);
+    }
     return j;
   }
   const lease_params& l = g.lease;

@@ -208,6 +208,54 @@ void read_lease_fields(object_reader& r, const std::string& path, lease_params& 
   }
 }
 
+// A FIFO gate's child process (docs/process-gate.md). `cwd` is made
+// absolute here: against the current directory, unless the text was read
+// from a file and absolute_process_cwds made it absolute already.
+process_spec read_process(const json& v, const std::string& path) {
+  object_reader r(v, path, "a process object: {\"command\": [PROGRAM, ARG, ...]}");
+  process_spec p;
+  const std::string words = "an array of 1 to " + std::to_string(process_command_words_max) +
+                            " strings (the program and its arguments), each 1 to " +
+                            std::to_string(process_command_word_bytes_max) + " bytes without a NUL";
+  const json& c = r.require("command", "the program and its arguments");
+  const std::string cpath = child(path, "command");
+  if (!c.is_array() || c.empty() || c.size() > process_command_words_max) fail(cpath, words, c);
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const std::string w = read_string(c[i], child(cpath, i), "a string of 1 to " +
+                                                             std::to_string(process_command_word_bytes_max) +
+                                                             " bytes without a NUL");
+    if (w.empty() || w.size() > process_command_word_bytes_max || w.find('\0') != std::string::npos)
+      fail(child(cpath, i), "a string of 1 to " + std::to_string(process_command_word_bytes_max) + " bytes without a NUL",
+           c[i]);
+    p.command.push_back(w);
+  }
+  if (const json* x = r.get("name")) {
+    const std::string what = "a name of 1 to 56 letters, digits, '_', '-', '.' or ':'";
+    p.name = read_string(*x, child(path, "name"), what);
+    const bool ok = !p.name.empty() && p.name.size() <= 56 &&
+                    std::all_of(p.name.begin(), p.name.end(), [](char ch) {
+                      return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                             ch == '_' || ch == '-' || ch == '.' || ch == ':';
+                    });
+    if (!ok) fail(child(path, "name"), what, *x);
+  }
+  std::string cwd = ".";
+  if (const json* x = r.get("cwd")) {
+    cwd = read_string(*x, child(path, "cwd"), "a directory (a string of 1 to 4096 bytes without a NUL)");
+    if (cwd.empty() || cwd.size() > 4096 || cwd.find('\0') != std::string::npos)
+      fail(child(path, "cwd"), "a directory (a string of 1 to 4096 bytes without a NUL)", *x);
+  }
+  std::error_code ec;
+  std::filesystem::path dir(cwd);
+  if (dir.is_relative()) dir = std::filesystem::current_path(ec) / dir;
+  p.cwd = dir.lexically_normal().string();
+  if (p.cwd.size() > 1 && p.cwd.back() == '/') p.cwd.pop_back();
+  if (const json* x = r.get("message_timeout"))
+    p.message_timeout_ns = read_duration(*x, child(path, "message_timeout"), sim::ms, process_message_timeout_ns_max);
+  r.finish();
+  return p;
+}
+
 gate_spec read_gate(const json& v, const std::string& path, bool name_required) {
   object_reader r(v, path, "a gate object");
   gate_spec g;
@@ -271,6 +319,12 @@ gate_spec read_gate(const json& v, const std::string& path, bool name_required) 
       g.world_mut = world_mutation::release_before_work_ends;
     else
       g.fifo.mut = core[m];
+  }
+  if (const json* x = r.get("process")) {
+    g.process = read_process(*x, child(path, "process"));
+    if (g.fifo.mut != fifo::mutation::none)
+      fail(child(path, "mutation"), "\"none\" or \"release_before_work_ends\" in a gate with a process (the other "
+                                    "mutations break admitsim's own core, which does not run there)", v["mutation"]);
   }
   r.finish();
   return g;
@@ -1128,6 +1182,41 @@ scenario load_scenario_json(const json& doc) {
   return sc;
 }
 
+namespace {
+// A process gate's "cwd" is relative to the scenario file's folder: it is
+// written into the document as the absolute folder it names, so that the
+// document (embedded in reports, written as a counterexample elsewhere) runs
+// the child in the same place from anywhere.
+void absolute_process_cwd(json& gate, const std::string& base_dir) {
+  if (!gate.is_object()) return;
+  const auto p = gate.find("process");
+  if (p == gate.end() || !p->is_object()) return;
+  std::string cwd = ".";
+  if (const auto c = p->find("cwd"); c != p->end()) {
+    if (!c->is_string()) return;  // refused with its path by read_process
+    cwd = c->get<std::string>();
+  }
+  if (cwd.empty() || cwd.find('\0') != std::string::npos) return;
+  std::filesystem::path dir(cwd);
+  if (dir.is_relative()) {
+    std::error_code ec;
+    std::filesystem::path base(base_dir.empty() ? "." : base_dir);
+    if (base.is_relative()) base = std::filesystem::current_path(ec) / base;
+    dir = base / dir;
+  }
+  std::string abs = dir.lexically_normal().string();
+  if (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+  (*p)["cwd"] = abs;
+}
+}  // namespace
+
+void absolute_process_cwds(json& doc, const std::string& base_dir) {
+  if (!doc.is_object()) return;
+  if (const auto g = doc.find("gate"); g != doc.end()) absolute_process_cwd(*g, base_dir);
+  if (const auto gs = doc.find("gates"); gs != doc.end() && gs->is_array())
+    for (json& g : *gs) absolute_process_cwd(g, base_dir);
+}
+
 scenario load_scenario_text(std::string_view text, json& doc) { return load_scenario_text(text, doc, load_files{}); }
 
 scenario load_scenario_text(std::string_view text, json& doc, const load_files& files) {
@@ -1135,7 +1224,10 @@ scenario load_scenario_text(std::string_view text, json& doc, const load_files& 
   // In time linear in the text; refuses duplicate keys, deep nesting and a
   // NUL byte with their paths (sim/scenario/json_parse.hpp).
   doc = parse_json_text(text);
-  if (files.read) inline_protocol_files(doc, files.base_dir, files.read);
+  if (files.read) {
+    inline_protocol_files(doc, files.base_dir, files.read);
+    absolute_process_cwds(doc, files.base_dir);
+  }
   return load_scenario_json(doc);
 }
 

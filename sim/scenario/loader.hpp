@@ -35,6 +35,10 @@ struct load_files {
 // inline in `doc` (sim/scenario/protocol_loader.hpp).
 scenario load_scenario_text(std::string_view text, nlohmann::ordered_json& doc, const load_files& files);
 
+// Makes every process gate's "cwd" in `doc` absolute, relative to
+// `base_dir` (the scenario file's folder; "" for the current directory).
+void absolute_process_cwds(nlohmann::ordered_json& doc, const std::string& base_dir);
+
 // Reads regular files only, of at most `limit` bytes (what tests and tools
 // use; the CLI has its own, sim/cli/read_file.hpp, with its messages).
 file_reader plain_file_reader(std::size_t limit = std::size_t{256} << 20);

@@ -166,12 +166,26 @@ enum class world_mutation : std::uint8_t {
 inline constexpr const char* world_mutation_names[] = {"none",           "release_before_work_ends", "fail_open",
                                                        "check_then_add", "no_reaping",               "quorum_off_by_one"};
 
+// A FIFO gate whose core is a child process (docs/process-gate.md).
+struct process_spec {
+  std::vector<std::string> command;   // the program and its arguments
+  std::string name;                   // as reports name the core ("process:" + name); "": from the command
+  std::string cwd;                    // absolute: the scenario's folder joined with its "cwd"
+  vtime_ns message_timeout_ns = 10 * sim::sec;  // wall time the child may take per message
+
+  friend bool operator==(const process_spec&, const process_spec&) = default;
+};
+inline constexpr std::size_t process_command_words_max = 64;
+inline constexpr std::size_t process_command_word_bytes_max = 4096;
+inline constexpr vtime_ns process_message_timeout_ns_max = 600 * sim::sec;
+
 struct gate_spec {
   std::string name = "gate";
   world_mutation world_mut = world_mutation::none;
   gate_kind kind = gate_kind::fifo;
   fifo::config fifo;   // kind fifo: max_active, max_waiting, wait_deadline_ns, event_log_capacity, mutation
   lease_params lease;  // kind lease
+  std::optional<process_spec> process;  // kind fifo: the core runs in this child process
 
   // The cap this gate promises: max_active (fifo) or limit (lease).
   std::int64_t cap() const { return kind == gate_kind::fifo ? fifo.max_active : lease.limit; }

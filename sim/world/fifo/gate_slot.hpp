@@ -23,6 +23,7 @@
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/fifo/queue_order.hpp"
 #include "sim/world/fifo/request.hpp"
+#include "sim/world/fifo/process_core.hpp"
 #include "sim/world/fifo/sim_core.hpp"
 #include "sim/world/own_gate.hpp"
 
@@ -33,8 +34,12 @@ class fifo_monitors;
 class gate_slot final : public fifo::event_sink, public gate::core_observer<sim_core>, public breach_sink {
  public:
   // `og`: a team's own core runs in this gate (null: admitsim's).
-  gate_slot(fifo_monitors& m, const scenario::gate_spec& spec, process_executor ex, const own_gate* og)
-      : name(spec.name), monitors_(m), cfg_(spec.fifo), own_(og), gate_(make_gate(ex)) {
+  // A gate whose spec names a process (docs/process-gate.md) runs that child
+  // as its core, opened with the run's `seed`; `og` is then not used.
+  gate_slot(fifo_monitors& m, const scenario::gate_spec& spec, process_executor ex, const own_gate* og,
+            std::uint64_t seed)
+      : name(spec.name), monitors_(m), cfg_(spec.fifo), process_(process_gate(spec, seed)),
+        own_(process_ ? &*process_ : og), gate_(make_gate(ex)) {
     attach();
   }
   gate_slot(const gate_slot&) = delete;
@@ -43,6 +48,7 @@ class gate_slot final : public fifo::event_sink, public gate::core_observer<sim_
   void on_event(const fifo::event& e) override;                // monitors.hpp
   void on_gate_change(const sim_core& core) override;  // monitors.hpp
   void on_breach(breach_kind kind, std::string what) override;  // monitors.hpp
+  void on_failure(const fifo::core_failure& f) override;        // monitors.hpp
 
   sim_gate& gate() noexcept { return *gate_; }
   const sim_gate& gate() const noexcept { return *gate_; }
@@ -77,8 +83,17 @@ class gate_slot final : public fifo::event_sink, public gate::core_observer<sim_
     gate_->set_observer(this);
   }
 
+  static std::optional<own_gate> process_gate(const scenario::gate_spec& spec, std::uint64_t seed) {
+    if (!spec.process) return std::nullopt;
+    return own_gate{process_core::name_of(*spec.process),
+                    [p = *spec.process, gate = spec.name, seed](const fifo::config& cfg) {
+                      return std::unique_ptr<fifo::core_iface>(std::make_unique<process_core>(p, cfg, gate, seed));
+                    }};
+  }
+
   fifo_monitors& monitors_;
   fifo::config cfg_;
+  std::optional<own_gate> process_;  // a process gate's core factory
   const own_gate* own_;
   std::unique_ptr<sim_gate> gate_;
   queue_order order_;
@@ -86,9 +101,10 @@ class gate_slot final : public fifo::event_sink, public gate::core_observer<sim_
 
 class gate_set {
  public:
-  gate_set(fifo_monitors& m, const scenario::scenario& sc, process_executor ex, const own_gate* og) {
+  gate_set(fifo_monitors& m, const scenario::scenario& sc, process_executor ex, const own_gate* og,
+           std::uint64_t seed) {
     slots_.reserve(sc.gates.size());
-    for (const auto& g : sc.gates) slots_.push_back(std::make_unique<gate_slot>(m, g, ex, og));
+    for (const auto& g : sc.gates) slots_.push_back(std::make_unique<gate_slot>(m, g, ex, og, seed));
   }
 
   std::size_t size() const noexcept { return slots_.size(); }

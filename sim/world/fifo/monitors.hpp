@@ -109,6 +109,14 @@ class fifo_monitors {
     mon_.check(kind == breach_kind::order ? inv_fifo_order : inv_released_once, false,
                [&] { return mutant(g, g.name + ": " + what); });
   }
+  // The core in `g` failed outside its contract (a child process gone):
+  // the run stops here and ends inconclusive (world.cpp, finish).
+  void on_core_failure(gate_slot& g, const fifo::core_failure& f) {
+    if (core_failure_) return;
+    core_failure_ = fifo::core_failure{f.kind, g.name + ": " + f.detail};
+    ctx_.sched.stop();
+  }
+  const std::optional<fifo::core_failure>& core_failure() const noexcept { return core_failure_; }
   // Work of `r` began or ended at the portal (its count already moved).
   void on_portal_begin(const request_state& r);
   void on_portal_end(const request_state& r) {
@@ -177,6 +185,7 @@ class fifo_monitors {
   check::trace_sink* sink_ = nullptr;
   const request_pool& pool_;
   std::vector<vtime_ns> crashes_;  // when each ended lifetime crashed (index: its generation)
+  std::optional<fifo::core_failure> core_failure_;  // the first core that failed, with its gate's name
 };
 
 inline void gate_slot::on_event(const fifo::event& e) { monitors_.on_gate_event(*this, e); }
@@ -184,6 +193,7 @@ inline void gate_slot::on_gate_change(const sim_core& core) { monitors_.on_gate_
 inline void gate_slot::on_breach(breach_kind kind, std::string what) {
   monitors_.on_core_breach(*this, kind, std::move(what));
 }
+inline void gate_slot::on_failure(const fifo::core_failure& f) { monitors_.on_core_failure(*this, f); }
 
 inline void fifo_monitors::on_gate_event(gate_slot& g, const fifo::event& e) {
   if (mon_.torn_down()) return;

@@ -36,9 +36,19 @@ void recorded_core::check_slot_taken(const std::string& call) {
          breach_kind::order);
 }
 
+bool recorded_core::gone() {
+  const fifo::core_failure* f = core_->failed();
+  if (f == nullptr) return false;
+  if (!failure_told_ && breach_to_ != nullptr) breach_to_->on_failure(*f);
+  failure_told_ = true;
+  return true;
+}
+
 fifo::acquire_result recorded_core::acquire(fifo::ticket_id t, std::int64_t now_ns) {
   advance(now_ns);
+  if (gone()) return {fifo::acquire_outcome::queue_full, 0};
   const fifo::acquire_result r = core_->acquire(t, now_ns);
+  if (gone()) return {fifo::acquire_outcome::queue_full, 0};
   switch (r.outcome) {
     case fifo::acquire_outcome::admitted:
       ++active_;
@@ -77,7 +87,9 @@ std::optional<fifo::ticket_id> recorded_core::promote(std::optional<fifo::ticket
 
 fifo::release_result recorded_core::release(std::int64_t now_ns) {
   advance(now_ns);
+  if (gone()) return {false, std::nullopt};
   const fifo::release_result r = core_->release(now_ns);
+  if (gone()) return {false, std::nullopt};
   if (!r.ok) {
     if (active_ <= 0) {
       ++totals_.unbalanced_release;  // the world released more than was granted: the monitors judge it
@@ -97,7 +109,9 @@ fifo::release_result recorded_core::release(std::int64_t now_ns) {
 
 bool recorded_core::claim(fifo::ticket_id t, std::int64_t now_ns) {
   advance(now_ns);
+  if (gone()) return false;
   const bool said = core_->claim(t, now_ns);
+  if (gone()) return false;
   const bool handed = handed_.erase(t) == 1;
   if (said && !handed) {
     breach("claim(" + ticket_text(t) + ") answered true, but it was not handed over");
@@ -109,7 +123,9 @@ bool recorded_core::claim(fifo::ticket_id t, std::int64_t now_ns) {
 
 fifo::leave_result recorded_core::leave(fifo::ticket_id t, std::int64_t now_ns, fifo::status st) {
   advance(now_ns);
+  if (gone()) return {fifo::leave_outcome::not_waiting, std::nullopt};
   const fifo::leave_result r = st == fifo::status::wait_timeout ? core_->expire(t, now_ns) : core_->cancel(t, now_ns);
+  if (gone()) return {fifo::leave_outcome::not_waiting, std::nullopt};
   const char* call = st == fifo::status::wait_timeout ? "expire(" : "cancel(";
   const auto w = waiting_.find(t);
   const bool was_waiting = w != waiting_.end();

@@ -50,6 +50,8 @@ enum class breach_kind : std::uint8_t { lease, order };
 class breach_sink {
  public:
   virtual void on_breach(breach_kind kind, std::string what) = 0;
+  // The core failed outside its contract (core_iface::failed): once per core.
+  virtual void on_failure(const fifo::core_failure& f) = 0;
 
  protected:
   ~breach_sink() = default;
@@ -74,6 +76,11 @@ class recorded_core {
   fifo::snapshot snap() const;
   const std::string& name() const noexcept { return name_; }
   std::uint64_t breaches() const noexcept { return breaches_; }
+  // The core's failure (a child process that exited, hung or left the
+  // protocol), or null. From then on every call answers inertly (nothing
+  // admitted, promoted or released) without the ledger, the log or a breach:
+  // the run ends inconclusive and nothing after the failure is judged.
+  const fifo::core_failure* failure() const noexcept { return core_->failed(); }
 
   void set_event_sink(fifo::event_sink* s) noexcept { sink_ = s; }
   void set_breach_sink(breach_sink* s) noexcept { breach_to_ = s; }
@@ -87,6 +94,9 @@ class recorded_core {
   // After a slot was freed (`call`): a waiter must have taken it.
   void check_slot_taken(const std::string& call);
   void advance(std::int64_t now_ns) { now_ns_ = now_ns > now_ns_ ? now_ns : now_ns_; }
+  // True once the core failed; tells the breach sink the first time.
+  bool gone();
+  bool failure_told_ = false;
 
   std::string name_;
   fifo::config cfg_;

@@ -44,8 +44,10 @@ class world final {
         handler_(ctx_, responses_, monitors_),
         faults_(ctx_, gates_, pool_, responses_, clients_, monitors_),
         pump_(ctx_.sched, src_, *this),
-        gates_(monitors_, sc, process_executor(ctx_.sched.get_executor(), ctx_.proc), og) {
+        gates_(monitors_, sc, process_executor(ctx_.sched.get_executor(), ctx_.proc), og, seed) {
     if (og != nullptr) ctx_.rec.gate_core = og->name;
+    for (const auto& g : sc.gates)
+      if (g.process && ctx_.rec.gate_core.empty()) ctx_.rec.gate_core = process_core::name_of(*g.process);
     ctx_.rec.series.keep_lanes_in(lanes_around);
     if (trace_to != nullptr) monitors_.stream_trace(*trace_to);
   }
@@ -122,6 +124,11 @@ class world final {
     ctx_.rec.metrics.simulated_ns = ctx_.sched.now_ns();
     ctx_.rec.diagnostics = {.events = ctx_.sched.events_run(), .sequence_numbers = ctx_.sched.next_sequence()};
     check_accounts();
+    if (const std::optional<fifo::core_failure>& f = monitors_.core_failure()) {
+      // A gate's child process could not go on: nothing after it is judged.
+      ctx_.rec.inconclusive = inconclusive_reason{f->kind, f->detail};
+      return;
+    }
     if (monitors_.stopped()) return;
     // A run cut short is inconclusive: what it did not reach is not judged.
     const std::uint64_t total = src_.total();
