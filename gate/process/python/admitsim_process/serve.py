@@ -1,0 +1,161 @@
+"""The child process's side of the line protocol: load the user's gate, serve stdin.
+
+``load_factory("path/to/gate.py:Gate")`` imports the file by path and returns the
+named attribute. ``serve(driver, stdin, stdout)`` reads requests, one JSON
+object per line (bytes, decoded as UTF-8), and writes exactly one answer line
+per request (``json.dumps(answer, separators=(",", ":"))`` + ``\\n``, flushed)
+until stdin closes. ``main(argv)`` is the command line of ``admitsim_fifo.py``.
+
+The answers' stream is kept to the adapter alone: ``main`` duplicates file
+descriptor 1 for the answers and points fd 1 and ``sys.stdout`` at stderr, so
+whatever the user's code prints (from Python or below it) lands on stderr,
+which admitsim keeps and shows when the child fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from typing import Any, BinaryIO, Callable
+
+from .fifo_driver import FifoDriver
+from .vloop import VirtualClock, virtual_process
+
+__all__ = ["UsageError", "encode_answer", "load_factory", "main", "serve"]
+
+USAGE_TAIL = """\
+Serves admitsim's process-gate protocol (version 1, docs/process-gate.md) on
+stdin/stdout: FILE.py is imported by path (relative to the working directory),
+FACTORY(max_active, max_waiting, wait_seconds) makes the gate, whose async
+acquire() and release() (sync or async) run unmodified on a virtual-time
+asyncio loop whose clock is admitsim's."""
+
+
+class UsageError(Exception):
+    """Bad command line or a gate that cannot be loaded (exit status 2)."""
+
+
+def encode_answer(answer: dict[str, Any]) -> bytes:
+    return (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def decode_request(line: bytes) -> Any:
+    """The request of one line; ValueError when the line is not UTF-8 JSON."""
+    try:
+        return json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"a request line is not JSON: {exc}") from None
+
+
+def load_factory(spec: str) -> Callable[..., Any]:
+    """Import ``FILE.py`` (by path) and return its attribute ``FACTORY``."""
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name:
+        raise UsageError(f"expected FILE.py:FACTORY, got {spec!r}")
+    full = os.path.abspath(path)
+    if not os.path.isfile(full):
+        raise UsageError(f"{path}: no such file")
+    stem = os.path.splitext(os.path.basename(full))[0]
+    module_name = stem if stem.isidentifier() and stem not in sys.modules else "admitsim_user_gate"
+    module_spec = importlib.util.spec_from_file_location(module_name, full)
+    if module_spec is None or module_spec.loader is None:
+        raise UsageError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(module_spec)
+    # The gate's own folder comes after the adapter's, so a gate can import
+    # its neighbours as a script would.
+    folder = os.path.dirname(full)
+    if folder not in sys.path:
+        sys.path.insert(1, folder)
+    sys.modules[module_name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException as exc:
+        sys.modules.pop(module_name, None)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise UsageError(f"{path}: importing it raised {type(exc).__name__}: {exc}") from exc
+    factory = getattr(module, name, None)
+    if factory is None:
+        raise UsageError(f"{path} has no attribute {name!r}")
+    if not callable(factory):
+        raise UsageError(f"{path}: {name} is not callable")
+    return factory
+
+
+def serve(driver: FifoDriver, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Answer every line of ``stdin`` on ``stdout`` until stdin closes."""
+    try:
+        while True:
+            line = stdin.readline()
+            if not line:
+                break
+            try:
+                request = decode_request(line.rstrip(b"\r\n"))
+            except ValueError as exc:
+                answer = {"error": str(exc)}
+            else:
+                answer = driver.handle(request)
+            stdout.write(encode_answer(answer))
+            stdout.flush()
+    finally:
+        driver.close()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="admitsim_fifo.py",
+        description="Run an asyncio FIFO gate as admitsim's child process, on virtual time.",
+        epilog=USAGE_TAIL,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--acquire", metavar="NAME", default="acquire",
+                        help="the gate's async acquire method (default: acquire)")
+    parser.add_argument("--release", metavar="NAME", default="release",
+                        help="the gate's release method, sync or async (default: release)")
+    parser.add_argument("target", metavar="FILE.py:FACTORY",
+                        help="the file to import and the factory in it, "
+                             "called as FACTORY(max_active, max_waiting, wait_seconds)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)  # exits 2 with the usage on stderr when wrong
+    for name in (args.acquire, args.release):
+        if not name.isidentifier():
+            parser.error(f"{name!r} is not a method name")
+
+    # Answers go to a private copy of fd 1; fd 1 and sys.stdout become stderr.
+    sys.stdout.flush()
+    answer_fd = os.dup(1)
+    os.dup2(2, 1)
+    answers = os.fdopen(answer_fd, "wb")
+    sys.stdout = sys.stderr
+
+    try:
+        # Module-level code of the user's file sees virtual time 0.
+        with virtual_process(VirtualClock(0)):
+            try:
+                factory = load_factory(args.target)
+            except UsageError as exc:
+                if exc.__cause__ is not None:
+                    traceback.print_exception(exc.__cause__, file=sys.stderr)
+                print(f"admitsim_fifo.py: error: {exc}", file=sys.stderr)
+                return 2
+            driver = FifoDriver(factory, acquire_name=args.acquire, release_name=args.release)
+            serve(driver, sys.stdin.buffer, answers)
+    except BrokenPipeError:
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        try:
+            answers.close()
+        except OSError:
+            pass
+    return 0
+
