@@ -505,6 +505,35 @@ class SubprocessTest(unittest.TestCase):
         # Same requests in, same bytes out.
         self.assertEqual(self.run_child(["gate.py:Gate"], lines).stdout, expected)
 
+    def test_each_run_imports_the_gate_anew(self):
+        # A gate whose module keeps state across instances (a run counter that widens the gate
+        # from the second instance on): a child reused for a second run must answer as a fresh
+        # one, so that a seed's answers never depend on the runs the child served before.
+        with tempfile.TemporaryDirectory() as d:
+            # The counter lives in a module imported by name (the gate's own file is executed
+            # afresh by every import by path anyway).
+            with open(os.path.join(d, "run_counter.py"), "w") as f:
+                f.write("RUNS = [0]\n")
+            with open(os.path.join(d, "stateful.py"), "w") as f:
+                f.write("import gate, run_counter\n"
+                        "def Gate(max_active, max_waiting, wait_seconds):\n"
+                        "    run_counter.RUNS[0] += 1\n"
+                        "    return gate.Gate(max_active * run_counter.RUNS[0], max_waiting, wait_seconds)\n")
+            start = {"type": "start", "protocol": 1, "gate": "g", "seed": 1,
+                     "config": {"max_active": 1, "max_waiting": 1, "wait_deadline_ns": 10**9}, "now": 0}
+            one_run = [start, {"type": "acquire", "ticket": 1, "now": 0},
+                       {"type": "acquire", "ticket": 2, "now": 0}, {"type": "stop", "now": 0}]
+            lines = [json.dumps(r, separators=(",", ":")) for r in one_run + one_run]
+            env_path = os.pathsep.join([d, EXAMPLES, os.environ.get("PYTHONPATH", "")])
+            out = subprocess.run([sys.executable, ENTRY, os.path.join(d, "stateful.py") + ":Gate"],
+                                 input="".join(l + "\n" for l in lines).encode(), capture_output=True,
+                                 cwd=d, timeout=30, env=dict(os.environ, PYTHONPATH=env_path))
+            self.assertEqual(out.returncode, 0, out.stderr)
+            answers = out.stdout.decode().splitlines()
+            self.assertEqual(len(answers), 8)
+            self.assertEqual(answers[2], '{"result":"queued","deadline":1000000000}')
+            self.assertEqual(answers[:4], answers[4:])
+
     def test_interactive_exchange_and_leaky_gate(self):
         child = subprocess.Popen([sys.executable, ENTRY, "leaky_gate.py:Gate"], cwd=EXAMPLES,
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -139,14 +139,26 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Module-level code of the user's file sees virtual time 0.
         with virtual_process(VirtualClock(0)):
+            # The modules loaded before the gate's file: what every run shares.
+            baseline = set(sys.modules)
             try:
-                factory = load_factory(args.target)
+                load_factory(args.target)  # refused here, once, with exit 2
             except UsageError as exc:
                 if exc.__cause__ is not None:
                     traceback.print_exception(exc.__cause__, file=sys.stderr)
                 print(f"admitsim_fifo.py: error: {exc}", file=sys.stderr)
                 return 2
-            driver = FifoDriver(factory, acquire_name=args.acquire, release_name=args.release)
+
+            def fresh_factory(*config: Any) -> Any:
+                # admitsim reuses a child for run after run (a start each): every start imports the
+                # gate's file, and whatever it imported, anew, so no module-level state of the user's
+                # code carries from one run to the next and a seed's answers never depend on which
+                # runs the child served before.
+                for name in [m for m in sys.modules if m not in baseline]:
+                    del sys.modules[name]
+                return load_factory(args.target)(*config)
+
+            driver = FifoDriver(fresh_factory, acquire_name=args.acquire, release_name=args.release)
             serve(driver, sys.stdin.buffer, answers)
     except BrokenPipeError:
         return 1
