@@ -184,7 +184,6 @@ std::optional<std::string> child_process::exchange(std::string_view line, std::i
   ADMIT_ASSERT(line.find('\n') == std::string_view::npos, "a request is one line");
   ADMIT_ASSERT(timeout_ns > 0, "an exchange has a time limit");
   const std::int64_t deadline = steady_ns() + timeout_ns;
-  drain_stderr();
 
   const auto ended = [&](const char* while_doing) {
     drain_stderr();
@@ -226,6 +225,8 @@ std::optional<std::string> child_process::exchange(std::string_view line, std::i
     return std::nullopt;
   }
 
+  // The answer: poll first (after a send the child has yet to run), then read what came. The
+  // stderr pipe is read only when poll says it holds bytes, so a chatty child never blocks on it.
   for (;;) {
     if (const std::size_t nl = in_.find('\n'); nl != std::string::npos) {
       std::string answer = in_.substr(0, nl);
@@ -240,32 +241,37 @@ std::optional<std::string> child_process::exchange(std::string_view line, std::i
                                    std::to_string(max_line_bytes) + " bytes");
       return std::nullopt;
     }
-    char buf[65536];
-    const ssize_t n = ::recv(io_fd_, buf, sizeof buf, 0);
-    if (n > 0) {
-      in_.append(buf, static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n == 0) {
-      ended("before it answered");
-      return std::nullopt;
-    }
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      ended("before it answered");
-      return std::nullopt;
-    }
     const int ms = poll_ms_until(deadline);
     if (ms == 0) {
       hung("to answer");
       return std::nullopt;
     }
     pollfd p[2] = {{io_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
-    if (::poll(p, err_fd_ >= 0 ? 2 : 1, ms) < 0 && errno != EINTR) {
+    const int ready = ::poll(p, err_fd_ >= 0 ? 2 : 1, ms);
+    if (ready < 0 && errno != EINTR) {
       ended("while admitsim waited for its answer");
       return std::nullopt;
     }
-    drain_stderr();
+    if (ready <= 0) continue;  // interrupted, or the time is up (checked above)
+    if (err_fd_ >= 0 && (p[1].revents & (POLLIN | POLLHUP)) != 0) drain_stderr();
+    if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    for (;;) {
+      char buf[65536];
+      const ssize_t n = ::recv(io_fd_, buf, sizeof buf, 0);
+      if (n > 0) {
+        in_.append(buf, static_cast<std::size_t>(n));
+        if (static_cast<std::size_t>(n) < sizeof buf) break;  // what there was
+        continue;
+      }
+      if (n == 0) {
+        ended("before it answered");
+        return std::nullopt;
+      }
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      ended("before it answered");
+      return std::nullopt;
+    }
   }
 }
 

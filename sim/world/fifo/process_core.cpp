@@ -1,6 +1,10 @@
 #include "sim/world/fifo/process_core.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -31,7 +35,36 @@ child_pool& pool() {
   return p;
 }
 
+// A thread that talks to children is pinned, once, to one CPU of those the
+// process may use (round robin across threads), and its children inherit
+// the pin: every message is a round trip between the two, and on one CPU it
+// costs a context switch, where across two each wake-up crosses CPUs
+// (docs/performance.md, "Process gates": about half the CPU per request).
+// Only where work runs changes, never what it computes.
+void pin_this_thread_once() {
+  thread_local bool pinned = false;
+  if (pinned) return;
+  pinned = true;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  const int count = CPU_COUNT(&allowed);
+  if (count <= 1) return;
+  static std::atomic<unsigned> next{0};
+  int want = static_cast<int>(next.fetch_add(1, std::memory_order_relaxed) % static_cast<unsigned>(count));
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    if (want-- != 0) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one);
+    return;
+  }
+}
+
 std::unique_ptr<proc::child_process> take_child(const scenario::process_spec& spec) {
+  pin_this_thread_once();
   std::vector<idle_child>& idle = pool().idle;
   for (auto it = idle.rbegin(); it != idle.rend(); ++it) {
     if (it->command == spec.command && it->cwd == spec.cwd) {
