@@ -247,6 +247,15 @@ TEST_CASE("a program that cannot start is inconclusive, not a crash", "[process_
   REQUIRE(rec.inconclusive.has_value());
   CHECK(rec.inconclusive->kind == "process_exited");
   CHECK(rec.inconclusive->detail.find("could not start `admitsim-no-such-program`") != std::string::npos);
+
+  // Also in a gate no request uses: the failure is found at the end, never passed over.
+  json idle = doc_of("scenarios/lab_fifo.json");
+  idle["gates"].push_back({{"name", "idle"}, {"kind", "fifo"}, {"max_active", 1},
+                           {"process", {{"command", {"admitsim-no-such-program"}}}}});
+  const ran r2 = run_doc_text(idle, 1);
+  REQUIRE(only(r2).inconclusive.has_value());
+  CHECK(only(r2).inconclusive->kind == "process_exited");
+  CHECK(only(r2).inconclusive->detail.rfind("idle: ", 0) == 0);
 }
 
 TEST_CASE("a process gate's report is the same bytes for the same seed", "[process_gate]") {

@@ -124,6 +124,10 @@ class world final {
     ctx_.rec.metrics.simulated_ns = ctx_.sched.now_ns();
     ctx_.rec.diagnostics = {.events = ctx_.sched.events_run(), .sequence_numbers = ctx_.sched.next_sequence()};
     check_accounts();
+    // A child that failed before any call reached it (at its start, in a gate no request used).
+    for (const auto& g : gates_)
+      if (const recorded_core* u = g->gate().core().user(); u != nullptr && u->failure() != nullptr)
+        monitors_.on_core_failure(*g, *u->failure());
     if (const std::optional<fifo::core_failure>& f = monitors_.core_failure()) {
       // A gate's child process could not go on: nothing after it is judged.
       ctx_.rec.inconclusive = inconclusive_reason{f->kind, f->detail};
