@@ -63,11 +63,13 @@ said in the protocol: the answer is ``{"error": ...}`` naming them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import random
 import sys
 import traceback
-from typing import Any, Callable
+import types
+from typing import Any, Callable, Iterator
 
 from .vloop import LoopRunaway, VirtualClock, VirtualLoop, virtual_process
 
@@ -75,6 +77,12 @@ __all__ = ["FifoDriver", "ProtocolError", "PROTOCOL_VERSION", "refusal_reason"]
 
 PROTOCOL_VERSION = 1
 _MAX_ERROR_TEXT = 4000
+_MISSING = object()
+
+# Requests whose handlers make a loop running themselves, where they need it:
+# they close a loop (start replaces the run, stop ends it), which a running
+# loop cannot be. Every other request runs inside its run's loop.running().
+_OWN_RUNNING = frozenset(("start", "stop"))
 
 
 class ProtocolError(Exception):
@@ -104,14 +112,25 @@ def _error(text: str) -> dict[str, Any]:
 
 
 def _int_field(req: dict, key: str, *, minimum: int | None = None) -> int:
-    if key not in req:
+    """``req[key]``, an integer (not a bool) of at least ``minimum``; else ProtocolError."""
+    value = req.get(key, _MISSING)
+    if type(value) is int and (minimum is None or value >= minimum):
+        return value
+    if value is _MISSING:
         raise ProtocolError(f"{req.get('type')}: missing field {key!r}")
-    value = req[key]
     if type(value) is not int:
         raise ProtocolError(f"{req.get('type')}: field {key!r} must be an integer, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise ProtocolError(f"{req.get('type')}: field {key!r} must be >= {minimum}, got {value}")
-    return value
+    raise ProtocolError(f"{req.get('type')}: field {key!r} must be >= {minimum}, got {value}")
+
+
+def _isawaitable(value: Any) -> bool:
+    """``inspect.isawaitable``, answered at once for the usual None (a sync
+    release's result) and coroutine (an async method's)."""
+    if value is None:
+        return False
+    if type(value) is types.CoroutineType:
+        return True
+    return inspect.isawaitable(value)
 
 
 async def _await(awaitable):
@@ -130,11 +149,14 @@ class _Run:
         self.seen: set[int] = set()                # every ticket acquire() was called for
 
     def prune(self) -> None:
-        """Forget the tasks that ended: a long run keeps only its live tickets."""
-        for ticket in [t for t, task in self.tasks.items() if task.done()]:
-            task = self.tasks.pop(ticket)
-            if not task.cancelled():
+        """Forget the tasks that ended (the loop lists their tickets as they
+        end): a long run keeps only its live tickets."""
+        ended = self.loop.ended
+        for ticket in ended:
+            task = self.tasks.pop(ticket, None)
+            if task is not None and not task.cancelled():
                 task.exception()  # retrieved: asyncio has nothing to complain about
+        ended.clear()
 
 
 class FifoDriver:
@@ -143,6 +165,11 @@ class FifoDriver:
     ``factory(max_active, max_waiting, wait_seconds)`` makes a gate with an
     ``async`` method named ``acquire_name`` and a (sync or async) method named
     ``release_name``.
+
+    While a request is handled, the process reads the driver's clock and (for
+    every request but start and stop, which close loops) the run's loop is the
+    thread's running loop, for the whole request; ``serving()`` keeps both in
+    place between requests too.
     """
 
     def __init__(self, factory: Callable[..., Any], *, acquire_name: str = "acquire",
@@ -153,38 +180,87 @@ class FifoDriver:
         self.clock = VirtualClock()
         self.run: _Run | None = None
         self.log = log if log is not None else sys.stderr
+        self._serving = False
+        self._kept: Any = None      # the open run's loop.running() block, kept open by serving()
 
     # -- entry point ---------------------------------------------------------
 
     def handle(self, request: Any) -> dict[str, Any]:
         """Answer one request (a parsed JSON value); never raises an Exception."""
+        if self._serving:       # serving() keeps the process on the driver's clock
+            return self._handle(request)
         with virtual_process(self.clock):
+            return self._handle(request)
+
+    def _handle(self, request: Any) -> dict[str, Any]:
+        """``handle``, with the process on the driver's clock."""
+        try:
+            if not isinstance(request, dict):
+                raise ProtocolError("a request must be a JSON object")
+            kind = request.get("type")
+            method = self._HANDLERS.get(kind) if isinstance(kind, str) else None
+            if method is None:
+                raise ProtocolError(f"unknown request type {kind!r}")
+            run = self.run
+            if kind != "start" and run is None:
+                raise ProtocolError(f"{kind}: no gate is open (send start first)")
             try:
-                if not isinstance(request, dict):
-                    raise ProtocolError("a request must be a JSON object")
-                kind = request.get("type")
-                method = self._HANDLERS.get(kind) if isinstance(kind, str) else None
-                if method is None:
-                    raise ProtocolError(f"unknown request type {kind!r}")
-                if kind != "start" and self.run is None:
-                    raise ProtocolError(f"{kind}: no gate is open (send start first)")
-                try:
+                if kind in _OWN_RUNNING or self._kept is not None:
                     return method(self, request)
-                finally:
-                    if self.run is not None:
+                # The loop is the running loop for the whole step (as it is in
+                # production for all the gate's code), made so once rather
+                # than for each run of the loop within the step.
+                with run.loop.running():
+                    return method(self, request)
+            finally:
+                if self.run is not None:
+                    if self.run.loop.ended:
                         self.run.prune()
-            except ProtocolError as exc:
-                return _error(str(exc))
-            except LoopRunaway as exc:
-                return _error(f"{request.get('type')}: {exc}")
-            except Exception as exc:  # a bug of the adapter, or a gate breaking the loop
-                self._trace(exc)
-                return _error(f"{request.get('type')}: adapter failure: {_describe(exc)}")
+                    if self._serving and self._kept is None:
+                        self._keep_running()
+        except ProtocolError as exc:
+            return _error(str(exc))
+        except LoopRunaway as exc:
+            return _error(f"{request.get('type')}: {exc}")
+        except Exception as exc:  # a bug of the adapter, or a gate breaking the loop
+            self._trace(exc)
+            return _error(f"{request.get('type')}: adapter failure: {_describe(exc)}")
 
     def close(self) -> None:
         """Tear down an open run, if any."""
         with virtual_process(self.clock):
             self._teardown()
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """A block in which the driver has the thread to itself (``serve`` runs
+        in one): between requests, too, the process stays on the driver's
+        clock and the open run's loop stays the thread's running loop (as a
+        production loop stays running between its events), rather than each
+        request setting them up and undoing them. A ``handle`` outside such a
+        block leaves the process and the thread as it found them."""
+        if self._serving:
+            raise RuntimeError("the driver is serving already")
+        with virtual_process(self.clock):
+            self._serving = True
+            try:
+                yield
+            finally:
+                self._serving = False
+                self._let_go()
+
+    def _keep_running(self) -> None:
+        """Make the open run's loop the running loop until ``_let_go``."""
+        if self._kept is None and self.run is not None:
+            kept = self.run.loop.running()
+            kept.__enter__()
+            self._kept = kept
+
+    def _let_go(self) -> None:
+        """End the kept running block, if any (a running loop cannot close)."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept.__exit__(None, None, None)
 
     # -- helpers ---------------------------------------------------------------
 
@@ -229,7 +305,7 @@ class FifoDriver:
         else:
             def counted_release(*args, **kwargs):
                 result = original(*args, **kwargs)
-                if inspect.isawaitable(result):
+                if _isawaitable(result):
                     async def finish():
                         value = await result
                         run.releases += 1
@@ -245,6 +321,7 @@ class FifoDriver:
                 f"failed: {_describe(exc)}); the adapter needs it to see a handed-over lease released") from None
 
     def _teardown(self) -> None:
+        self._let_go()
         run, self.run = self.run, None
         if run is None:
             return
@@ -283,7 +360,7 @@ class FifoDriver:
         self.clock.now_ns = now
         loop = VirtualLoop(self.clock)
         try:
-            with loop.acting_for(None), loop.running():
+            with loop.running():
                 gate = self.factory(max_active, max_waiting, wait_ns / 1e9)
             if inspect.isawaitable(gate):
                 helper = loop.create_task(_await(gate), name="admitsim-start")
@@ -326,52 +403,50 @@ class FifoDriver:
             # Called inside the ticket's task, so that all of acquire() (even
             # a sync prologue before it returns an awaitable) runs as the ticket.
             result = acquire()
-            if inspect.isawaitable(result):
+            if _isawaitable(result):
                 result = await result
             return result
 
         task = loop.spawn(ticket, ticket_main(), name=f"admitsim-ticket-{ticket}")
         run.tasks[ticket] = task
-        with loop.acting_for(ticket):
-            loop.run_until_quiet()
-        call = f"acquire(ticket {ticket})"
+        loop.run_until_quiet(acting_for=ticket)
         others = loop.handovers[mark:]
         if others:
-            return _error(f"{call} handed over {self._tickets_text(others)}, which the protocol does not allow")
+            return _error(f"acquire(ticket {ticket}) handed over {self._tickets_text(others)}, "
+                          "which the protocol does not allow")
         if not task.done():
             return {"result": "queued", "deadline": loop.owner_deadline_ns(ticket)}
         if task.cancelled():
-            return _error(f"{call} was cancelled")
+            return _error(f"acquire(ticket {ticket}) was cancelled")
         exc = task.exception()
         if exc is None:
             return {"result": "admitted"}
         if refusal_reason(exc) == "queue_full":
             return {"result": "queue_full"}
         self._trace(exc)
-        return _error(f"{call} raised {_describe(exc)}")
+        return _error(f"acquire(ticket {ticket}) raised {_describe(exc)}")
 
     def _release(self, req: dict) -> dict[str, Any]:
         run = self._advance(req)
         loop = run.loop
         mark = len(loop.handovers)
         failure: BaseException | None = None
-        with loop.acting_for(None):
-            try:
-                with loop.running():
-                    result = run.release()
-            except Exception as exc:
-                failure = exc
-            else:
-                if inspect.isawaitable(result):
-                    helper = loop.create_task(_await(result), name="admitsim-release")
-                    loop.run_until_quiet()
-                    if not helper.done():
-                        return _error("release() did not finish at its instant (it awaits something that never comes)")
-                    if helper.cancelled():
-                        failure = asyncio.CancelledError()
-                    else:
-                        failure = helper.exception()
-            loop.run_until_quiet()
+        # No ticket acting: the waiter release() promotes has its callbacks held.
+        try:
+            result = run.release()
+        except Exception as exc:
+            failure = exc
+        else:
+            if _isawaitable(result):
+                helper = loop.create_task(_await(result), name="admitsim-release")
+                loop.run_until_quiet()
+                if not helper.done():
+                    return _error("release() did not finish at its instant (it awaits something that never comes)")
+                if helper.cancelled():
+                    failure = asyncio.CancelledError()
+                else:
+                    failure = helper.exception()
+        loop.run_until_quiet()
         promoted = loop.handovers[mark:]
         if failure is not None:
             if isinstance(failure, RuntimeError) and not promoted:
@@ -392,15 +467,14 @@ class FifoDriver:
         if task is None or not loop.is_held(ticket):
             return {"claimed": False}
         mark = len(loop.handovers)
-        with loop.acting_for(ticket):
-            loop.unhold(ticket)
-            loop.run_until_quiet()
-        call = f"claim(ticket {ticket})"
+        loop.unhold(ticket)
+        loop.run_until_quiet(acting_for=ticket)
         others = loop.handovers[mark:]
         if others:
-            return _error(f"{call} handed over {self._tickets_text(others)}, which the protocol does not allow")
+            return _error(f"claim(ticket {ticket}) handed over {self._tickets_text(others)}, "
+                          "which the protocol does not allow")
         if not task.done():
-            return _error(f"{call}: its acquire() went on waiting after its wakeup")
+            return _error(f"claim(ticket {ticket}): its acquire() went on waiting after its wakeup")
         if task.cancelled() or task.exception() is not None:
             # The gate woke the waiter and then refused it: it did not get the lease.
             return {"claimed": False}
@@ -418,14 +492,12 @@ class FifoDriver:
         releases = run.releases
         mark = len(loop.handovers)
         fire = ticket if kind == "expire" else None
-        with loop.acting_for(ticket):
-            if kind == "cancel":
-                with loop.running():
-                    task.cancel()
-            # The leave first, then the handover it raced (module doc).
-            loop.run_until_quiet(fire_owned=fire)
-            loop.unhold(ticket)
-            loop.run_until_quiet(fire_owned=fire)
+        if kind == "cancel":
+            task.cancel()
+        # The leave first, then the handover it raced (module doc).
+        loop.run_until_quiet(acting_for=ticket, fire_owned=fire)
+        loop.unhold(ticket)
+        loop.run_until_quiet(acting_for=ticket, fire_owned=fire)
         released = run.releases - releases
         others = [t for t in loop.handovers[mark:] if t != ticket]
         if len(others) > 1:

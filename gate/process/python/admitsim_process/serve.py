@@ -3,8 +3,8 @@
 ``load_factory("path/to/gate.py:Gate")`` imports the file by path and returns the
 named attribute. ``serve(driver, stdin, stdout)`` reads requests, one JSON
 object per line (bytes, decoded as UTF-8), and writes exactly one answer line
-per request (``json.dumps(answer, separators=(",", ":"))`` + ``\\n``, flushed)
-until stdin closes. ``main(argv)`` is the command line of ``admitsim_fifo.py``.
+per request (the bytes of ``json.dumps(answer, separators=(",", ":"))`` + ``\\n``,
+flushed) until stdin closes. ``main(argv)`` is the command line of ``admitsim_fifo.py``.
 
 The answers' stream is kept to the adapter alone: ``main`` duplicates file
 descriptor 1 for the answers and points fd 1 and ``sys.stdout`` at stderr, so
@@ -18,6 +18,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import sys
 import traceback
 from typing import Any, BinaryIO, Callable
@@ -39,12 +40,55 @@ class UsageError(Exception):
     """Bad command line or a gate that cannot be loaded (exit status 2)."""
 
 
-def encode_answer(answer: dict[str, Any]) -> bytes:
+def _json_line(answer: dict[str, Any]) -> bytes:
     return (json.dumps(answer, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def encode_answer(answer: dict[str, Any]) -> bytes:
+    """One answer line: exactly the bytes of ``json.dumps(answer, separators=(",", ":"))``
+    and ``\\n``.
+
+    Answers are flat objects of a few shapes, so the common case is written
+    here directly: keys and string values that are ASCII identifiers (which
+    JSON writes as they are, quoted), plain ints, booleans and null. Anything
+    else (an error's text, say) goes through ``json.dumps``.
+    """
+    parts = []
+    for key, value in answer.items():
+        if type(key) is not str or not (key.isascii() and key.isidentifier()):
+            return _json_line(answer)
+        if value is None:
+            parts.append(f'"{key}":null')
+        elif value is True:
+            parts.append(f'"{key}":true')
+        elif value is False:
+            parts.append(f'"{key}":false')
+        elif type(value) is int:
+            parts.append(f'"{key}":{int.__repr__(value)}')
+        elif type(value) is str and value.isascii() and value.isidentifier():
+            parts.append(f'"{key}":"{value}"')
+        else:
+            return _json_line(answer)
+    return ("{" + ",".join(parts) + "}\n").encode()
+
+
+# The requests other than start, exactly as admitsim writes them (compact, in
+# this key order, tickets and times as plain JSON integers of at most 30
+# digits). Such a line is read by this pattern into the dict json.loads would
+# give; every other line, start included, goes to json.loads.
+_PLAIN_REQUEST = re.compile(
+    rb'\{"type":"(acquire|release|claim|expire|cancel|stop)"'
+    rb'(?:,"ticket":(0|[1-9][0-9]{0,29}))?,"now":(0|[1-9][0-9]{0,29})\}')
 
 
 def decode_request(line: bytes) -> Any:
     """The request of one line; ValueError when the line is not UTF-8 JSON."""
+    plain = _PLAIN_REQUEST.fullmatch(line)
+    if plain is not None:
+        kind, ticket, now = plain.groups()
+        if ticket is None:
+            return {"type": kind.decode(), "now": int(now)}
+        return {"type": kind.decode(), "ticket": int(ticket), "now": int(now)}
     try:
         return json.loads(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -87,20 +131,25 @@ def load_factory(spec: str) -> Callable[..., Any]:
 
 
 def serve(driver: FifoDriver, stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """Answer every line of ``stdin`` on ``stdout`` until stdin closes."""
+    """Answer every line of ``stdin`` on ``stdout`` until stdin closes.
+
+    The driver is ``serving()`` all along: nothing else runs in the thread
+    between requests, so its run's loop stays the running loop throughout.
+    """
     try:
-        while True:
-            line = stdin.readline()
-            if not line:
-                break
-            try:
-                request = decode_request(line.rstrip(b"\r\n"))
-            except ValueError as exc:
-                answer = {"error": str(exc)}
-            else:
-                answer = driver.handle(request)
-            stdout.write(encode_answer(answer))
-            stdout.flush()
+        with driver.serving():
+            while True:
+                line = stdin.readline()
+                if not line:
+                    break
+                try:
+                    request = decode_request(line.rstrip(b"\r\n"))
+                except ValueError as exc:
+                    answer = {"error": str(exc)}
+                else:
+                    answer = driver.handle(request)
+                stdout.write(encode_answer(answer))
+                stdout.flush()
     finally:
         driver.close()
 

@@ -35,14 +35,16 @@ task: true of the C ``TaskStepMethWrapper`` and ``task_wakeup`` of 3.11 as of
 the pure-Python ``Task.__step``/``__wakeup`` bound methods), or when its first
 argument is a future made by ``loop.create_future()`` while that owner's task
 was running (a future's done-callbacks are scheduled as ``cb(fut)``). Such a
-callback, scheduled for an owner whose task is still pending while the loop
-is *not* acting for that owner (see ``acting_for``), is not run: it is kept
-aside ("held") until the driver calls ``unhold(owner)``. That is how the
+callback, scheduled for an owner whose task is still pending, is not run by a
+``run_until_quiet`` that is not acting for that owner (its ``acting_for``): it
+is kept aside ("held") until the driver calls ``unhold(owner)``. That is how the
 gate's promotion of a waiter is stopped before it reaches the waiter: the
 waiter is "handed over, unclaimed" for as long as its callbacks are held.
 ``handovers`` lists, in order, every owner that went from nothing held to
 something held (the driver clears it at each request), so the driver can
-tell which ticket a step handed over.
+tell which ticket a step handed over. ``ended`` lists, in order, the owners
+whose task ended (the loop has forgotten them; the driver takes them from
+the list to forget their tasks too).
 
 Why the future rule, and not only the task's own wakeup: in Python 3.11
 ``asyncio.wait_for(shield(fut), t)`` checks, when a cancellation or its
@@ -67,7 +69,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import heapq
 import math
 import random
@@ -76,7 +77,7 @@ import threading
 import time
 import uuid
 import weakref
-from typing import Any, Callable, Hashable, Iterator
+from typing import Any, Callable, Hashable
 
 __all__ = [
     "EPOCH_S",
@@ -88,6 +89,12 @@ __all__ = [
 
 # time.time() under virtual time: this fixed epoch plus the virtual clock.
 EPOCH_S = 1_700_000_000
+
+# asyncio's running-loop slot (the functions behind get_running_loop()), and
+# current_task, looked up once.
+_get_running_loop = asyncio._get_running_loop
+_set_running_loop = asyncio._set_running_loop
+_current_task = asyncio.current_task
 
 # Callbacks one run_until_quiet may run before the loop gives up: a gate that
 # keeps rescheduling itself at one instant would otherwise never settle.
@@ -116,6 +123,13 @@ class _OwnedTimer(asyncio.TimerHandle):
     __slots__ = ("deadline_ns", "owner", "seq")
 
 
+class _FutureRef(weakref.ref):
+    """A weak reference to a future made in an owner's task, with that owner
+    and the key (the future's id) it is filed under."""
+
+    __slots__ = ("key", "owner")
+
+
 class VirtualLoop(asyncio.BaseEventLoop):
     """An event loop on virtual time, stepped by its driver (see module doc)."""
 
@@ -132,10 +146,12 @@ class VirtualLoop(asyncio.BaseEventLoop):
         self._seq = 0
         self._owner_task: dict[Hashable, asyncio.Task] = {}
         self._task_owner: dict[int, tuple[asyncio.Task, Hashable]] = {}  # id(task) -> (task, owner)
-        self._future_owner: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # id(future) -> weak reference carrying the owner, for futures made by
+        # create_future() in an owner's task; an entry goes when its future does.
+        self._future_owner: dict[int, _FutureRef] = {}
         self._held: dict[Hashable, list[asyncio.Handle]] = {}
         self.handovers: list[Hashable] = []
-        self._acting_for: Hashable | None = None
+        self.ended: list[Hashable] = []
         self._holding = True
         self.recorded_errors: list[dict[str, Any]] = []
         self.set_exception_handler(self._record_error)
@@ -155,7 +171,8 @@ class VirtualLoop(asyncio.BaseEventLoop):
     # -- scheduling (overrides of BaseEventLoop) ------------------------------
 
     def call_soon(self, callback: Callable[..., Any], *args: Any, context: Any = None) -> asyncio.Handle:
-        self._check_closed()
+        if self._closed:
+            self._check_closed()    # raises asyncio's error
         handle = asyncio.Handle(callback, args, self, context)
         self._queue.append(handle)
         return handle
@@ -179,14 +196,14 @@ class VirtualLoop(asyncio.BaseEventLoop):
         return self._arm(when, self._deadline_ns(when), callback, args, context)
 
     def _arm(self, when, deadline_ns, callback, args, context) -> _OwnedTimer:
-        self._check_closed()
+        if self._closed:
+            self._check_closed()    # raises asyncio's error
         timer = _OwnedTimer(when, callback, args, self, context)
         timer.deadline_ns = deadline_ns
         timer.seq = self._seq
         self._seq += 1
         timer._scheduled = True
-        owner = self._owner_of_task(asyncio.current_task(self) if self.is_running() else None)
-        timer.owner = owner
+        owner = timer.owner = self._current_owner()
         entry = (deadline_ns, timer.seq, timer)
         if owner is None:
             heapq.heappush(self._timers, entry)
@@ -200,11 +217,27 @@ class VirtualLoop(asyncio.BaseEventLoop):
 
     def create_future(self) -> asyncio.Future:
         fut = asyncio.Future(loop=self)
-        if self.is_running():
-            owner = self._owner_of_task(asyncio.current_task(self))
-            if owner is not None:
-                self._future_owner[fut] = owner
+        owner = self._current_owner()
+        if owner is not None:
+            ref = _FutureRef(fut, self._forget_future)
+            ref.key = id(fut)
+            ref.owner = owner
+            self._future_owner[ref.key] = ref
         return fut
+
+    def _current_owner(self) -> Hashable | None:
+        """The owner of the task running now, or None (no task, not an owner's,
+        or the loop is not running)."""
+        if self._thread_id is None:     # not running (BaseEventLoop.is_running)
+            return None
+        task = _current_task(self)
+        entry = self._task_owner.get(id(task))
+        return entry[1] if entry is not None and entry[0] is task else None
+
+    def _forget_future(self, ref: _FutureRef) -> None:
+        """A future made in an owner's task is gone: drop its entry."""
+        if self._future_owner.get(ref.key) is ref:
+            del self._future_owner[ref.key]
 
     def run_forever(self):
         raise RuntimeError("a VirtualLoop is stepped by its driver; it has no run_forever")
@@ -219,6 +252,7 @@ class VirtualLoop(asyncio.BaseEventLoop):
         self._timers.clear()
         self._owned_timers.clear()
         self._held.clear()
+        self._future_owner.clear()
         super().close()
 
     def _record_error(self, loop, context: dict[str, Any]) -> None:
@@ -258,30 +292,26 @@ class VirtualLoop(asyncio.BaseEventLoop):
         self._queue.extend(self._held.pop(owner, []))
         del self._task_owner[id(task)]
         del self._owner_task[owner]
+        self.ended.append(owner)
 
     def _owner_of_handle(self, handle: asyncio.Handle) -> Hashable | None:
         """The owner a scheduled callback acts for, or None (see module doc)."""
-        owner = self._owner_of_task(getattr(handle._callback, "__self__", None))
-        if owner is None and handle._args:
-            first = handle._args[0]
-            if isinstance(first, asyncio.Future):
-                owner = self._future_owner.get(first)
-        if owner is None:
+        # This runs for every callback: the lookups are written out.
+        target = getattr(handle._callback, "__self__", None)
+        entry = self._task_owner.get(id(target))
+        if entry is not None and entry[0] is target and entry[1] is not None:
+            # A step of an owner's task (target is _owner_task[owner] itself).
+            return None if target.done() else entry[1]
+        args = handle._args
+        if not args:
             return None
-        task = self._owner_task.get(owner)
+        ref = self._future_owner.get(id(args[0]))
+        if ref is None or ref() is not args[0] or ref.owner is None:
+            return None
+        task = self._owner_task.get(ref.owner)
         if task is None or task.done():
             return None
-        return owner
-
-    @contextlib.contextmanager
-    def acting_for(self, owner: Hashable | None) -> Iterator[None]:
-        """While inside, ``owner``'s callbacks run; every other owner's are held."""
-        saved = self._acting_for
-        self._acting_for = owner
-        try:
-            yield
-        finally:
-            self._acting_for = saved
+        return ref.owner
 
     def stop_holding(self) -> None:
         """Run every owner's callbacks from now on (teardown); held ones are released."""
@@ -291,7 +321,10 @@ class VirtualLoop(asyncio.BaseEventLoop):
 
     def is_held(self, owner: Hashable) -> bool:
         """Whether ``owner`` has callbacks held (cancelled ones do not count)."""
-        return any(not h.cancelled() for h in self._held.get(owner, ()))
+        for handle in self._held.get(owner, ()):
+            if not handle._cancelled:
+                return True
+        return False
 
     def unhold(self, owner: Hashable) -> bool:
         """Queue ``owner``'s held callbacks again, in the order they were scheduled."""
@@ -305,96 +338,131 @@ class VirtualLoop(asyncio.BaseEventLoop):
         """The earliest live timer ``owner`` has armed, in integer ns, or None
         (none armed, or only timers that never fire)."""
         heap = self._owned_timers.get(owner)
-        while heap and heap[0][2].cancelled():
+        while heap and heap[0][2]._cancelled:
             heapq.heappop(heap)
         return heap[0][0] if heap and heap[0][0] != math.inf else None
 
     # -- running -----------------------------------------------------------
 
-    @contextlib.contextmanager
-    def running(self) -> Iterator[None]:
-        """Make this the running loop of the thread (re-entrant), as run_forever would."""
-        current = asyncio._get_running_loop()
-        if current is self:
-            yield
-            return
-        if current is not None:
-            raise RuntimeError("another event loop is running in this thread")
-        self._check_closed()
-        old_hooks = sys.get_asyncgen_hooks()
-        self._thread_id = threading.get_ident()
-        sys.set_asyncgen_hooks(firstiter=self._asyncgen_firstiter_hook, finalizer=self._asyncgen_finalizer_hook)
-        asyncio._set_running_loop(self)
-        try:
-            yield
-        finally:
-            asyncio._set_running_loop(None)
-            sys.set_asyncgen_hooks(*old_hooks)
-            self._thread_id = None
+    def running(self) -> "_Running":
+        """A ``with`` block that makes this the running loop of the thread, as
+        run_forever would (re-entrant: inside one, another does nothing).
+
+        The driver holds one around each whole request (or, serving, from one
+        request to the next), so the loop's own ``run_until_quiet`` calls
+        within a request find it running already.
+        """
+        return _Running(self)
 
     def _next_due(self, fire_owned: Hashable | None) -> _OwnedTimer | None:
         """Pop the earliest live timer due now (unowned, or ``fire_owned``'s)."""
         now = self.clock.now_ns
-        heaps = [self._timers]
-        if fire_owned is not None and fire_owned in self._owned_timers:
-            heaps.append(self._owned_timers[fire_owned])
-        best = None
-        for heap in heaps:
-            while heap and heap[0][2].cancelled():
-                heapq.heappop(heap)
-            if heap and heap[0][0] <= now and (best is None or heap[0][:2] < best[0][:2]):
-                best = heap
+        best = self._timers
+        while best and best[0][2]._cancelled:
+            heapq.heappop(best)
+        if not best or best[0][0] > now:
+            best = None
+        owned = self._owned_timers.get(fire_owned) if fire_owned is not None else None
+        if owned:
+            while owned and owned[0][2]._cancelled:
+                heapq.heappop(owned)
+            if owned and owned[0][0] <= now and (best is None or owned[0][:2] < best[0][:2]):
+                best = owned
         if best is None:
             return None
         timer = heapq.heappop(best)[2]
         timer._scheduled = False
         return timer
 
-    def run_until_quiet(self, *, fire_owned: Hashable | None = None) -> None:
+    def run_until_quiet(self, *, acting_for: Hashable | None = None,
+                        fire_owned: Hashable | None = None) -> None:
         """Run callbacks until none are ready and no timer is due at this instant.
 
-        Held callbacks (see module doc) are set aside rather than run. Unowned
-        timers due now fire; so do ``fire_owned``'s, merged in time order.
+        ``acting_for``'s callbacks run; every other owner's are held (see
+        module doc), set aside rather than run. Unowned timers due now fire;
+        so do ``fire_owned``'s, merged in time order.
         """
+        if _get_running_loop() is not self:
+            with self.running():
+                return self.run_until_quiet(acting_for=acting_for, fire_owned=fire_owned)
         budget = self.callback_limit
-        with self.running():
-            while True:
-                while self._queue:
-                    handle = self._queue.popleft()
-                    if handle.cancelled():
-                        continue
-                    owner = self._owner_of_handle(handle) if self._holding else None
-                    if owner is not None and owner != self._acting_for:
+        queue = self._queue
+        while True:
+            while queue:
+                handle = queue.popleft()
+                if handle._cancelled:
+                    continue
+                if self._holding:
+                    owner = self._owner_of_handle(handle)
+                    if owner is not None and owner != acting_for:
                         held = self._held.setdefault(owner, [])
                         if not held:
                             self.handovers.append(owner)
                         held.append(handle)
                         continue
-                    budget -= 1
-                    if budget < 0:
-                        raise LoopRunaway(
-                            f"the loop ran {self.callback_limit} callbacks at t={self.clock.now_ns} ns "
-                            "without becoming quiet")
-                    handle._run()
-                timer = self._next_due(fire_owned)
-                if timer is None:
-                    return
-                self._queue.append(timer)
+                budget -= 1
+                if budget < 0:
+                    raise LoopRunaway(
+                        f"the loop ran {self.callback_limit} callbacks at t={self.clock.now_ns} ns "
+                        "without becoming quiet")
+                handle._run()
+            timers = self._timers
+            if fire_owned is None and (not timers or timers[0][0] > self.clock.now_ns):
+                return      # no unowned timer due (what _next_due would find)
+            timer = self._next_due(fire_owned)
+            if timer is None:
+                return
+            queue.append(timer)
 
     def advance_to(self, now_ns: int) -> None:
-        """Move the clock to ``now_ns``, firing unowned timers due on the way."""
+        """Move the clock to ``now_ns``, firing unowned timers due on the way
+        (and running the loop until quiet at ``now_ns``)."""
         if now_ns < self.clock.now_ns:
             raise ValueError(f"time went backwards: {now_ns} < {self.clock.now_ns}")
+        heap = self._timers
         while True:
-            heap = self._timers
-            while heap and heap[0][2].cancelled():
+            while heap and heap[0][2]._cancelled:
                 heapq.heappop(heap)
             if not heap or heap[0][0] > now_ns:
                 break
             self.clock.now_ns = max(self.clock.now_ns, heap[0][0])
             self.run_until_quiet()
         self.clock.now_ns = now_ns
-        self.run_until_quiet()
+        # No timer is due at now_ns any more, so only ready callbacks (none,
+        # after a step that ended quiet) would give the last run work.
+        if self._queue:
+            self.run_until_quiet()
+
+
+class _Running:
+    """``VirtualLoop.running()``: the loop is the thread's running loop inside."""
+
+    __slots__ = ("loop", "old_hooks")
+
+    def __init__(self, loop: VirtualLoop) -> None:
+        self.loop = loop
+        self.old_hooks = None   # set when this block made the loop running
+
+    def __enter__(self) -> None:
+        loop = self.loop
+        current = _get_running_loop()
+        if current is loop:
+            return
+        if current is not None:
+            raise RuntimeError("another event loop is running in this thread")
+        loop._check_closed()
+        self.old_hooks = sys.get_asyncgen_hooks()
+        loop._thread_id = threading.get_ident()
+        sys.set_asyncgen_hooks(firstiter=loop._asyncgen_firstiter_hook, finalizer=loop._asyncgen_finalizer_hook)
+        _set_running_loop(loop)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self.old_hooks is None:
+            return
+        _set_running_loop(None)
+        sys.set_asyncgen_hooks(*self.old_hooks)
+        self.loop._thread_id = None
+        self.old_hooks = None
 
 
 # -- the process under virtual time ------------------------------------------
@@ -434,23 +502,31 @@ _PATCHES = (
 )
 
 
-@contextlib.contextmanager
-def virtual_process(clock: VirtualClock) -> Iterator[None]:
-    """Make the process read ``clock``: time.monotonic/time/perf_counter and their
-    ``_ns`` twins (time.time is EPOCH_S plus the virtual clock), and
-    ``uuid.uuid4`` drawn from ``random`` (which the driver seeds on start).
+class virtual_process:
+    """``with virtual_process(clock):`` makes the process read ``clock``:
+    time.monotonic/time/perf_counter and their ``_ns`` twins (time.time is
+    EPOCH_S plus the virtual clock), and ``uuid.uuid4`` drawn from ``random``
+    (which the driver seeds on start).
 
     Blocks nest: the innermost block's clock is the one read; the originals
-    come back when the outermost block exits.
+    come back when the outermost block exits. (A class rather than a
+    generator-based context manager: it is cheap to enter, which the driver
+    does for every request it handles outside ``serving()``.)
     """
-    if not _CLOCKS:
-        for module, name, fake in _PATCHES:
-            _ORIGINALS.append((module, name, getattr(module, name)))
-            setattr(module, name, fake)
-    _CLOCKS.append(clock)
-    try:
-        yield
-    finally:
+
+    __slots__ = ("clock",)
+
+    def __init__(self, clock: VirtualClock) -> None:
+        self.clock = clock
+
+    def __enter__(self) -> None:
+        if not _CLOCKS:
+            for module, name, fake in _PATCHES:
+                _ORIGINALS.append((module, name, getattr(module, name)))
+                setattr(module, name, fake)
+        _CLOCKS.append(self.clock)
+
+    def __exit__(self, *exc_info: Any) -> None:
         _CLOCKS.pop()
         if not _CLOCKS:
             for module, name, original in _ORIGINALS:
