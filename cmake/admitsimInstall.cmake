@@ -30,14 +30,14 @@ add_library(admitsim::gate ALIAS admitsim_gate)
 # admitsim::sim: the simulator on top: kernel, checks (headers), scenario
 # loader, worlds, reports and explore.
 add_library(admitsim_sim INTERFACE)
-target_link_libraries(admitsim_sim INTERFACE admitsim_gate admitsim_kernel admitsim_scenario admitsim_process admitsim_world
+target_link_libraries(admitsim_sim INTERFACE admitsim_gate admitsim_kernel admitsim_codec admitsim_scenario admitsim_process admitsim_world
                       admitsim_reports admitsim_explore)
 add_library(admitsim::sim ALIAS admitsim_sim)
 
 # Every target the two reach, exported as admitsim::<name>; the tree keeps its
 # admitsim_<name> names.
 set(admitsim_exported_names common asio gate_fifo gate_redis gate_lease lua_engine gate_asio gate
-    kernel scenario process world reports explore sim)
+    kernel codec scenario process world reports explore sim)
 set(admitsim_exported_targets "")
 foreach(name IN LISTS admitsim_exported_names)
   if(NOT TARGET admitsim_${name})

@@ -6,9 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/html_text.hpp"
-#include "reports/json_codec.hpp"
+#include "sim/codec/json_codec.hpp"
 
 namespace admit::reports {
+
+// The field readers every from_json shares (sim/codec/json_codec.hpp).
+using namespace admit::codec;
 
 namespace {
 

@@ -3,11 +3,14 @@
 #include <algorithm>
 
 #include "gate/admit_assert.hpp"
-#include "reports/json_codec.hpp"
+#include "sim/codec/json_codec.hpp"
 #include "sim/check/causes.hpp"
 #include "sim/scenario/duration.hpp"
 
 namespace admit::reports {
+
+// The field readers every from_json shares (sim/codec/json_codec.hpp).
+using namespace admit::codec;
 
 namespace {
 

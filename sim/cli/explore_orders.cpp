@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "reports/json_codec.hpp"
+#include "sim/codec/json_codec.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/common.hpp"
@@ -204,7 +204,7 @@ int run_placements(const orders_request& req) {
   ex["why"] = why;
   out["exit"] = std::move(ex);
   const std::string path = orders_summary_path(req);
-  if (const auto why_not = write_output(path, reports::render_json(out)))
+  if (const auto why_not = write_output(path, codec::render_json(out)))
     throw input_error{path, *why_not};
   if (!req.quiet) {
     std::fprintf(stderr, "explore %s --placements: seed %llu, %s: %llu runs on %u threads in %.2fs -> %s\n",
@@ -284,7 +284,7 @@ int run_orders(const orders_request& req) {
   ex["why"] = why;
   out["exit"] = std::move(ex);
   const std::string path = orders_summary_path(req);
-  if (const auto why = write_output(path, reports::render_json(out))) throw input_error{path, *why};
+  if (const auto why = write_output(path, codec::render_json(out))) throw input_error{path, *why};
 
   if (!req.quiet) {
     std::fprintf(stderr,

@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "reports/evidence.hpp"
-#include "reports/json_codec.hpp"
+#include "sim/codec/json_codec.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/errors.hpp"
@@ -58,7 +58,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
-using reports::shown;
+using codec::shown;
 
 // The most shards one merge reads: each summary is held in memory (up to 1,000 findings, a few
 // MiB), and every shard's until the merged summary is written (docs/limits.md).
@@ -102,7 +102,7 @@ shard read_shard(const std::string& file) {
   }
   try {
     sh.summary = explore::search_summary::from_json(doc);
-  } catch (const reports::codec_error& e) {
+  } catch (const codec::codec_error& e) {
     fail(file, e.path, e.what());
   }
   const explore::search_summary& d = sh.summary;
@@ -161,7 +161,7 @@ void check_same_search(const std::vector<shard>& shards) {
     for (const char* key : {"sha256", "name", "file"})
       same(std::string("/scenario/") + key, sa[key], sb[key], "another scenario");
     same("/seeds/first", a.summary.seeds.first, b.summary.seeds.first, "another --first-seed");
-    same("/seeds/count", reports::or_null(a.summary.seeds.count), reports::or_null(b.summary.seeds.count),
+    same("/seeds/count", codec::or_null(a.summary.seeds.count), codec::or_null(b.summary.seeds.count),
          "another --seeds");
     if (a.count != b.count)
       fail(b.file, "/seeds/shard", "a shard of " + std::to_string(b.count) + ", expected one of " +

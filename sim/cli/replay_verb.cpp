@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "reports/json_codec.hpp"
+#include "sim/codec/json_codec.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/cli/errors.hpp"
@@ -45,7 +45,7 @@ int cmd_replay(const std::string& report_path, const std::optional<std::string>&
   reports::report_header header;
   try {
     header = reports::report_header::from_json(report);
-  } catch (const reports::codec_error& e) {
+  } catch (const codec::codec_error& e) {
     throw input_error{report_path, e.path.empty() ? std::string(e.what()) : e.path + ": " + e.what()};
   }
   // A process gate's core is named by the scenario itself (docs/process-gate.md): the replay runs it again.

@@ -9,18 +9,18 @@ namespace admit::explore {
 namespace {
 
 using json = nlohmann::ordered_json;
-using reports::codec_error;
-using reports::or_null;
-using reports::read_array;
-using reports::read_bool;
-using reports::read_field;
-using reports::read_i64;
-using reports::read_list;
-using reports::read_object;
-using reports::read_string;
-using reports::read_u64;
-using reports::read_u64_or_null;
-using reports::shown;
+using codec::codec_error;
+using codec::or_null;
+using codec::read_array;
+using codec::read_bool;
+using codec::read_field;
+using codec::read_i64;
+using codec::read_list;
+using codec::read_object;
+using codec::read_string;
+using codec::read_u64;
+using codec::read_u64_or_null;
+using codec::shown;
 
 // The evidence under `path`, its errors (reports::evidence_error) as a codec_error below it.
 reports::evidence read_evidence(const json& j, const std::string& path) {
@@ -245,7 +245,7 @@ expected_violation expected_violation::from_json(const json& j, const std::strin
   expected_violation e;
   e.variant = read_string(j, path, "variant");
   e.verdict = read_string(j, path, "verdict");
-  e.violated = reports::read_strings(j, path, "violated");
+  e.violated = codec::read_strings(j, path, "violated");
   e.shown_first_by_seed = read_u64_or_null(j, path, "shown_first_by_seed");
   return e;
 }
@@ -408,8 +408,8 @@ shrunk_entry shrunk_entry::from_json(const json& j, const std::string& path) {
   s.counterexample = read_bool(j, path, "counterexample");
   s.explored_scenario = read_string(j, path, "explored_scenario");
   s.explored_report = read_string(j, path, "explored_report");
-  s.minimal_scenario = reports::read_string_or_null(j, path, "minimal_scenario");
-  s.minimal_report = reports::read_string_or_null(j, path, "minimal_report");
+  s.minimal_scenario = codec::read_string_or_null(j, path, "minimal_scenario");
+  s.minimal_report = codec::read_string_or_null(j, path, "minimal_report");
   if (s.minimal_scenario.has_value() != s.minimal_report.has_value())
     throw codec_error(path + "/minimal_report", "expected null exactly when minimal_scenario is null");
   s.reproduced = read_bool(j, path, "reproduced");
@@ -438,7 +438,7 @@ exit_record exit_record::from_json(const json& j, const std::string& path) {
   const std::uint64_t code = read_u64(j, path, "code");
   if (code > 1) throw codec_error(path + "/code", "expected 0 or 1, got " + std::to_string(code));
   e.code = static_cast<int>(code);
-  e.why = reports::read_strings(j, path, "why");
+  e.why = codec::read_strings(j, path, "why");
   return e;
 }
 
@@ -447,7 +447,7 @@ json merge_record::to_json() const {
   j["shrink"] = shrink;
   j["shrink_max"] = shrink_max;
   j["shrink_runs"] = shrink_runs;
-  j["first_inconclusive"] = reports::seed_and(first_inconclusive, "reason");
+  j["first_inconclusive"] = codec::seed_and(first_inconclusive, "reason");
   return j;
 }
 
@@ -456,7 +456,7 @@ merge_record merge_record::from_json(const json& j, const std::string& path) {
   m.shrink = read_bool(j, path, "shrink");
   m.shrink_max = read_u64(j, path, "shrink_max");
   m.shrink_runs = read_u64(j, path, "shrink_runs");
-  m.first_inconclusive = reports::read_seed_and(j, path, "first_inconclusive", "reason");
+  m.first_inconclusive = codec::read_seed_and(j, path, "first_inconclusive", "reason");
   return m;
 }
 
@@ -487,7 +487,7 @@ json search_summary::to_json() const {
   return out;
 }
 
-std::string search_summary::render() const { return reports::render_json(to_json()); }
+std::string search_summary::render() const { return codec::render_json(to_json()); }
 
 search_summary search_summary::from_json(const json& d) {
   if (!d.is_object()) throw codec_error("", "expected an explore summary (an object of format admitsim-explore/1)");

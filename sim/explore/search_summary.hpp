@@ -6,7 +6,7 @@
 // so the merged file is, byte for byte, what the search on one machine writes. to_json writes the
 // keys in the file's fixed order; from_json reads every key a summary has, checks its type and
 // range and the rules that tie the parts together (a cause's seeds within its kind's, the findings
-// in seed order, ...), and throws reports::codec_error naming the JSON path and what was expected.
+// in seed order, ...), and throws codec::codec_error naming the JSON path and what was expected.
 // What holds only of a shard (complete, a seed count, swarm mode) is merge's to check.
 #pragma once
 
@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/evidence.hpp"
-#include "reports/json_codec.hpp"
+#include "sim/codec/json_codec.hpp"
 #include "sim/check/results.hpp"
 #include "sim/explore/explorer.hpp"
 #include "sim/explore/swarm.hpp"
@@ -243,7 +243,7 @@ struct search_summary {
   std::optional<merge_record> merge;
 
   nlohmann::ordered_json to_json() const;
-  // The file's bytes (reports::render_json of to_json).
+  // The file's bytes (codec::render_json of to_json).
   std::string render() const;
   static search_summary from_json(const nlohmann::ordered_json& j);
 };

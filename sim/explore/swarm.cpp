@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "gate/admit_assert.hpp"
-#include "reports/json_codec.hpp"
+#include "sim/codec/json_codec.hpp"
 #include "sim/explore/scenario_json.hpp"
 #include "sim/kernel/prng.hpp"
 #include "sim/world/fault_draw.hpp"
@@ -102,17 +102,17 @@ nlohmann::ordered_json swarm_record::to_json() const {
 
 swarm_record swarm_record::from_json(const nlohmann::ordered_json& j, const std::string& path, bool drawn) {
   swarm_record r;
-  r.bounded = reports::read_bool(j, path, "bounded");
+  r.bounded = codec::read_bool(j, path, "bounded");
   for (std::size_t i = 0; i < scenario::fault_rate_count; ++i)
-    r.per_hour[i] = reports::read_i64(j, path, scenario::fault_row(scenario::fault_rates_file_order[i]).rate.key);
-  r.mean_duration_ns = reports::read_i64(j, path, "mean_duration_ns");
-  r.max_step_ns = reports::read_i64(j, path, "max_step_ns");
-  r.max_replication_lag_ns = reports::read_i64(j, path, "max_replication_lag_ns");
-  r.until_ns = reports::read_i64(j, path, "until_ns");
-  r.faults_from_file = reports::read_u64(j, path, "faults_from_file");
-  if (drawn) r.faults_drawn = reports::read_u64(j, path, "faults_drawn");
+    r.per_hour[i] = codec::read_i64(j, path, scenario::fault_row(scenario::fault_rates_file_order[i]).rate.key);
+  r.mean_duration_ns = codec::read_i64(j, path, "mean_duration_ns");
+  r.max_step_ns = codec::read_i64(j, path, "max_step_ns");
+  r.max_replication_lag_ns = codec::read_i64(j, path, "max_replication_lag_ns");
+  r.until_ns = codec::read_i64(j, path, "until_ns");
+  r.faults_from_file = codec::read_u64(j, path, "faults_from_file");
+  if (drawn) r.faults_drawn = codec::read_u64(j, path, "faults_drawn");
   else if (j.contains("faults_drawn"))
-    throw reports::codec_error(path + "/faults_drawn", "expected no faults drawn in the scenario's bounds");
+    throw codec::codec_error(path + "/faults_drawn", "expected no faults drawn in the scenario's bounds");
   return r;
 }
 

@@ -73,7 +73,7 @@ struct swarm_record {
   static swarm_record of(const swarm_config& s, std::size_t faults_from_file);
   nlohmann::ordered_json to_json() const;
   // `drawn`: faults_drawn is read (a seed's), or refused (the scenario's bounds). Throws
-  // reports::codec_error naming the JSON path below `path`.
+  // codec::codec_error naming the JSON path below `path`.
   static swarm_record from_json(const nlohmann::ordered_json& j, const std::string& path, bool drawn);
 };
 

@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "reports/json_codec.hpp"
+#include "sim/codec/json_codec.hpp"
 #include "sim/explore/search_summary.hpp"
 #include "tests/explore/explore_test_support.hpp"
 
@@ -26,14 +26,14 @@ const char* const fixtures[] = {"tests/fixtures/explore/clock_steps_shard1of4-ex
 json fixture(const char* name) { return json::parse(read_bytes(source_path(name))); }
 
 // The codec_error from_json throws for `doc` (fails the test if it throws none).
-reports::codec_error refusal(const json& doc) {
+codec::codec_error refusal(const json& doc) {
   try {
     (void)explore::search_summary::from_json(doc);
-  } catch (const reports::codec_error& e) {
+  } catch (const codec::codec_error& e) {
     return e;
   }
   FAIL("from_json accepted a malformed summary");
-  return reports::codec_error("", "");
+  return codec::codec_error("", "");
 }
 
 // The shard's summary with one edit at a JSON pointer.

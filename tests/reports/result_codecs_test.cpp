@@ -8,7 +8,7 @@
 #include <functional>
 #include <sstream>
 
-#include "reports/json_codec.hpp"
+#include "sim/codec/json_codec.hpp"
 #include "reports/matrix_report.hpp"
 #include "reports/report.hpp"
 
@@ -35,7 +35,7 @@ TEST_CASE("matrix_cell: every cell of a real summary reads back to the same JSON
     const std::string path = "/cells/" + std::to_string(i);
     INFO(path);
     const reports::matrix_cell c = reports::matrix_cell::from_json(cells[i], path);
-    CHECK(reports::render_json(c.to_json()) == reports::render_json(cells[i]));
+    CHECK(codec::render_json(c.to_json()) == codec::render_json(cells[i]));
     with_counterexample += c.counterexample.has_value();
   }
   CHECK(with_counterexample == 2);  // the fixture reads the cells' nested objects too
@@ -48,7 +48,7 @@ TEST_CASE("matrix_cell: from_json refuses a malformed cell at its JSON path", "[
     edit(cell);
     try {
       (void)reports::matrix_cell::from_json(cell, "/cells/0");
-    } catch (const reports::codec_error& e) {
+    } catch (const codec::codec_error& e) {
       return e.path;
     }
     return "accepted";
@@ -82,7 +82,7 @@ TEST_CASE("report_header: a real report's header, and replay's refusals", "[repo
     edit(r);
     try {
       (void)reports::report_header::from_json(r);
-    } catch (const reports::codec_error& e) {
+    } catch (const codec::codec_error& e) {
       return e.path + ": " + e.what();
     }
     return "accepted";

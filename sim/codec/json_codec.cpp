@@ -1,6 +1,6 @@
-#include "reports/json_codec.hpp"
+#include "sim/codec/json_codec.hpp"
 
-namespace admit::reports {
+namespace admit::codec {
 
 using json = nlohmann::ordered_json;
 
@@ -93,6 +93,18 @@ std::vector<std::string> read_strings(const json& obj, const std::string& path, 
   return out;
 }
 
+void expect_only_keys(const json& obj, const std::string& path, std::initializer_list<const char*> keys) {
+  if (!obj.is_object()) throw codec_error(path, "expected an object, got " + shown(obj));
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool known = false;
+    for (const char* k : keys) known = known || it.key() == k;
+    if (known) continue;
+    std::string allowed;
+    for (const char* k : keys) allowed += (allowed.empty() ? "" : ", ") + std::string(k);
+    throw codec_error(path + "/" + it.key(), "unexpected key; expected only " + allowed);
+  }
+}
+
 std::string render_json(const json& j) { return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; }
 
-}  // namespace admit::reports
+}  // namespace admit::codec

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -16,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace admit::reports {
+namespace admit::codec {
 
 struct codec_error : std::runtime_error {
   codec_error(std::string p, const std::string& what) : std::runtime_error(what), path(std::move(p)) {}
@@ -39,6 +40,9 @@ std::optional<std::uint64_t> read_u64_or_null(const nlohmann::ordered_json& obj,
 std::optional<std::string> read_string_or_null(const nlohmann::ordered_json& obj, const std::string& path,
                                                const char* key);
 std::vector<std::string> read_strings(const nlohmann::ordered_json& obj, const std::string& path, const char* key);
+// An object holding no key but `keys` (a message read strictly): else a codec_error naming the first other key.
+void expect_only_keys(const nlohmann::ordered_json& obj, const std::string& path,
+                      std::initializer_list<const char*> keys);
 
 // The array at `key`, each element an object read by `read(element, its path)`.
 template <typename Read>
@@ -70,4 +74,4 @@ nlohmann::ordered_json or_null(const std::optional<T>& v) {
 // Every result file's bytes: 2-space indentation, invalid UTF-8 replaced, a final newline.
 std::string render_json(const nlohmann::ordered_json& j);
 
-}  // namespace admit::reports
+}  // namespace admit::codec
