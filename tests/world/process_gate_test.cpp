@@ -22,6 +22,7 @@
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
 #include "sim/scenario/loader.hpp"
+#include "sim/world/fifo/process_messages.hpp"
 #include "sim/world/world.hpp"
 #include "world_test_support.hpp"
 
@@ -273,4 +274,61 @@ TEST_CASE("a child whose stop fails is not reused, and the next run starts anoth
   const ran b = run_doc_text(doc, 1);
   CHECK(std::string(only(a).verdict()) == "pass");
   CHECK(what_ran(a.report) == what_ran(b.report));
+}
+
+TEST_CASE("the protocol's messages: requests written, answers read strictly", "[process_gate][codec]") {
+  namespace m = world::fifo_world::msg;
+  // Requests: exactly the bytes docs/process-gate.md shows.
+  fifo::config cfg;
+  cfg.max_active = 1;
+  cfg.max_waiting = 1;
+  cfg.wait_deadline_ns = 150'000'000;
+  CHECK(m::start{"delay", 7, cfg}.to_json().dump() ==
+        R"({"type":"start","protocol":1,"gate":"delay","seed":7,"config":{"max_active":1,"max_waiting":1,"wait_deadline_ns":150000000},"now":0})");
+  CHECK(m::ticket_call{m::ticket_call::kind::acquire, 3, 100}.to_json().dump() ==
+        R"({"type":"acquire","ticket":3,"now":100})");
+  CHECK(m::ticket_call{m::ticket_call::kind::cancel, 2, 5}.to_json().dump() == R"({"type":"cancel","ticket":2,"now":5})");
+  CHECK(m::gate_call{m::gate_call::kind::release, 9}.to_json().dump() == R"({"type":"release","now":9})");
+  CHECK(m::gate_call{m::gate_call::kind::stop, 9}.to_json().dump() == R"({"type":"stop","now":9})");
+
+  // Answers that fit.
+  CHECK(m::read_acquire(json::parse(R"({"result":"admitted"})"), 5).outcome == fifo::acquire_outcome::admitted);
+  const fifo::acquire_result q = m::read_acquire(json::parse(R"({"result":"queued","deadline":20})"), 5);
+  CHECK((q.outcome == fifo::acquire_outcome::queued && q.deadline_ns == 20));
+  CHECK(m::read_acquire(json::parse(R"({"result":"queued","deadline":null})"), 5).deadline_ns == m::never_ns);
+  const fifo::release_result rel = m::read_release(json::parse(R"({"ok":true,"promoted":4})"));
+  CHECK((rel.ok && rel.promoted == fifo::ticket_id{4}));
+  CHECK_FALSE(m::read_release(json::parse(R"({"ok":false,"promoted":null})")).ok);
+  CHECK(m::read_claim(json::parse(R"({"claimed":true})")));
+  CHECK(m::read_leave(json::parse(R"({"result":"handover_released","promoted":null})")).outcome ==
+        fifo::leave_outcome::handover_released);
+  CHECK(m::error_of(json::parse(R"({"error":"boom"})")) == std::optional<std::string>("boom"));
+  CHECK_FALSE(m::error_of(json::parse(R"({"error":"boom","ok":true})")).has_value());
+
+  // Answers that do not: each a codec_error naming the path and what was expected.
+  const auto refused = [](auto read, const char* text, const char* path, const char* says) {
+    INFO(text);
+    try {
+      read(json::parse(text));
+      FAIL("accepted");
+    } catch (const codec::codec_error& e) {
+      CHECK(e.path == path);
+      CHECK(std::string(e.what()).find(says) != std::string::npos);
+    }
+  };
+  const auto acq = [](const json& a) { return m::read_acquire(a, 5); };
+  refused(acq, R"({"result":"maybe"})", "/result", R"(expected "admitted", "queued" or "queue_full")");
+  refused(acq, R"({"result":"queued","deadline":4})", "/deadline", "not before now (5)");
+  refused(acq, R"({"result":"queued"})", "/deadline", "missing");
+  refused(acq, R"({"result":"admitted","deadline":9})", "/deadline", "not queued");
+  refused(acq, R"({"result":"admitted","extra":1})", "/extra", "unexpected key");
+  refused(acq, R"({"result":"queued","deadline":-1})", "/deadline", "expected an integer");
+  refused([](const json& a) { return m::read_release(a); }, R"({"ok":"yes","promoted":null})", "/ok", "");
+  refused([](const json& a) { return m::read_release(a); }, R"({"ok":true,"promoted":0})", "/promoted", "got 0");
+  refused([](const json& a) { return m::read_claim(a); }, R"([true])", "", "expected an object");
+  refused([](const json& a) { return m::read_leave(a); }, R"({"result":"gone","promoted":null})", "/result", "");
+  refused([](const json& a) {
+    m::read_ok(a);
+    return 0;
+  }, R"({"ok":false})", "/ok", "expected true");
 }

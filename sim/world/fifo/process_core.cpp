@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "gate/admit_assert.hpp"
 #include "sim/scenario/json_parse.hpp"
 #include "sim/scenario/loader.hpp"
+#include "sim/world/fifo/process_messages.hpp"
 
 namespace admit::world::fifo_world {
 
@@ -88,26 +90,6 @@ std::string shorten(std::string_view s, std::size_t max) {
   return std::string(s.substr(0, max - 3)) + "...";
 }
 
-// The answer's fields, checked: exactly `allowed` keys, each present.
-bool has_exactly(const json& a, std::initializer_list<const char*> keys) {
-  if (!a.is_object() || a.size() != keys.size()) return false;
-  for (const char* k : keys)
-    if (!a.contains(k)) return false;
-  return true;
-}
-
-// A ticket or null: nullopt when neither (then `ok` is false).
-std::optional<fifo::ticket_id> ticket_or_null(const json& v, bool& ok) {
-  ok = true;
-  if (v.is_null()) return std::nullopt;
-  if (v.is_number_unsigned() && v.get<std::uint64_t>() >= 1) return v.get<std::uint64_t>();
-  ok = false;
-  return std::nullopt;
-}
-
-// A waiter the child armed no deadline for: its expire comes after any horizon.
-constexpr std::int64_t never_ns = std::numeric_limits<std::int64_t>::max() / 2;
-
 }  // namespace
 
 std::string process_core::name_of(const scenario::process_spec& spec) {
@@ -143,43 +125,25 @@ process_core::process_core(const scenario::process_spec& spec, const fifo::confi
     fail(f->kind, f->detail);
     return;
   }
-  json start = json::object();
-  start["type"] = "start";
-  start["protocol"] = 1;
-  start["gate"] = std::string(gate);
-  start["seed"] = seed;
-  start["config"] = json{{"max_active", cfg.max_active},
-                         {"max_waiting", cfg.max_waiting},
-                         {"wait_deadline_ns", cfg.wait_deadline_ns}};
-  start["now"] = 0;
-  const std::optional<std::string> a = exchange(start.dump(), 0);
-  if (!a) return;
-  if (*a != R"({"ok":true})") {
-    // Parsed to be sure: {"ok": true} with spaces is as good.
-    json doc;
-    try {
-      doc = scenario::parse_json_text(*a, scenario::json_parse_options{4});
-    } catch (const std::exception&) {
-    }
-    if (!(has_exactly(doc, {"ok"}) && doc["ok"] == true))
-      fail("process_protocol", "the child " + child_->command_text() + " answered `" + scenario::printable(shorten(*a, 200)) + "` to " +
-                                   shorten(start.dump(), 300) + ", where {\"ok\":true} was expected");
-  }
+  ask(msg::start{std::string(gate), seed, cfg}.to_json(), 0, "{\"ok\":true}", [](const json& a) {
+    msg::read_ok(a);
+    return true;
+  });
 }
 
 process_core::~process_core() {
   if (failure_ || child_ == nullptr || child_->failure() != nullptr) return;
   // The run is over: a child that says so goes back to the pool for the next run.
-  const std::optional<std::string> a =
-      child_->exchange(R"({"type":"stop","now":)" + std::to_string(last_now_ns_) + "}", spec_.message_timeout_ns);
+  const std::string request = msg::gate_call{msg::gate_call::kind::stop, last_now_ns_}.to_json().dump();
+  const std::optional<std::string> a = child_->exchange(request, spec_.message_timeout_ns);
   if (!a) return;
-  json doc;
   try {
-    doc = scenario::parse_json_text(*a, scenario::json_parse_options{4});
+    json doc = scenario::parse_json_text(*a, scenario::json_parse_options{4});
+    msg::read_ok(doc);
   } catch (const std::exception&) {
-    return;
+    return;  // not reused
   }
-  if (has_exactly(doc, {"ok"}) && doc["ok"] == true) give_back(spec_, std::move(child_));
+  give_back(spec_, std::move(child_));
 }
 
 void process_core::fail(std::string kind, std::string detail) {
@@ -209,120 +173,71 @@ void process_core::fail(std::string kind, std::string detail) {
   failure_ = fifo::core_failure{std::move(kind), std::move(detail)};
 }
 
-std::optional<std::string> process_core::exchange(const std::string& request, std::int64_t now_ns) {
+template <class Read>
+std::optional<std::invoke_result_t<Read, const nlohmann::ordered_json&>> process_core::ask(
+    const nlohmann::ordered_json& request_json, std::int64_t now_ns, const char* expected, Read read) {
   if (failure_) return std::nullopt;
-  last_now_ns_ = std::max(last_now_ns_, now_ns);
   ADMIT_ASSERT(child_ != nullptr, "a core that has not failed has its child");
-  std::optional<std::string> a = child_->exchange(request, spec_.message_timeout_ns);
+  last_now_ns_ = std::max(last_now_ns_, now_ns);
+  const std::string request = request_json.dump();
+  const std::optional<std::string> a = child_->exchange(request, spec_.message_timeout_ns);
   if (!a) {
     const proc::child_failure* f = child_->failure();
     ADMIT_ASSERT(f != nullptr, "an exchange without an answer failed");
     fail(f->kind, f->detail + ", at the request " + shorten(request, 300));
     return std::nullopt;
   }
-  // An {"error": "..."} answer: the child's own way to say it cannot go on.
-  if (a->find("\"error\"") != std::string::npos) {
-    json doc;
-    try {
-      doc = scenario::parse_json_text(*a, scenario::json_parse_options{4});
-    } catch (const std::exception&) {
-      return a;  // judged by the caller, which refuses it
-    }
-    if (has_exactly(doc, {"error"}) && doc["error"].is_string()) {
-      fail("process_error", "the child " + child_->command_text() + " answered the request " + shorten(request, 300) +
-                                " with the error \"" + scenario::printable(shorten(doc["error"].get<std::string>(), 1000)) +
-                                "\"");
-      return std::nullopt;
-    }
+  const std::string quoted = "`" + scenario::printable(shorten(*a, 200)) + "`";
+  json doc;
+  try {
+    doc = scenario::parse_json_text(*a, scenario::json_parse_options{4});
+  } catch (const std::exception& e) {
+    fail("process_protocol", "the child " + child_->command_text() + " answered " + quoted + " to " + request +
+                                 ", which is not JSON (" + shorten(e.what(), 200) + "), where " + expected +
+                                 " was expected");
+    return std::nullopt;
   }
-  return a;
+  if (const std::optional<std::string> error = msg::error_of(doc)) {
+    fail("process_error", "the child " + child_->command_text() + " answered the request " + shorten(request, 300) +
+                              " with the error \"" + scenario::printable(shorten(*error, 1000)) + "\"");
+    return std::nullopt;
+  }
+  try {
+    return read(doc);
+  } catch (const codec::codec_error& e) {
+    fail("process_protocol", "the child " + child_->command_text() + " answered " + quoted + " to " + request + " (" +
+                                 (e.path.empty() ? std::string("/") : e.path) + ": " + e.what() + "), where " +
+                                 expected + " was expected");
+    return std::nullopt;
+  }
 }
 
 fifo::acquire_result process_core::acquire(fifo::ticket_id t, std::int64_t now_ns) {
-  const std::string request =
-      R"({"type":"acquire","ticket":)" + std::to_string(t) + R"(,"now":)" + std::to_string(now_ns) + "}";
-  const std::optional<std::string> a = exchange(request, now_ns);
-  if (!a) return {fifo::acquire_outcome::queue_full, 0};
-  if (*a == R"({"result":"admitted"})") return {fifo::acquire_outcome::admitted, 0};
-  if (*a == R"({"result":"queue_full"})") return {fifo::acquire_outcome::queue_full, 0};
-  json doc;
-  try {
-    doc = scenario::parse_json_text(*a, scenario::json_parse_options{4});
-  } catch (const std::exception&) {
-  }
-  if (has_exactly(doc, {"result"}) && doc["result"] == "admitted") return {fifo::acquire_outcome::admitted, 0};
-  if (has_exactly(doc, {"result"}) && doc["result"] == "queue_full") return {fifo::acquire_outcome::queue_full, 0};
-  if (has_exactly(doc, {"result", "deadline"}) && doc["result"] == "queued") {
-    const json& d = doc["deadline"];
-    if (d.is_null()) return {fifo::acquire_outcome::queued, never_ns};
-    if (d.is_number_integer() && d.get<std::int64_t>() >= now_ns) return {fifo::acquire_outcome::queued, d.get<std::int64_t>()};
-  }
-  fail("process_protocol", "the child " + child_->command_text() + " answered `" + scenario::printable(shorten(*a, 200)) + "` to " + request +
-                               ", where {\"result\":\"admitted\"}, {\"result\":\"queue_full\"} or "
-                               "{\"result\":\"queued\",\"deadline\":D} (D an integer, not before now, or null) was expected");
-  return {fifo::acquire_outcome::queue_full, 0};
+  const auto r = ask(msg::ticket_call{msg::ticket_call::kind::acquire, t, now_ns}.to_json(), now_ns,
+                     "{\"result\":\"admitted\"}, {\"result\":\"queue_full\"} or {\"result\":\"queued\",\"deadline\":D} "
+                     "(D an integer, not before now, or null)",
+                     [now_ns](const json& a) { return msg::read_acquire(a, now_ns); });
+  return r ? *r : fifo::acquire_result{fifo::acquire_outcome::queue_full, 0};
 }
 
 fifo::release_result process_core::release(std::int64_t now_ns) {
-  const std::string request = R"({"type":"release","now":)" + std::to_string(now_ns) + "}";
-  const std::optional<std::string> a = exchange(request, now_ns);
-  if (!a) return {false, std::nullopt};
-  if (*a == R"({"ok":true,"promoted":null})") return {true, std::nullopt};
-  json doc;
-  try {
-    doc = scenario::parse_json_text(*a, scenario::json_parse_options{4});
-  } catch (const std::exception&) {
-  }
-  if (has_exactly(doc, {"ok", "promoted"}) && doc["ok"].is_boolean()) {
-    bool ok = false;
-    const std::optional<fifo::ticket_id> p = ticket_or_null(doc["promoted"], ok);
-    if (ok) return {doc["ok"].get<bool>(), p};
-  }
-  fail("process_protocol", "the child " + child_->command_text() + " answered `" + scenario::printable(shorten(*a, 200)) + "` to " + request +
-                               ", where {\"ok\":true|false,\"promoted\":T|null} was expected");
-  return {false, std::nullopt};
+  const auto r = ask(msg::gate_call{msg::gate_call::kind::release, now_ns}.to_json(), now_ns,
+                     "{\"ok\":true|false,\"promoted\":T|null}", [](const json& a) { return msg::read_release(a); });
+  return r ? *r : fifo::release_result{false, std::nullopt};
 }
 
 bool process_core::claim(fifo::ticket_id t, std::int64_t now_ns) {
-  const std::string request =
-      R"({"type":"claim","ticket":)" + std::to_string(t) + R"(,"now":)" + std::to_string(now_ns) + "}";
-  const std::optional<std::string> a = exchange(request, now_ns);
-  if (!a) return false;
-  if (*a == R"({"claimed":true})") return true;
-  if (*a == R"({"claimed":false})") return false;
-  json doc;
-  try {
-    doc = scenario::parse_json_text(*a, scenario::json_parse_options{4});
-  } catch (const std::exception&) {
-  }
-  if (has_exactly(doc, {"claimed"}) && doc["claimed"].is_boolean()) return doc["claimed"].get<bool>();
-  fail("process_protocol", "the child " + child_->command_text() + " answered `" + scenario::printable(shorten(*a, 200)) + "` to " + request +
-                               ", where {\"claimed\":true|false} was expected");
-  return false;
+  const auto r = ask(msg::ticket_call{msg::ticket_call::kind::claim, t, now_ns}.to_json(), now_ns,
+                     "{\"claimed\":true|false}", [](const json& a) { return msg::read_claim(a); });
+  return r ? *r : false;
 }
 
-fifo::leave_result process_core::leave(const char* type, fifo::ticket_id t, std::int64_t now_ns) {
-  const std::string request = std::string(R"({"type":")") + type + R"(","ticket":)" + std::to_string(t) +
-                              R"(,"now":)" + std::to_string(now_ns) + "}";
-  const std::optional<std::string> a = exchange(request, now_ns);
-  if (!a) return {fifo::leave_outcome::not_waiting, std::nullopt};
-  json doc;
-  try {
-    doc = scenario::parse_json_text(*a, scenario::json_parse_options{4});
-  } catch (const std::exception&) {
-  }
-  if (has_exactly(doc, {"result", "promoted"}) && doc["result"].is_string()) {
-    bool ok = false;
-    const std::optional<fifo::ticket_id> p = ticket_or_null(doc["promoted"], ok);
-    const std::string r = doc["result"].get<std::string>();
-    if (ok && r == "removed") return {fifo::leave_outcome::removed, p};
-    if (ok && r == "handover_released") return {fifo::leave_outcome::handover_released, p};
-    if (ok && r == "not_waiting") return {fifo::leave_outcome::not_waiting, p};
-  }
-  fail("process_protocol", "the child " + child_->command_text() + " answered `" + scenario::printable(shorten(*a, 200)) + "` to " + request +
-                               ", where {\"result\":\"removed\"|\"handover_released\"|\"not_waiting\",\"promoted\":T|null} "
-                               "was expected");
-  return {fifo::leave_outcome::not_waiting, std::nullopt};
+fifo::leave_result process_core::leave(bool expire, fifo::ticket_id t, std::int64_t now_ns) {
+  const auto k = expire ? msg::ticket_call::kind::expire : msg::ticket_call::kind::cancel;
+  const auto r = ask(msg::ticket_call{k, t, now_ns}.to_json(), now_ns,
+                     "{\"result\":\"removed\"|\"handover_released\"|\"not_waiting\",\"promoted\":T|null}",
+                     [](const json& a) { return msg::read_leave(a); });
+  return r ? *r : fifo::leave_result{fifo::leave_outcome::not_waiting, std::nullopt};
 }
 
 }  // namespace admit::world::fifo_world

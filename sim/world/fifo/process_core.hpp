@@ -19,6 +19,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+
+#include <nlohmann/json.hpp>
 
 #include "gate/fifo/gate_core.hpp"
 #include "sim/process/child_process.hpp"
@@ -37,17 +40,21 @@ class process_core final : public fifo::core_iface {
   fifo::acquire_result acquire(fifo::ticket_id t, std::int64_t now_ns) override;
   fifo::release_result release(std::int64_t now_ns) override;
   bool claim(fifo::ticket_id t, std::int64_t now_ns) override;
-  fifo::leave_result expire(fifo::ticket_id t, std::int64_t now_ns) override { return leave("expire", t, now_ns); }
-  fifo::leave_result cancel(fifo::ticket_id t, std::int64_t now_ns) override { return leave("cancel", t, now_ns); }
+  fifo::leave_result expire(fifo::ticket_id t, std::int64_t now_ns) override { return leave(true, t, now_ns); }
+  fifo::leave_result cancel(fifo::ticket_id t, std::int64_t now_ns) override { return leave(false, t, now_ns); }
   const fifo::core_failure* failed() const noexcept override { return failure_ ? &*failure_ : nullptr; }
 
   // The name a report gives a process core: "process:" and the command's last word (shortened).
   static std::string name_of(const scenario::process_spec& spec);
 
  private:
-  fifo::leave_result leave(const char* type, fifo::ticket_id t, std::int64_t now_ns);
-  // Sends `request`; the answer object's text, or nullopt (failed).
-  std::optional<std::string> exchange(const std::string& request, std::int64_t now_ns);
+  fifo::leave_result leave(bool expire, fifo::ticket_id t, std::int64_t now_ns);
+  // Sends `request` (process_messages.hpp) and reads its answer with `read`, a
+  // message codec's from_json; nullopt once the core failed (no answer, an
+  // error answer, or one `read` refuses: `expected` says what fits).
+  template <class Read>
+  std::optional<std::invoke_result_t<Read, const nlohmann::ordered_json&>> ask(
+      const nlohmann::ordered_json& request, std::int64_t now_ns, const char* expected, Read read);
   void fail(std::string kind, std::string detail);
 
   scenario::process_spec spec_;
