@@ -38,10 +38,12 @@ child_pool& pool() {
 }
 
 // A thread that talks to children is pinned, once, to one CPU of those the
-// process may use (round robin across threads), and its children inherit
-// the pin: every message is a round trip between the two, and on one CPU it
-// costs a context switch, where across two each wake-up crosses CPUs
-// (docs/performance.md, "Process gates": about half the CPU per request).
+// process may use, and its children inherit the pin: every message is a
+// round trip between the two, and on one CPU it costs a context switch, where
+// across two each wake-up crosses CPUs (docs/performance.md, "Process gates":
+// about half the CPU per request). The first thread of a process takes the CPU
+// it runs on then (where the system's balancing put it, so admitsim processes
+// run side by side do not pile onto one CPU), each next thread the next CPU.
 // Only where work runs changes, never what it computes.
 void pin_this_thread_once() {
   thread_local bool pinned = false;
@@ -50,19 +52,20 @@ void pin_this_thread_once() {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
-  const int count = CPU_COUNT(&allowed);
-  if (count <= 1) return;
-  static std::atomic<unsigned> next{0};
-  int want = static_cast<int>(next.fetch_add(1, std::memory_order_relaxed) % static_cast<unsigned>(count));
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &allowed)) continue;
-    if (want-- != 0) continue;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one);
-    return;
-  }
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  if (cpus.size() <= 1) return;
+  static std::atomic<std::size_t> next{0};
+  const int now_on = ::sched_getcpu();
+  const std::size_t here = static_cast<std::size_t>(
+      std::find(cpus.begin(), cpus.end(), now_on) - cpus.begin());  // cpus.size() when not found: the first
+  const std::size_t k = next.fetch_add(1, std::memory_order_relaxed);
+  const int cpu = cpus[((here == cpus.size() ? 0 : here) + k) % cpus.size()];
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  ::pthread_setaffinity_np(::pthread_self(), sizeof one, &one);
 }
 
 std::unique_ptr<proc::child_process> take_child(const scenario::process_spec& spec) {
