@@ -33,51 +33,21 @@ from admitsim_process.serve import decode_request, encode_answer  # noqa: E402
 
 GATE = os.path.join(ROOT, "examples", "python_gate", "gate.py")
 LEAKY = os.path.join(ROOT, "examples", "python_gate", "leaky_gate.py")
-MS = 1_000_000
-
-
-def start(max_active=1, max_waiting=2, wait_ns=150 * MS, seed=7, now=0):
-    return {"type": "start", "protocol": 1, "gate": "delay", "seed": seed,
-            "config": {"max_active": max_active, "max_waiting": max_waiting, "wait_deadline_ns": wait_ns},
-            "now": now}
-
-
-def acquire(t, now):
-    return {"type": "acquire", "ticket": t, "now": now}
-
-
-def release(now):
-    return {"type": "release", "now": now}
-
-
-def claim(t, now):
-    return {"type": "claim", "ticket": t, "now": now}
-
-
-def expire(t, now):
-    return {"type": "expire", "ticket": t, "now": now}
-
-
-def cancel(t, now):
-    return {"type": "cancel", "ticket": t, "now": now}
-
-
-def stop(now):
-    return {"type": "stop", "now": now}
+from protocol_requests import MS, acquire, cancel, claim, expire, release, start, stop  # noqa: E402
 
 
 # Every kind of answer: admitted, queued, queue_full, promotions, claims,
 # handover_released, removed, not_waiting, unbalanced releases, protocol
 # errors, and a second run after stop.
 TRANSCRIPT = [
-    release(0), start(), acquire(1, 0), acquire(2, 1), acquire(3, 2), acquire(4, 3),
+    release(0), start(max_waiting=2), acquire(1, 0), acquire(2, 1), acquire(3, 2), acquire(4, 3),
     release(10), claim(2, 10), claim(2, 11), claim(3, 12), release(20), cancel(3, 21),
     acquire(5, 22), acquire(6, 23), acquire(7, 23), release(24), expire(7, 150 * MS + 23), claim(6, 150 * MS + 23),
     expire(6, 150 * MS + 30), cancel(7, 150 * MS + 31), acquire(6, 150 * MS + 32),
     acquire(8, 5), {"type": "dance", "now": 200 * MS}, {"now": 200 * MS}, [1, 2],
     {"type": "claim", "ticket": 0, "now": 200 * MS}, {"type": "acquire", "ticket": True, "now": 200 * MS},
     release(200 * MS), release(201 * MS), release(202 * MS), stop(203 * MS), acquire(9, 204 * MS),
-    start(max_active=2, now=300 * MS), acquire(1, 300 * MS), acquire(2, 300 * MS), acquire(3, 301 * MS),
+    start(max_active=2, max_waiting=2, now=300 * MS), acquire(1, 300 * MS), acquire(2, 300 * MS), acquire(3, 301 * MS),
     release(302 * MS), claim(3, 302 * MS), stop(303 * MS),
 ]
 
@@ -133,7 +103,7 @@ class DecodeRequestTest(unittest.TestCase):
         for kind in ("release", "stop"):
             for now in (0, 7, 1001656798221, 10**35):
                 self.assertDecodesAsJson(f'{{"type":"{kind}","now":{now}}}'.encode())
-        self.assertDecodesAsJson(json.dumps(start(), separators=(",", ":")).encode())
+        self.assertDecodesAsJson(json.dumps(start(max_waiting=2), separators=(",", ":")).encode())
 
     def test_other_lines(self):
         for line in (b'{"type":"acquire","ticket":01,"now":5}', b'{"type":"acquire","ticket":-1,"now":5}',
@@ -202,14 +172,14 @@ class ServingTest(unittest.TestCase):
         driver = FifoDriver(load_factory(GATE + ":Gate"))
         self.addCleanup(driver.close)
         with driver.serving():
-            driver.handle(start(now=5 * MS))
+            driver.handle(start(max_waiting=2, now=5 * MS))
             self.assertIs(asyncio._get_running_loop(), driver.run.loop)
             self.assertEqual(time.monotonic_ns(), 5 * MS)
             self.assertEqual(driver.handle(acquire(1, 6 * MS)), {"result": "admitted"})
             self.assertIs(asyncio._get_running_loop(), driver.run.loop)
             self.assertEqual(driver.handle(stop(7 * MS)), {"ok": True})
             self.assertIsNone(asyncio._get_running_loop())
-            self.assertEqual(driver.handle(start(now=8 * MS)), {"ok": True})
+            self.assertEqual(driver.handle(start(max_waiting=2, now=8 * MS)), {"ok": True})
             second = driver.run.loop
             self.assertIs(asyncio._get_running_loop(), second)
             with self.assertRaises(RuntimeError):
