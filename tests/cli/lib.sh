@@ -1,8 +1,9 @@
 # Shared by the tests of this folder: sourced after `bin` and `name` are set.
 #   expect_rc WANT CMD...   runs CMD (10 s at most), its output in $tmp/out and $tmp/err; fails unless it exits WANT
 #   one_line TEXT           fails unless $tmp/err is exactly one line and holds TEXT
-#   interrupt OUT ERR ARGS...  runs "$bin" ARGS in the background, sends SIGINT after 1 s, waits up to
-#                           15 s for it to end (fails if it does not); its exit code in $rc
+#   interrupt OUT ERR ARGS...  runs "$bin" ARGS in the background, sends SIGINT 1 s after the process has
+#                           installed its SIGINT handler (/proc/PID/status), waits up to 15 s for it to end
+#                           (fails if it does not); its exit code in $rc
 #   sanitized               true when the binary is built with a sanitizer: it needs terabytes of address
 #                           space (no ulimit -v) and its memory figures are the sanitizer's
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/admitsim-$name.XXXXXX")"
@@ -29,6 +30,18 @@ interrupt() {
   shift 2
   "$bin" "$@" >"$out" 2>"$err" &
   local pid=$!
+  # The signal must find the verb's handler installed: a background job of a script starts with SIGINT
+  # ignored, so a signal sent while a slow build (a sanitizer's, under load) still loads its input would be
+  # lost. Wait (30 s at most) until /proc says SIGINT is caught, then let the search run for a second.
+  local caught=""
+  for _ in $(seq 300); do
+    caught="$(awk '/^SigCgt:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)"
+    [ -n "$caught" ] && (( (16#$caught >> 1) & 1 )) && break
+    kill -0 "$pid" 2>/dev/null || break
+    caught=""
+    sleep 0.1
+  done
+  [ -n "$caught" ] || { kill -KILL "$pid" 2>/dev/null || true; fail "admitsim $1 never caught SIGINT within 30 s of its start"; }
   sleep 1
   kill -INT "$pid"
   for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
