@@ -2,11 +2,9 @@
 // the line protocol of docs/process-gate.md, one message per call of
 // fifo::core_iface.
 //
-// The child is taken from a pool of idle children of the same command that
-// this thread keeps (so `explore --jobs N` runs one child per thread and
-// gate, not one per run), opened with `start` (the run's seed, the gate's
-// name and configuration) and given back after a `stop` it answered. A
-// child that failed is never given back.
+// The child comes from this thread's pool (process/session.hpp), opened with
+// `start` (the run's seed, the gate's name and configuration) and given back
+// after a `stop` it answered. A child that failed is never given back.
 //
 // Every answer is read strictly: a JSON object with exactly the fields its
 // request allows, of the right types. Anything else (and an `error` answer,
@@ -24,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gate/fifo/gate_core.hpp"
-#include "sim/process/child_process.hpp"
+#include "sim/world/process/session.hpp"
 #include "sim/scenario/scenario.hpp"
 
 namespace admit::world::fifo_world {
@@ -42,7 +40,7 @@ class process_core final : public fifo::core_iface {
   bool claim(fifo::ticket_id t, std::int64_t now_ns) override;
   fifo::leave_result expire(fifo::ticket_id t, std::int64_t now_ns) override { return leave(true, t, now_ns); }
   fifo::leave_result cancel(fifo::ticket_id t, std::int64_t now_ns) override { return leave(false, t, now_ns); }
-  const fifo::core_failure* failed() const noexcept override { return failure_ ? &*failure_ : nullptr; }
+  const fifo::core_failure* failed() const noexcept override;
 
   // The name a report gives a process core: "process:" and the command's last word (shortened).
   static std::string name_of(const scenario::process_spec& spec);
@@ -55,15 +53,10 @@ class process_core final : public fifo::core_iface {
   template <class Read>
   std::optional<std::invoke_result_t<Read, const nlohmann::ordered_json&>> ask(
       const nlohmann::ordered_json& request, std::int64_t now_ns, const char* expected, Read read);
-  void fail(std::string kind, std::string detail);
 
-  scenario::process_spec spec_;
-  std::unique_ptr<proc::child_process> child_;
-  std::optional<fifo::core_failure> failure_;
+  process::session session_;
+  mutable std::optional<fifo::core_failure> failure_;  // the session's failure, as the core interface gives it
   std::int64_t last_now_ns_ = 0;  // the latest `now` sent: what `stop` carries
 };
-
-// Idle children this thread keeps, in all (each is killed when the thread ends).
-inline constexpr std::size_t process_pool_max = 64;
 
 }  // namespace admit::world::fifo_world
