@@ -47,6 +47,7 @@
 #include "gate/asio/gate_errc.hpp"
 #include "gate/lease/client_config.hpp"
 #include "gate/lease/client_core.hpp"
+#include "gate/lease/remote_logic.hpp"
 #include "gate/redis/lease_scripts.hpp"
 #include "gate/redis/protocol.hpp"
 
@@ -87,22 +88,39 @@ class lease_client {
 
   const lease_client_config& cfg() const noexcept { return core_.cfg(); }
 
+  // From now on the client's operations run on `logic` (a client in a child process) instead of its own
+  // core; the core keeps the configuration (renewal timing). `logic` outlives the client's operations.
+  void set_remote(remote_logic* logic) noexcept { remote_ = logic; }
+
   awaitable<acquire_outcome> acquire(std::string token) {
-    client_core::op op(core_, client_core::op_kind::acquire, std::move(token), nodes());
     boost::system::error_code lost;
-    const lease_step done = co_await drive(op, lost);
     acquire_outcome out;
+    lease_step done;
+    if (remote_ != nullptr) [[unlikely]] {
+      remote_op op(*remote_, client_core::op_kind::acquire, std::move(token));
+      done = co_await drive(op, lost);
+      out.token = op.token();
+    } else {
+      client_core::op op(core_, client_core::op_kind::acquire, std::move(token), nodes());
+      done = co_await drive(op, lost);
+      out.token = op.token();
+    }
     out.ec = error_of(done.failure, lost);
     out.fence = done.value;
     out.attempts = done.attempts;
-    out.token = op.token();
     co_return out;
   }
 
   awaitable<boost::system::error_code> release(std::string token) {
-    client_core::op op(core_, client_core::op_kind::release, std::move(token), nodes());
     boost::system::error_code lost;
-    const lease_step done = co_await drive(op, lost);
+    lease_step done;
+    if (remote_ != nullptr) [[unlikely]] {
+      remote_op op(*remote_, client_core::op_kind::release, std::move(token));
+      done = co_await drive(op, lost);
+    } else {
+      client_core::op op(core_, client_core::op_kind::release, std::move(token), nodes());
+      done = co_await drive(op, lost);
+    }
     co_return error_of(done.failure, lost);
   }
 
@@ -111,6 +129,7 @@ class lease_client {
   // error code, or gate_errc::unreachable (an error reply; the error of a
   // lost call), or gate_errc::setup_not_done.
   awaitable<boost::system::error_code> setup() {
+    ADMIT_ASSERT(remote_ == nullptr, "a remote client runs its own set-up, if any, inside its operations");
     client_core::op op(core_, client_core::op_kind::setup, std::string{}, 1);
     boost::system::error_code lost;
     const lease_step done = co_await drive(op, lost);
@@ -121,9 +140,15 @@ class lease_client {
   // True while the lease is still ours; false when it was lost or Redis
   // could not confirm it (fail closed: stop working under it).
   awaitable<bool> renew(std::string token) {
-    client_core::op op(core_, client_core::op_kind::renew, std::move(token), nodes());
     boost::system::error_code lost;
-    const lease_step done = co_await drive(op, lost);
+    lease_step done;
+    if (remote_ != nullptr) [[unlikely]] {
+      remote_op op(*remote_, client_core::op_kind::renew, std::move(token));
+      done = co_await drive(op, lost);
+    } else {
+      client_core::op op(core_, client_core::op_kind::renew, std::move(token), nodes());
+      done = co_await drive(op, lost);
+    }
     co_return done.value != 0;
   }
 
@@ -179,7 +204,9 @@ class lease_client {
 
   // Carries out the operation's steps until it is done. `lost` keeps the
   // error of its first call that completed with one.
-  awaitable<lease_step> drive(client_core::op& op, boost::system::error_code& lost) {
+  // `Op` is client_core::op or remote_op.
+  template <class Op>
+  awaitable<lease_step> drive(Op& op, boost::system::error_code& lost) {
     using boost::asio::as_tuple;
     const boost::asio::use_awaitable_t<executor_type> use;
     lease_step s = op.start(now());
@@ -227,6 +254,7 @@ class lease_client {
   Transport& transport_;
   std::function<std::int64_t()> wall_ms_;
   client_core core_;
+  remote_logic* remote_ = nullptr;
 };
 
 }  // namespace admit::gate

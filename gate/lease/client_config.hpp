@@ -77,6 +77,9 @@ struct command_request {
   std::vector<std::string> argv;
   // How long the client waits for the reply: -1 the transport's own timeout, 0 for ever, else ns.
   std::int64_t timeout_ns = -1;
+  // A client in a child process (remote_logic.hpp): its wall clock, in ms, at the step that made the call
+  // (what its time.time() read), so that a simulated server can tell which argument is the caller's now.
+  std::int64_t caller_wall_ms = 0;
 };
 
 }  // namespace admit::gate

@@ -68,6 +68,16 @@ json dist_json(const sim::duration_dist& d) {
   return nullptr;
 }
 
+// Its folder absolute (as the loader made it), so the written scenario runs the same child from anywhere.
+json process_json(const scenario::process_spec& ps) {
+  json p;
+  p["command"] = ps.command;
+  p["cwd"] = ps.cwd;
+  if (!ps.name.empty()) p["name"] = ps.name;
+  p["message_timeout"] = duration_text(ps.message_timeout_ns);
+  return p;
+}
+
 json gate_json(const gate_spec& g) {
   json j;
   j["name"] = g.name;
@@ -81,15 +91,7 @@ json gate_json(const gate_spec& g) {
       j["mutation"] = std::string(fifo::to_string(g.fifo.mut));
     else if (g.world_mut != world_mutation::none)
       j["mutation"] = world_mutation_names[static_cast<std::size_t>(g.world_mut)];
-    if (g.process) {
-      // Its folder absolute (as the loader made it), so the written scenario runs the same child from anywhere.
-      json p;
-      p["command"] = g.process->command;
-      p["cwd"] = g.process->cwd;
-      if (!g.process->name.empty()) p["name"] = g.process->name;
-      p["message_timeout"] = duration_text(g.process->message_timeout_ns);
-      j["process"] = std::move(p);
-    }
+    if (g.process) j["process"] = process_json(*g.process);
     return j;
   }
   const lease_params& l = g.lease;
@@ -130,6 +132,7 @@ json gate_json(const gate_spec& g) {
   if (l.redis_nodes != 1) j["redis_nodes"] = l.redis_nodes;  // written only when not the default, as files omit it
   if (g.world_mut != world_mutation::none)
     j["mutation"] = world_mutation_names[static_cast<std::size_t>(g.world_mut)];
+  if (g.process) j["process"] = process_json(*g.process);
   return j;
 }
 

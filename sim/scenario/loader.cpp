@@ -291,6 +291,21 @@ gate_spec read_gate(const json& v, const std::string& path, bool name_required) 
         fail(child(path, "mutation"), "\"none\" or \"fail_open\" in a gate with protocols (the other mutations "
                                       "replace a built-in acquire)", *x);
     }
+    if (const json* x = r.get("process")) {
+      // The fleet's client runs in a child per worker; the server keeps its permits as the seed does
+      // (the gate key, a sorted set scored by acquire time), which is what the world judges.
+      g.process = read_process(*x, child(path, "process"));
+      if (!g.lease.protocols.empty())
+        fail_msg(child(path, "protocol"), "expected no protocol in a gate whose client is a process (its client "
+                                           "is the child's own code; the server side is the seed's sorted set)");
+      if (g.lease.variants != std::vector<redis::variant>{redis::variant::seed})
+        fail(child(path, "variant"), "\"seed\" (or no variant) in a gate whose client is a process: the server "
+                                     "keeps its permits as the seed does, at the gate's key",
+             v.at("variant"));
+      if (g.world_mut != world_mutation::none && g.world_mut != world_mutation::fail_open)
+        fail(child(path, "mutation"), "\"none\" or \"fail_open\" in a gate whose client is a process (the other "
+                                      "mutations break admitsim's own acquire, which does not run there)", v["mutation"]);
+    }
     r.finish();
     return g;
   }
@@ -1007,6 +1022,11 @@ scenario load_scenario_json(const json& doc) {
   }
 
   if (const json* f = top.get("fleet")) sc.fleet = read_fleet(*f);
+  if (has_lease && sc.gates.front().process && sc.fleet.workers > lease_process_workers_max)
+    fail("/fleet/workers",
+         "at most " + std::to_string(lease_process_workers_max) +
+             " workers in a fleet whose client is a process (one child each: /gate/process)",
+         sc.fleet.workers);
 
   if (const json* sv = top.get("service")) {
     object_reader r(*sv, "/service", "a service object");

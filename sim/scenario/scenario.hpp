@@ -178,6 +178,8 @@ struct process_spec {
 inline constexpr std::size_t process_command_words_max = 64;
 inline constexpr std::size_t process_command_word_bytes_max = 4096;
 inline constexpr vtime_ns process_message_timeout_ns_max = 600 * sim::sec;
+// The most workers a lease fleet whose client is a process may have (one child each).
+inline constexpr std::int64_t lease_process_workers_max = 64;
 
 struct gate_spec {
   std::string name = "gate";
@@ -185,7 +187,9 @@ struct gate_spec {
   gate_kind kind = gate_kind::fifo;
   fifo::config fifo;   // kind fifo: max_active, max_waiting, wait_deadline_ns, event_log_capacity, mutation
   lease_params lease;  // kind lease
-  std::optional<process_spec> process;  // kind fifo: the core runs in this child process
+  // kind fifo: the core runs in this child process; kind lease: each worker's client runs in a child of
+  // this command (the run is the seed variant's server side).
+  std::optional<process_spec> process;
 
   // The cap this gate promises: max_active (fifo) or limit (lease).
   std::int64_t cap() const { return kind == gate_kind::fifo ? fifo.max_active : lease.limit; }

@@ -185,6 +185,12 @@ class lease_world {
       server_.use_gate_values(gate().lease.key, gate().lease.limit, client_config(gate(), run, opts).queue_timeout_ms);
     }
     fleet_.set_behaviour(b);
+    if (const std::optional<scenario::process_spec>& p = gate().process) {
+      // The fleet's client is the child's code (process_client.hpp); the server judges it by its holders.
+      server_.use_process_client();
+      rec_.gate_core = process::session::name_of(*p);
+      fleet_.use_processes(*p, seed, client_config(gate(), run, opts));
+    }
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
     add_nodes(run, opts);
     for (const auto& e : extra_) causes_->add_node(e->node);
@@ -479,6 +485,11 @@ class lease_world {
     // A run cut short is inconclusive: what it did not reach is not judged.
     const std::uint64_t total = src_.total();
     const std::uint64_t pending = total - items_.ended();
+    if (const process::session_failure* f = fleet_.process_failure()) {
+      // A worker's child could not go on: the run stopped there, and nothing after it is judged.
+      rec_.inconclusive = inconclusive_reason{f->kind, f->detail};
+      return;
+    }
     if (const std::optional<script_failure>& f = server_.failure()) {
       // The user's script failed: the run stopped there, and nothing after it is judged.
       rec_.inconclusive = inconclusive_reason{"script_error", describe(*f), *f};

@@ -36,6 +36,21 @@ fleet::fleet(sim::scheduler& sched, network& net, const gate::lease_client_confi
   idle_ = idle_set(workers_.size());
 }
 
+void fleet::use_processes(const scenario::process_spec& spec, std::uint64_t seed, const gate::lease_client_config& cfg) {
+  ADMIT_ASSERT(loop_ == nullptr, "the clients are chosen before the workers start");
+  for (auto& w : workers_) {
+    w->link.process = std::make_unique<process_client>(spec, w->index, seed, cfg, sched_);
+    w->link.client->set_remote(w->link.process.get());
+  }
+}
+
+const process::session_failure* fleet::process_failure() const noexcept {
+  for (const auto& w : workers_)
+    if (w->link.process)
+      if (const process::session_failure* f = w->link.process->failed()) return f;
+  return nullptr;
+}
+
 void fleet::start(loop_fn loop, park_fn park) {
   loop_ = std::move(loop);
   park_ = std::move(park);
@@ -111,6 +126,7 @@ bool fleet::crash(std::size_t wi, const std::function<void(const work_item&)>& e
   }
   const bool held = w.holding.has_value();
   drop_holding(wi);  // its permit stays in Redis until the lease expires
+  if (w.link.process) w.link.process->crashed();  // its child dies with it
   set_idle(wi, false);
   // A loop that has not run yet stops at its first checkpoint; a coroutine
   // cancelled before it first runs would end in an exception outside its body.

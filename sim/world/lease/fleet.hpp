@@ -54,6 +54,7 @@
 #include "sim/world/idle_set.hpp"
 #include "sim/world/lease/network.hpp"
 #include "sim/world/lease/permit_loss.hpp"
+#include "sim/world/lease/process_client.hpp"
 #include "sim/world/lease/work_items.hpp"
 #include "sim/world/lease_world.hpp"
 
@@ -93,6 +94,8 @@ struct worker_link {
   redis_transport transport;
   sim::prng jitter{0};
   std::optional<client_t> client;  // always engaged once the fleet is built
+  // A fleet whose client is a process: the worker's child, which runs the client's operations.
+  std::unique_ptr<process_client> process;
 };
 
 struct worker_state {
@@ -179,6 +182,11 @@ class fleet {
   worker_state& operator[](std::size_t wi) { return *workers_[wi]; }
   const worker_state& operator[](std::size_t wi) const { return *workers_[wi]; }
 
+
+  // Every worker's client runs in a child of `spec` (process_client.hpp) from now on. Before start().
+  void use_processes(const scenario::process_spec& spec, std::uint64_t seed, const gate::lease_client_config& cfg);
+  // The first worker's child (by index) that could not go on, if one could not: the run stopped there.
+  const process::session_failure* process_failure() const noexcept;
 
   // --- lives ----------------------------------------------------------------
   // Begins every worker's loop; a restart begins the worker's next generation.

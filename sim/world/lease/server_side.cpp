@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "gate/admit_assert.hpp"
+#include "gate/redis/ascii_case.hpp"
+#include "sim/scenario/loader.hpp"
 #include "sim/world/cause_text.hpp"
 
 namespace admit::world::lease {
@@ -165,7 +167,37 @@ bool server_side::run_setup(bool again) {
   return true;
 }
 
+std::optional<std::int64_t> server_side::caller_now_ms(const gate::command_request& req, std::int64_t wall_ms) const {
+  ADMIT_ASSERT(process_client_, "only a process client's arguments are searched for its clock");
+  constexpr std::int64_t slack_ms = 1;
+  const auto near = [](std::int64_t a, std::int64_t b) { return a - b <= slack_ms && b - a <= slack_ms; };
+  for (std::size_t i = 1; i < req.argv.size(); ++i) {
+    const std::string& text = req.argv[i];
+    if (text.empty() || text.size() > 24) continue;
+    const char* const first = text.data();
+    const char* const last = text.data() + text.size();
+    std::int64_t ms = 0;
+    if (const auto [end, ec] = std::from_chars(first, last, ms); ec == std::errc{} && end == last) {
+      if (near(ms, wall_ms)) return ms;
+      if (ms <= std::numeric_limits<std::int64_t>::max() - lease_ms_ && near(ms - lease_ms_, wall_ms))
+        return ms - lease_ms_;  // an expiry: now + lease
+      if (ms >= std::numeric_limits<std::int64_t>::min() + lease_ms_ && near(ms + lease_ms_, wall_ms))
+        return ms + lease_ms_;  // a cut-off: now - lease
+      continue;
+    }
+    double seconds = 0;
+    if (const auto [end, ec] = std::from_chars(first, last, seconds); ec == std::errc{} && end == last &&
+        std::isfinite(seconds) && std::abs(seconds) < 1e15) {
+      const auto as_ms = static_cast<std::int64_t>(std::llround(seconds * 1000.0));
+      if (near(as_ms, wall_ms)) return as_ms;
+    }
+  }
+  return std::nullopt;
+}
+
 std::int64_t server_side::command_now_ms(const gate::command_request& req, std::int64_t now_us) const {
+  if (process_client_) [[unlikely]]
+    return caller_now_ms(req, req.caller_wall_ms).value_or(now_us / 1000);
   const now_arg& a = now_args_[static_cast<std::size_t>(req.op)];
   if (a.index < 0 || static_cast<std::size_t>(a.index) >= req.argv.size()) return now_us / 1000;
   const std::string& text = req.argv[static_cast<std::size_t>(a.index)];
@@ -193,7 +225,7 @@ void server_side::notice_losses(std::size_t wi, const gate::command_request& req
     }
     if (after && after->score(member).has_value()) continue;
     if (req.op == redis::script_op::release && member == req.token) continue;  // its own release
-    permit_loss loss = reaped_by(wi, now_args_[static_cast<std::size_t>(req.op)].index >= 0);
+    permit_loss loss = reaped_by(wi, callers_now(req));
     loss.scored = true;
     loss.score_ms = score_as_ms(holders_before_scores_[i]);
     loss.now_ms = command_now_ms(req, now_us);
@@ -231,7 +263,8 @@ void server_side::protocol_inconsistent(std::size_t wi, const gate::command_requ
   if (inconsistency_ || failure_) return;
   const bool acquire = req.op == redis::script_op::acquire;
   if (!why.empty()) {
-    inconsistency_ = "the protocol's " + std::string(acquire ? "acquire" : "renew") + " replied " + shown(answer) +
+    inconsistency_ = std::string(process_client_ ? "the process client's " : "the protocol's ") +
+                     (acquire ? "acquire" : "renew") + " replied " + shown(answer) +
                      " for token " + req.token + " (worker " + std::to_string(wi) + ") at " +
                      span_text(sched_.now_ns()) + ": " + why;
     facts_.publish(fact::reply_inconsistent{wi, req.token});
@@ -271,6 +304,8 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
   }
   const std::span<const std::string> before(holders_before_.data(), holders_before_count_);
   const redis::reply answer = node_.run_command(now, now_us, req.argv);
+  if (process_client_) [[unlikely]]
+    return process_command(wi, req, answer, before, was_member, now_us);
   const redis::protocol_call& c = proto_->call(req.op);
   if (answer.is_error() && !(answer.text.rfind("NOSCRIPT", 0) == 0 && !c.is_command())) {
     // The user's script (or command) failed: nothing after it is judged.
@@ -357,12 +392,80 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
       .server_now_ms = now_us / 1000,
       .expiry_offset_ms = proto_->holders.scores == redis::score_meaning::acquired_at ? lease_ms_ : 0,
       .script_now_ms = script_now,
-      .script_now_callers = now_args_[static_cast<std::size_t>(req.op)].index >= 0,
+      .script_now_callers = callers_now(req),
       // A quorum's node refuses what a majority may still grant: its progress is the fleet's, not a node's.
       .progress = judged && !quorum && !counted,
       .reply_text = reply_text,
       .free = free,
       .held = free && after ? static_cast<std::int64_t>(after->size()) : 0});
+  return answer;
+}
+
+bool server_side::callers_now(const gate::command_request& req) const {
+  if (process_client_) [[unlikely]]
+    return caller_now_ms(req, req.caller_wall_ms).has_value();
+  return now_args_[static_cast<std::size_t>(req.op)].index >= 0;
+}
+
+redis::reply server_side::process_command(std::size_t wi, const gate::command_request& req, const redis::reply& answer,
+                                          std::span<const std::string> before, bool was_member, std::int64_t now_us) {
+  ADMIT_ASSERT(process_client_ && node_members_ == nullptr, "a process client's call, on a one-node run");
+  // Whatever the child sent, and whatever it answered (an error goes back to the child's client): the
+  // holders before and after say what it did.
+  const redis::sorted_set* after = node_.set_view(holders_key_, now_us);
+  const std::int64_t members = after ? static_cast<std::int64_t>(after->size()) : 0;
+  const bool member_after = after != nullptr && after->score(req.token).has_value();
+  notice_losses(wi, req, before, after, now_us);
+  if (after != nullptr && req.op != redis::script_op::release) {
+    // Every member a call adds must be its operation's token: admitsim names each permit by the token it
+    // gave the child (the adapter's uuid4() returns it), and judges each by the worker that token names.
+    for (const redis::sorted_set::entry& e : after->entries()) {
+      if (e.member == req.token || std::find(before.begin(), before.end(), e.member) != before.end()) continue;
+      protocol_inconsistent(wi, req, answer, redis::reply_read{},
+                            "the call added the member \"" + scenario::printable(e.member.substr(0, 80)) +
+                                "\" to the holders at \"" + holders_key_ + "\", not the operation's token " +
+                                req.token + ": a process client must name its permit by the token admitsim gives it "
+                                "(the Python adapter's uuid.uuid4() returns it once per acquire; docs/process-gate.md)");
+      return answer;
+    }
+  }
+  redis::script_reply read;
+  if (answer.is_error()) read.error = answer.text;
+  switch (req.op) {
+    case redis::script_op::acquire: read.value = member_after && !was_member ? 1 : 0; break;
+    case redis::script_op::renew: read.value = member_after ? 1 : 0; break;
+    case redis::script_op::release: read.value = answer.type == redis::reply::kind::integer ? answer.integer : 1; break;
+  }
+  if (read.ok() && read.value > 0) {
+    if (req.op == redis::script_op::acquire) granted(wi, req.token);
+    else if (req.op == redis::script_op::renew) renewed(wi, req.token);
+  }
+  // A script's acquire is judged as one atomic step (it must reap what expired, and its refusals count
+  // toward liveness); a plain command of a several-call acquire is not one.
+  const std::string& name = req.argv.front();
+  const bool script = redis::equals_ci(name, "EVAL") || redis::equals_ci(name, "EVALSHA") ||
+                      redis::equals_ci(name, "EVAL_RO") || redis::equals_ci(name, "EVALSHA_RO") ||
+                      redis::equals_ci(name, "FCALL");
+  const bool judged = req.op == redis::script_op::acquire && script && !answer.is_error();
+  const auto script_now = [&] { return command_now_ms(req, now_us); };
+  const auto reply_text = [&] { return shown(answer) + " (the reply to the child's " + scenario::printable(name.substr(0, 20)) + ")"; };
+  facts_.publish(fact::script_ran{
+      .worker = wi,
+      .op = req.op,
+      .token = req.token,
+      .reply = read,
+      .members = members,
+      .was_member = was_member && req.op == redis::script_op::acquire,
+      .judged = judged,
+      .holders_after = after,
+      .server_now_ms = now_us / 1000,
+      .expiry_offset_ms = proto_->holders.scores == redis::score_meaning::acquired_at ? lease_ms_ : 0,
+      .script_now_ms = script_now,
+      .script_now_callers = callers_now(req),
+      .progress = judged,
+      .reply_text = reply_text,
+      .free = std::nullopt,
+      .held = 0});
   return answer;
 }
 

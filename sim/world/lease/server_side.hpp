@@ -45,6 +45,19 @@ class server_side final : public script_server {
   // `free_key`: the counter of free permits, when the protocol's holders name one.
   void use_protocol(const redis::protocol& proto, std::string holders_key, std::int64_t lease_ms,
                     std::optional<std::string> free_key = std::nullopt);
+  // The fleet's client runs in child processes (process_client.hpp): its calls are whatever the child sends,
+  // not the protocol's. Its grants and renewals are read off the holders (a token that joins them is
+  // granted, one still among them after a renew is kept), not by the protocol's reply rules; an error reply
+  // goes back to the child (its client handles it) rather than stopping the run; and the caller's clock is
+  // found by value among the call's arguments (caller_now_ms). Set before the first command.
+  void use_process_client() noexcept { process_client_ = true; }
+  bool process_client() const noexcept { return process_client_; }
+  // A process client's call: the argument that is the caller's clock, as ms, if one is: a whole integer
+  // within 1 ms of `wall_ms` (the worker's wall clock as the child read it: `int(time.time() * 1000)`
+  // truncates), or of `wall_ms` + the lease (an expiry), or a decimal number of seconds within 1 ms of it.
+  // The script compared scores with that now; nullopt: no argument is the caller's clock.
+  std::optional<std::int64_t> caller_now_ms(const gate::command_request& req, std::int64_t wall_ms) const;
+
   // The values a protocol's set-up calls expand (the gate's key, limit, lease
   // and queue timeout; {now_ms} is the server's clock when they run). Before run_setup.
   void use_gate_values(std::string key, std::int64_t limit, std::int64_t queue_timeout_ms) {
@@ -121,6 +134,11 @@ class server_side final : public script_server {
   // argument, else the server's.
   std::int64_t command_now_ms(const gate::command_request& req, std::int64_t now_us) const;
   void script_failed(std::size_t wi, const gate::command_request& req);
+  // Whether the call passed the caller's clock (the argument the script compares scores with).
+  bool callers_now(const gate::command_request& req) const;
+  // execute_command for a process client's call (use_process_client), after the node ran it.
+  redis::reply process_command(std::size_t wi, const gate::command_request& req, const redis::reply& answer,
+                               std::span<const std::string> before, bool was_member, std::int64_t now_us);
   // `why`, when given, says what is inconsistent (else: a grant the holders do not show).
   void protocol_inconsistent(std::size_t wi, const gate::command_request& req, const redis::reply& answer,
                              const redis::reply_read& rule, std::string why = {});
@@ -170,6 +188,7 @@ class server_side final : public script_server {
   std::int64_t gate_queue_timeout_ms_ = 0;
   std::size_t node_index_ = 0;
   std::vector<std::int64_t>* node_members_ = nullptr;  // set: a quorum run (several nodes)
+  bool process_client_ = false;
 };
 
 }  // namespace admit::world::lease

@@ -63,30 +63,25 @@ said in the protocol: the answer is ``{"error": ...}`` naming them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import random
-import sys
-import traceback
 import types
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-from .vloop import LoopRunaway, VirtualClock, VirtualLoop, virtual_process
+from .driver_base import ProtocolError, SteppedDriver
+from .driver_base import describe as _describe
+from .driver_base import error as _error
+from .driver_base import int_field as _int_field
+from .vloop import LoopRunaway, VirtualLoop
 
 __all__ = ["FifoDriver", "ProtocolError", "PROTOCOL_VERSION", "refusal_reason"]
 
 PROTOCOL_VERSION = 1
-_MAX_ERROR_TEXT = 4000
-_MISSING = object()
 
 # Requests whose handlers make a loop running themselves, where they need it:
 # they close a loop (start replaces the run, stop ends it), which a running
 # loop cannot be. Every other request runs inside its run's loop.running().
 _OWN_RUNNING = frozenset(("start", "stop"))
-
-
-class ProtocolError(Exception):
-    """A request that does not fit the protocol; answered with {"error": ...}."""
 
 
 def refusal_reason(exc: BaseException) -> str | None:
@@ -98,29 +93,6 @@ def refusal_reason(exc: BaseException) -> str | None:
         return exc.args[0]
     text = str(exc)
     return text or None
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _error(text: str) -> dict[str, Any]:
-    if len(text) > _MAX_ERROR_TEXT:
-        text = text[: _MAX_ERROR_TEXT - 3] + "..."
-    return {"error": text}
-
-
-def _int_field(req: dict, key: str, *, minimum: int | None = None) -> int:
-    """``req[key]``, an integer (not a bool) of at least ``minimum``; else ProtocolError."""
-    value = req.get(key, _MISSING)
-    if type(value) is int and (minimum is None or value >= minimum):
-        return value
-    if value is _MISSING:
-        raise ProtocolError(f"{req.get('type')}: missing field {key!r}")
-    if type(value) is not int:
-        raise ProtocolError(f"{req.get('type')}: field {key!r} must be an integer, got {value!r}")
-    raise ProtocolError(f"{req.get('type')}: field {key!r} must be >= {minimum}, got {value}")
 
 
 def _isawaitable(value: Any) -> bool:
@@ -159,7 +131,7 @@ class _Run:
         ended.clear()
 
 
-class FifoDriver:
+class FifoDriver(SteppedDriver):
     """Serves protocol requests against gates made by ``factory``.
 
     ``factory(max_active, max_waiting, wait_seconds)`` makes a gate with an
@@ -174,23 +146,13 @@ class FifoDriver:
 
     def __init__(self, factory: Callable[..., Any], *, acquire_name: str = "acquire",
                  release_name: str = "release", log: Any = None) -> None:
+        super().__init__(log)
         self.factory = factory
         self.acquire_name = acquire_name
         self.release_name = release_name
-        self.clock = VirtualClock()
         self.run: _Run | None = None
-        self.log = log if log is not None else sys.stderr
-        self._serving = False
-        self._kept: Any = None      # the open run's loop.running() block, kept open by serving()
 
     # -- entry point ---------------------------------------------------------
-
-    def handle(self, request: Any) -> dict[str, Any]:
-        """Answer one request (a parsed JSON value); never raises an Exception."""
-        if self._serving:       # serving() keeps the process on the driver's clock
-            return self._handle(request)
-        with virtual_process(self.clock):
-            return self._handle(request)
 
     def _handle(self, request: Any) -> dict[str, Any]:
         """``handle``, with the process on the driver's clock."""
@@ -226,50 +188,7 @@ class FifoDriver:
             self._trace(exc)
             return _error(f"{request.get('type')}: adapter failure: {_describe(exc)}")
 
-    def close(self) -> None:
-        """Tear down an open run, if any."""
-        with virtual_process(self.clock):
-            self._teardown()
-
-    @contextlib.contextmanager
-    def serving(self) -> Iterator[None]:
-        """A block in which the driver has the thread to itself (``serve`` runs
-        in one): between requests, too, the process stays on the driver's
-        clock and the open run's loop stays the thread's running loop (as a
-        production loop stays running between its events), rather than each
-        request setting them up and undoing them. A ``handle`` outside such a
-        block leaves the process and the thread as it found them."""
-        if self._serving:
-            raise RuntimeError("the driver is serving already")
-        with virtual_process(self.clock):
-            self._serving = True
-            try:
-                yield
-            finally:
-                self._serving = False
-                self._let_go()
-
-    def _keep_running(self) -> None:
-        """Make the open run's loop the running loop until ``_let_go``."""
-        if self._kept is None and self.run is not None:
-            kept = self.run.loop.running()
-            kept.__enter__()
-            self._kept = kept
-
-    def _let_go(self) -> None:
-        """End the kept running block, if any (a running loop cannot close)."""
-        kept, self._kept = self._kept, None
-        if kept is not None:
-            kept.__exit__(None, None, None)
-
     # -- helpers ---------------------------------------------------------------
-
-    def _trace(self, exc: BaseException) -> None:
-        try:
-            traceback.print_exception(exc, file=self.log)
-            self.log.flush()
-        except Exception:
-            pass
 
     def _advance(self, req: dict) -> _Run:
         now = _int_field(req, "now", minimum=0)

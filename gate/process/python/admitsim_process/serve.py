@@ -26,7 +26,7 @@ from typing import Any, BinaryIO, Callable
 from .fifo_driver import FifoDriver
 from .vloop import VirtualClock, virtual_process
 
-__all__ = ["UsageError", "encode_answer", "load_factory", "main", "serve"]
+__all__ = ["UsageError", "encode_answer", "lease_main", "load_factory", "main", "run_child", "serve"]
 
 USAGE_TAIL = """\
 Serves admitsim's process-gate protocol (version 1, docs/process-gate.md) on
@@ -34,6 +34,16 @@ stdin/stdout: FILE.py is imported by path (relative to the working directory),
 FACTORY(max_active, max_waiting, wait_seconds) makes the gate, whose async
 acquire() and release() (sync or async) run unmodified on a virtual-time
 asyncio loop whose clock is admitsim's."""
+
+
+LEASE_USAGE_TAIL = """\
+Serves admitsim's fleet-client protocol (version 1, docs/process-gate.md) on
+stdin/stdout as one worker of the fleet: FILE.py is imported by path (relative
+to the working directory), FACTORY(redis, settings) makes the client (redis: a
+client shaped like redis.asyncio.Redis whose calls admitsim carries to its
+simulated Redis; settings: the gate's key, limit, lease_ms, acquire_timeout_s
+and backoff), whose hold() (an async context manager) or acquire()/release()
+runs unmodified on a virtual-time asyncio loop with the worker's clocks."""
 
 
 class UsageError(Exception):
@@ -130,7 +140,7 @@ def load_factory(spec: str) -> Callable[..., Any]:
     return factory
 
 
-def serve(driver: FifoDriver, stdin: BinaryIO, stdout: BinaryIO) -> None:
+def serve(driver: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Answer every line of ``stdin`` on ``stdout`` until stdin closes.
 
     The driver is ``serving()`` all along: nothing else runs in the thread
@@ -177,7 +187,40 @@ def main(argv: list[str] | None = None) -> int:
     for name in (args.acquire, args.release):
         if not name.isidentifier():
             parser.error(f"{name!r} is not a method name")
+    return run_child("admitsim_fifo.py", args.target,
+                     lambda factory: FifoDriver(factory, acquire_name=args.acquire, release_name=args.release))
 
+
+def lease_main(argv: list[str] | None = None) -> int:
+    """The command line of ``admitsim_lease.py``: a fleet worker's lease client."""
+    parser = argparse.ArgumentParser(
+        prog="admitsim_lease.py",
+        description="Run an asyncio lease client as one admitsim fleet worker's child process, on virtual time.",
+        epilog=LEASE_USAGE_TAIL,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--hold", metavar="NAME", default=None,
+                        help="the client's async context manager method (default: hold, when it has one)")
+    parser.add_argument("--acquire", metavar="NAME", default="acquire",
+                        help="without hold(): the client's async acquire method (default: acquire)")
+    parser.add_argument("--release", metavar="NAME", default="release",
+                        help="without hold(): its release method, given what acquire returned (default: release)")
+    parser.add_argument("target", metavar="FILE.py:FACTORY",
+                        help="the file to import and the factory in it, called as FACTORY(redis, settings)")
+    args = parser.parse_args(argv)
+    for name in (args.hold, args.acquire, args.release):
+        if name is not None and not name.isidentifier():
+            parser.error(f"{name!r} is not a method name")
+    from . import redis_shim
+    from .lease_driver import LeaseDriver
+    redis_shim.install()  # the client's `import redis.asyncio` finds the adapter's client
+    return run_child("admitsim_lease.py", args.target,
+                     lambda factory: LeaseDriver(factory, hold_name=args.hold, acquire_name=args.acquire,
+                                                 release_name=args.release))
+
+
+def run_child(prog: str, target: str, make_driver: Callable[[Callable[..., Any]], Any]) -> int:
+    """Load ``target`` once (exit 2 when it cannot be), then serve stdin with the driver made for it."""
     # Answers go to a private copy of fd 1; fd 1 and sys.stdout become stderr.
     sys.stdout.flush()
     answer_fd = os.dup(1)
@@ -188,27 +231,26 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Module-level code of the user's file sees virtual time 0.
         with virtual_process(VirtualClock(0)):
-            # The modules loaded before the gate's file: what every run shares.
+            # The modules loaded before the user's file: what every run shares.
             baseline = set(sys.modules)
             try:
-                load_factory(args.target)  # refused here, once, with exit 2
+                load_factory(target)  # refused here, once, with exit 2
             except UsageError as exc:
                 if exc.__cause__ is not None:
                     traceback.print_exception(exc.__cause__, file=sys.stderr)
-                print(f"admitsim_fifo.py: error: {exc}", file=sys.stderr)
+                print(f"{prog}: error: {exc}", file=sys.stderr)
                 return 2
 
             def fresh_factory(*config: Any) -> Any:
                 # admitsim reuses a child for run after run (a start each): every start imports the
-                # gate's file, and whatever it imported, anew, so no module-level state of the user's
+                # user's file, and whatever it imported, anew, so no module-level state of the user's
                 # code carries from one run to the next and a seed's answers never depend on which
                 # runs the child served before.
                 for name in [m for m in sys.modules if m not in baseline]:
                     del sys.modules[name]
-                return load_factory(args.target)(*config)
+                return load_factory(target)(*config)
 
-            driver = FifoDriver(fresh_factory, acquire_name=args.acquire, release_name=args.release)
-            serve(driver, sys.stdin.buffer, answers)
+            serve(make_driver(fresh_factory), sys.stdin.buffer, answers)
     except BrokenPipeError:
         return 1
     except KeyboardInterrupt:
@@ -219,4 +261,3 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
     return 0
-

@@ -81,6 +81,8 @@ from typing import Any, Callable, Hashable
 
 __all__ = [
     "EPOCH_S",
+    "TokenUUID",
+    "give_token",
     "LoopRunaway",
     "VirtualClock",
     "VirtualLoop",
@@ -106,12 +108,18 @@ class LoopRunaway(RuntimeError):
 
 
 class VirtualClock:
-    """The virtual clock, in integer nanoseconds. Only the driver moves it."""
+    """The virtual clock, in integer nanoseconds. Only the driver moves it.
 
-    __slots__ = ("now_ns",)
+    ``wall_offset_ns`` is what ``time.time_ns()`` adds to it: EPOCH_S by
+    default; a driver whose process has a wall clock of its own (a lease
+    worker's, which admitsim sends with every message) sets it.
+    """
+
+    __slots__ = ("now_ns", "wall_offset_ns")
 
     def __init__(self, now_ns: int = 0) -> None:
         self.now_ns = now_ns
+        self.wall_offset_ns = EPOCH_S * 1_000_000_000
 
     def seconds(self) -> float:
         return self.now_ns / 1e9
@@ -471,8 +479,40 @@ _ORIGINALS: list[tuple[Any, str, Any]] = []
 _CLOCKS: list[VirtualClock] = []   # a stack: the innermost virtual_process block's clock is read
 
 
+class TokenUUID(uuid.UUID):
+    """A UUID whose ``hex`` and ``str()`` are a token admitsim names a permit
+    by (``w3-17``): what ``uuid4()`` returns once after ``give_token``."""
+
+    @property
+    def hex(self) -> str:  # type: ignore[override]
+        return self.__dict__["_token"]
+
+    def __str__(self) -> str:
+        return self.__dict__["_token"]
+
+    def __repr__(self) -> str:
+        return f"TokenUUID({self.__dict__['_token']!r})"
+
+
+# The token the next uuid4() returns (then forgotten): a one-slot list.
+_NEXT_TOKEN: list[str | None] = [None]
+
+
+def give_token(token: str | None) -> None:
+    """Make the next ``uuid.uuid4()`` (under virtual_process) return a
+    TokenUUID of ``token``; None forgets a token not taken."""
+    _NEXT_TOKEN[0] = token
+
+
 def _virtual_uuid4() -> uuid.UUID:
-    return uuid.UUID(int=random.getrandbits(128), version=4)
+    value = uuid.UUID(int=random.getrandbits(128), version=4)
+    token = _NEXT_TOKEN[0]
+    if token is None:
+        return value
+    _NEXT_TOKEN[0] = None
+    made = TokenUUID(int=value.int)
+    made.__dict__["_token"] = token
+    return made
 
 
 def _mono_ns() -> int:
@@ -484,7 +524,8 @@ def _mono() -> float:
 
 
 def _wall_ns() -> int:
-    return EPOCH_S * 1_000_000_000 + _CLOCKS[-1].now_ns
+    clock = _CLOCKS[-1]
+    return clock.wall_offset_ns + clock.now_ns
 
 
 def _wall() -> float:

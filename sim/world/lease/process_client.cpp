@@ -1,0 +1,196 @@
+#include "sim/world/lease/process_client.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "gate/admit_assert.hpp"
+#include "sim/world/lease/process_messages.hpp"
+
+namespace admit::world::lease {
+
+namespace {
+using json = nlohmann::ordered_json;
+
+redis::script_op script_op_of(gate::client_core::op_kind k) {
+  switch (k) {
+    case gate::client_core::op_kind::release: return redis::script_op::release;
+    case gate::client_core::op_kind::renew: return redis::script_op::renew;
+    case gate::client_core::op_kind::acquire:
+    case gate::client_core::op_kind::setup: break;
+  }
+  return redis::script_op::acquire;
+}
+
+constexpr const char* expected_step =
+    "{\"command\":[ARG,...]}, {\"wait_until\":NS} (not before now) or {\"done\":OUTCOME} (an end of the operation)";
+}  // namespace
+
+process_client::process_client(const scenario::process_spec& spec, std::size_t worker, std::uint64_t seed,
+                               const gate::lease_client_config& cfg, sim::scheduler& sched)
+    : spec_(spec), worker_(worker), seed_(seed), cfg_(cfg), sched_(sched) {
+  ADMIT_ASSERT(!spec_.command.empty(), "a process client names a command");
+}
+
+process_client::~process_client() {
+  // The run is over: the session sends this as it ends, and a child that answers goes back to the pool.
+  if (session_) session_->set_stop_request(msg::stop{last_now_ns_}.to_json());
+}
+
+process::session* process_client::session_for(const gate::moment& m) {
+  if (failure_) return nullptr;
+  if (session_) return &*session_;
+  session_.emplace(spec_);
+  if (const process::session_failure* f = session_->failed()) {
+    failure_ = *f;
+    sched_.stop();
+    return nullptr;
+  }
+  const msg::start st{seed_, worker_, generation_, m.mono_ns, m.wall_ms, &cfg_};
+  const std::optional<bool> ok = session_->ask(st.to_json(), "{\"ok\":true}", [](const json& a) {
+    codec::expect_only_keys(a, "", {"ok"});
+    if (!codec::read_bool(a, "", "ok")) throw codec::codec_error("/ok", "expected true, got false");
+    return true;
+  });
+  if (!ok) {
+    ADMIT_ASSERT(session_->failed() != nullptr, "a start without an answer failed the session");
+    failure_ = *session_->failed();
+    sched_.stop();
+    return nullptr;
+  }
+  return &*session_;
+}
+
+gate::lease_step process_client::unreachable() {
+  gate::lease_step s;
+  s.k = gate::lease_step::kind::done;
+  s.failure = gate::lease_failure::unreachable;
+  return s;
+}
+
+gate::lease_step process_client::fail(std::string kind, std::string detail) {
+  if (!failure_) {
+    if (session_ && !session_->failed()) session_->fail(std::move(kind), std::move(detail));
+    if (session_ && session_->failed()) failure_ = *session_->failed();
+    else failure_ = process::session_failure{std::move(kind), std::move(detail)};
+    sched_.stop();
+  }
+  return unreachable();
+}
+
+gate::remote_logic::op_id process_client::open(gate::client_core::op_kind kind, const std::string& token) {
+  ADMIT_ASSERT(kind != gate::client_core::op_kind::setup, "a process client has no set-up operation of ours");
+  const op_id id = next_op_++;
+  op_state& op = ops_[id];
+  op.kind = kind;
+  op.token = token;
+  op.generation = generation_;
+  return id;
+}
+
+void process_client::close(op_id op) noexcept { ops_.erase(op); }
+
+const gate::command_request& process_client::command(op_id op) const noexcept {
+  const auto it = ops_.find(op);
+  ADMIT_ASSERT(it != ops_.end() && it->second.commands > 0, "the command of an open operation that sent one");
+  return it->second.cmd;
+}
+
+void process_client::crashed() {
+  if (session_) session_->kill();
+  session_.reset();
+  ++generation_;
+}
+
+gate::lease_step process_client::ask(op_state& op, const json& request, const gate::moment& m) {
+  if (op.generation != generation_) return unreachable();  // its worker crashed: its process is gone
+  last_now_ns_ = std::max(last_now_ns_, m.mono_ns);
+  process::session* s = session_for(m);
+  if (s == nullptr) return unreachable();
+  const std::optional<msg::step> st = s->ask(request, expected_step, [&](const json& a) {
+    return msg::read_step(a, op.kind, m.mono_ns);
+  });
+  if (!st) {
+    ADMIT_ASSERT(s->failed() != nullptr, "an operation without a step failed the session");
+    if (!failure_) {
+      failure_ = *s->failed();
+      sched_.stop();
+    }
+    return unreachable();
+  }
+  return step_of(op, *st, m);
+}
+
+gate::lease_step process_client::step_of(op_state& op, const msg::step& st, const gate::moment& m) {
+  gate::lease_step s;
+  switch (st.k) {
+    case msg::step::kind::command:
+      op.cmd.op = script_op_of(op.kind);
+      op.cmd.proto = cfg_.proto.get();
+      op.cmd.token = op.token;
+      op.cmd.argv = st.argv;
+      // With a timer of its own armed, the operation stops waiting for the reply when it fires.
+      op.timeout_at_ns = st.timeout_at_ns;
+      op.cmd.timeout_ns = st.timeout_at_ns ? std::max<std::int64_t>(1, *st.timeout_at_ns - m.mono_ns) : -1;
+      op.cmd.caller_wall_ms = m.wall_ms;
+      ++op.commands;
+      s.k = gate::lease_step::kind::command;
+      return s;
+    case msg::step::kind::wait:
+      ADMIT_ASSERT(st.until_ns >= m.mono_ns, "the reader refuses a wait before now");
+      s.k = gate::lease_step::kind::wait;
+      s.until_ns = st.until_ns;
+      return s;
+    case msg::step::kind::done: break;
+  }
+  s.k = gate::lease_step::kind::done;
+  s.attempts = op.commands;
+  switch (st.out) {
+    case msg::step::outcome::granted:
+      if (op.commands == 0)
+        return fail("process_protocol", (session_ ? session_->child_text() : std::string("the child")) + " of worker " + std::to_string(worker_) +
+                                            " answered granted for token " + op.token +
+                                            " without a call to Redis (the world counts a permit only a server granted)");
+      s.value = st.value;
+      return s;
+    case msg::step::outcome::acquire_timeout: s.failure = gate::lease_failure::acquire_timeout; return s;
+    case msg::step::outcome::unreachable: s.failure = gate::lease_failure::unreachable; return s;
+    case msg::step::outcome::released: return s;
+    case msg::step::outcome::lost:
+      // Lost is a call's error, and only a call that was lost has one.
+      s.failure = op.any_lost ? gate::lease_failure::lost : gate::lease_failure::unreachable;
+      return s;
+    case msg::step::outcome::kept: s.value = 1; return s;
+    case msg::step::outcome::not_kept: s.value = 0; return s;
+  }
+  return s;
+}
+
+process_client::op_state& process_client::state_of(op_id id) {
+  const auto it = ops_.find(id);
+  ADMIT_ASSERT(it != ops_.end(), "an input for an operation the driver opened and has not closed");
+  return it->second;
+}
+
+gate::lease_step process_client::start(op_id id, const gate::moment& m) {
+  op_state& op = state_of(id);
+  return ask(op, msg::op_start{op.kind, id, op.token, m.mono_ns, m.wall_ms}.to_json(), m);
+}
+
+gate::lease_step process_client::replied(op_id id, const gate::moment& m, bool lost, const redis::reply& answer) {
+  op_state& op = state_of(id);
+  if (lost && op.timeout_at_ns && m.mono_ns >= *op.timeout_at_ns) {
+    // No reply by the operation's own timer: that timer fired (the child settles the call it abandoned).
+    op.timeout_at_ns.reset();
+    return ask(op, msg::op_woke{id, m.mono_ns, m.wall_ms}.to_json(), m);
+  }
+  op.timeout_at_ns.reset();
+  op.any_lost = op.any_lost || lost;
+  return ask(op, msg::op_reply{id, lost, lost ? nullptr : &answer, m.mono_ns, m.wall_ms}.to_json(), m);
+}
+
+gate::lease_step process_client::woke(op_id id, const gate::moment& m) {
+  op_state& op = state_of(id);
+  return ask(op, msg::op_woke{id, m.mono_ns, m.wall_ms}.to_json(), m);
+}
+
+}  // namespace admit::world::lease
