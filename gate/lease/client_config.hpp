@@ -77,9 +77,11 @@ struct command_request {
   std::vector<std::string> argv;
   // How long the client waits for the reply: -1 the transport's own timeout, 0 for ever, else ns.
   std::int64_t timeout_ns = -1;
-  // A client in a child process (remote_logic.hpp): its wall clock, in ms, at the step that made the call
-  // (what its time.time() read), so that a simulated server can tell which argument is the caller's now.
-  std::int64_t caller_wall_ms = 0;
+  // A client in a child process (remote_logic.hpp): its wall clock, in ms, at each input its operation was
+  // given so far, latest last (what its time.time() read then: a call may carry a now read steps before, as
+  // a script client's NOSCRIPT retry does), so that a simulated server can tell which argument is the
+  // caller's now. Empty for admitsim's own client, whose calls say where their now is.
+  std::vector<std::int64_t> caller_walls_ms;
 };
 
 }  // namespace admit::gate

@@ -103,6 +103,9 @@ void process_client::crashed() {
 
 gate::lease_step process_client::ask(op_state& op, const json& request, const gate::moment& m) {
   if (op.generation != generation_) return unreachable();  // its worker crashed: its process is gone
+  constexpr std::size_t walls_kept = 64;
+  if (op.walls_ms.size() == walls_kept) op.walls_ms.erase(op.walls_ms.begin());
+  op.walls_ms.push_back(m.wall_ms);
   last_now_ns_ = std::max(last_now_ns_, m.mono_ns);
   process::session* s = session_for(m);
   if (s == nullptr) return unreachable();
@@ -131,7 +134,7 @@ gate::lease_step process_client::step_of(op_state& op, const msg::step& st, cons
       // With a timer of its own armed, the operation stops waiting for the reply when it fires.
       op.timeout_at_ns = st.timeout_at_ns;
       op.cmd.timeout_ns = st.timeout_at_ns ? std::max<std::int64_t>(1, *st.timeout_at_ns - m.mono_ns) : -1;
-      op.cmd.caller_wall_ms = m.wall_ms;
+      op.cmd.caller_walls_ms = op.walls_ms;
       ++op.commands;
       s.k = gate::lease_step::kind::command;
       return s;

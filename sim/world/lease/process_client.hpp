@@ -27,6 +27,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gate/lease/client_config.hpp"
 #include "gate/lease/remote_logic.hpp"
@@ -69,6 +70,7 @@ class process_client final : public gate::remote_logic {
     std::int64_t commands = 0;  // calls it sent
     bool any_lost = false;      // one of them was lost
     std::optional<std::int64_t> timeout_at_ns;  // the command in flight: its operation's own timer
+    std::vector<std::int64_t> walls_ms;  // the wall clock at each of its inputs, latest last (the last 64)
     gate::command_request cmd;
   };
   op_state& state_of(op_id id);

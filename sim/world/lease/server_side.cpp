@@ -167,29 +167,32 @@ bool server_side::run_setup(bool again) {
   return true;
 }
 
-std::optional<std::int64_t> server_side::caller_now_ms(const gate::command_request& req, std::int64_t wall_ms) const {
+std::optional<std::int64_t> server_side::caller_now_ms(const gate::command_request& req) const {
   ADMIT_ASSERT(process_client_, "only a process client's arguments are searched for its clock");
   constexpr std::int64_t slack_ms = 1;
   const auto near = [](std::int64_t a, std::int64_t b) { return a - b <= slack_ms && b - a <= slack_ms; };
-  for (std::size_t i = 1; i < req.argv.size(); ++i) {
-    const std::string& text = req.argv[i];
-    if (text.empty() || text.size() > 24) continue;
-    const char* const first = text.data();
-    const char* const last = text.data() + text.size();
-    std::int64_t ms = 0;
-    if (const auto [end, ec] = std::from_chars(first, last, ms); ec == std::errc{} && end == last) {
-      if (near(ms, wall_ms)) return ms;
-      if (ms <= std::numeric_limits<std::int64_t>::max() - lease_ms_ && near(ms - lease_ms_, wall_ms))
-        return ms - lease_ms_;  // an expiry: now + lease
-      if (ms >= std::numeric_limits<std::int64_t>::min() + lease_ms_ && near(ms + lease_ms_, wall_ms))
-        return ms + lease_ms_;  // a cut-off: now - lease
-      continue;
-    }
-    double seconds = 0;
-    if (const auto [end, ec] = std::from_chars(first, last, seconds); ec == std::errc{} && end == last &&
-        std::isfinite(seconds) && std::abs(seconds) < 1e15) {
-      const auto as_ms = static_cast<std::int64_t>(std::llround(seconds * 1000.0));
-      if (near(as_ms, wall_ms)) return as_ms;
+  for (auto wall = req.caller_walls_ms.rbegin(); wall != req.caller_walls_ms.rend(); ++wall) {
+    const std::int64_t wall_ms = *wall;
+    for (std::size_t i = 1; i < req.argv.size(); ++i) {
+      const std::string& text = req.argv[i];
+      if (text.empty() || text.size() > 24) continue;
+      const char* const first = text.data();
+      const char* const last = text.data() + text.size();
+      std::int64_t ms = 0;
+      if (const auto [end, ec] = std::from_chars(first, last, ms); ec == std::errc{} && end == last) {
+        if (near(ms, wall_ms)) return ms;
+        if (ms <= std::numeric_limits<std::int64_t>::max() - lease_ms_ && near(ms - lease_ms_, wall_ms))
+          return ms - lease_ms_;  // an expiry: now + lease
+        if (ms >= std::numeric_limits<std::int64_t>::min() + lease_ms_ && near(ms + lease_ms_, wall_ms))
+          return ms + lease_ms_;  // a cut-off: now - lease
+        continue;
+      }
+      double seconds = 0;
+      if (const auto [end, ec] = std::from_chars(first, last, seconds); ec == std::errc{} && end == last &&
+          std::isfinite(seconds) && std::abs(seconds) < 1e15) {
+        const auto as_ms = static_cast<std::int64_t>(std::llround(seconds * 1000.0));
+        if (near(as_ms, wall_ms)) return as_ms;
+      }
     }
   }
   return std::nullopt;
@@ -197,7 +200,7 @@ std::optional<std::int64_t> server_side::caller_now_ms(const gate::command_reque
 
 std::int64_t server_side::command_now_ms(const gate::command_request& req, std::int64_t now_us) const {
   if (process_client_) [[unlikely]]
-    return caller_now_ms(req, req.caller_wall_ms).value_or(now_us / 1000);
+    return caller_now_ms(req).value_or(now_us / 1000);
   const now_arg& a = now_args_[static_cast<std::size_t>(req.op)];
   if (a.index < 0 || static_cast<std::size_t>(a.index) >= req.argv.size()) return now_us / 1000;
   const std::string& text = req.argv[static_cast<std::size_t>(a.index)];
@@ -403,7 +406,7 @@ redis::reply server_side::execute_command(std::size_t wi, const gate::command_re
 
 bool server_side::callers_now(const gate::command_request& req) const {
   if (process_client_) [[unlikely]]
-    return caller_now_ms(req, req.caller_wall_ms).has_value();
+    return caller_now_ms(req).has_value();
   return now_args_[static_cast<std::size_t>(req.op)].index >= 0;
 }
 

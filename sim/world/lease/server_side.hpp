@@ -53,10 +53,11 @@ class server_side final : public script_server {
   void use_process_client() noexcept { process_client_ = true; }
   bool process_client() const noexcept { return process_client_; }
   // A process client's call: the argument that is the caller's clock, as ms, if one is: a whole integer
-  // within 1 ms of `wall_ms` (the worker's wall clock as the child read it: `int(time.time() * 1000)`
-  // truncates), or of `wall_ms` + the lease (an expiry), or a decimal number of seconds within 1 ms of it.
-  // The script compared scores with that now; nullopt: no argument is the caller's clock.
-  std::optional<std::int64_t> caller_now_ms(const gate::command_request& req, std::int64_t wall_ms) const;
+  // within 1 ms of a wall-clock reading its operation was given (req.caller_walls_ms, latest first;
+  // `int(time.time() * 1000)` truncates), or of such a reading + the lease (an expiry) or - the lease (a
+  // cut-off), or a decimal number of seconds within 1 ms of one. The script compared scores with that now;
+  // nullopt: no argument is the caller's clock.
+  std::optional<std::int64_t> caller_now_ms(const gate::command_request& req) const;
 
   // The values a protocol's set-up calls expand (the gate's key, limit, lease
   // and queue timeout; {now_ms} is the server's clock when they run). Before run_setup.

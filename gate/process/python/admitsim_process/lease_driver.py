@@ -279,7 +279,7 @@ class LeaseDriver(SteppedDriver):
         random.seed(f"admitsim/{seed}/{worker}/{generation}")
         self.clock.now_ns = now
         self.clock.wall_offset_ns = wall_ms * 1_000_000 - now
-        loop = VirtualLoop(self.clock)
+        loop = VirtualLoop(self.clock, inherit_owner=True)
         redis = redis_shim.Redis()
         redis._bind(self._send)
         try:

@@ -141,8 +141,14 @@ class _FutureRef(weakref.ref):
 class VirtualLoop(asyncio.BaseEventLoop):
     """An event loop on virtual time, stepped by its driver (see module doc)."""
 
-    def __init__(self, clock: VirtualClock, *, callback_limit: int = DEFAULT_CALLBACK_LIMIT) -> None:
+    def __init__(self, clock: VirtualClock, *, callback_limit: int = DEFAULT_CALLBACK_LIMIT,
+                 inherit_owner: bool = False) -> None:
         super().__init__()
+        # With inherit_owner, a task created while an owner's task (or one of its sub-tasks) runs belongs
+        # to that owner too (wait_for's and gather's inner tasks, a task the owner spawns): its steps, its
+        # timers and its calls are the owner's. The lease driver's operations want that; the FIFO driver's
+        # tickets do not (their handover is the ticket's own task).
+        self.inherit_owner = inherit_owner
         # Debug mode would capture stack traces and time callbacks with the
         # wall clock; the virtual loop is always quiet and deterministic.
         self._debug = False
@@ -223,6 +229,20 @@ class VirtualLoop(asyncio.BaseEventLoop):
         # Cancelled timers stay in their heap and are skipped when they surface.
         pass
 
+    def create_task(self, coro, *, name=None, context=None):
+        task = super().create_task(coro, name=name, context=context)
+        if self.inherit_owner:
+            owner = self._current_owner()
+            if owner is not None:
+                self._task_owner[id(task)] = (task, owner)
+                task.add_done_callback(self._sub_task_done)
+        return task
+
+    def _sub_task_done(self, task: asyncio.Task) -> None:
+        entry = self._task_owner.get(id(task))
+        if entry is not None and entry[0] is task and self._owner_task.get(entry[1]) is not task:
+            del self._task_owner[id(task)]
+
     def create_future(self) -> asyncio.Future:
         fut = asyncio.Future(loop=self)
         owner = self._current_owner()
@@ -240,7 +260,10 @@ class VirtualLoop(asyncio.BaseEventLoop):
             return None
         task = _current_task(self)
         entry = self._task_owner.get(id(task))
-        return entry[1] if entry is not None and entry[0] is task else None
+        if entry is None or entry[0] is not task:
+            return None
+        # A sub-task (inherit_owner) outliving its owner's task acts for no one.
+        return entry[1] if entry[1] in self._owner_task else None
 
     def _forget_future(self, ref: _FutureRef) -> None:
         """A future made in an owner's task is gone: drop its entry."""
@@ -308,8 +331,12 @@ class VirtualLoop(asyncio.BaseEventLoop):
         target = getattr(handle._callback, "__self__", None)
         entry = self._task_owner.get(id(target))
         if entry is not None and entry[0] is target and entry[1] is not None:
-            # A step of an owner's task (target is _owner_task[owner] itself).
-            return None if target.done() else entry[1]
+            # A step of an owner's task (target is _owner_task[owner] itself), or of a sub-task of it
+            # (inherit_owner) while the owner's task lives.
+            if target.done():
+                return None
+            main = self._owner_task.get(entry[1])
+            return entry[1] if main is not None and not main.done() else None
         args = handle._args
         if not args:
             return None
