@@ -37,28 +37,9 @@ namespace {
 using namespace admit;
 using json = nlohmann::ordered_json;
 
-struct ran {
-  std::vector<world::run_record> runs;
-  json report;
-  std::string bytes;
-};
+using ran = test::rendered;
 
-ran run_doc(const json& doc, std::uint64_t seed) {
-  const std::string text = doc.dump(2);
-  json parsed;
-  const scenario::scenario sc = scenario::load_scenario_text(text, parsed, {".", scenario::plain_file_reader()});
-  ran r;
-  r.runs = world::run_all(sc, seed);
-  reports::report_input in;
-  in.sc = &sc;
-  in.source = &parsed;
-  in.file = "inline.json";
-  in.sha256 = reports::sha256_hex(text);
-  for (const auto& run : r.runs) in.runs.push_back(&run);
-  r.report = reports::build_report(in);
-  r.bytes = reports::render_report(r.report);
-  return r;
-}
+ran run_doc(const json& doc, std::uint64_t seed) { return test::run_doc_rendered(doc, seed); }
 
 const world::run_record& only(const ran& r) {
   REQUIRE(r.runs.size() == 1);

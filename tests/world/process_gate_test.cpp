@@ -57,28 +57,9 @@ json with_process(const json& doc, const std::vector<std::string>& args = {}, co
   return with_core(doc, p);
 }
 
-struct ran {
-  std::vector<world::run_record> runs;
-  json report;
-  std::string bytes;
-};
+using ran = test::rendered;
 
-ran run_doc_text(const json& doc, std::uint64_t seed) {
-  const std::string text = doc.dump(2);
-  json parsed;
-  const scenario::scenario sc = scenario::load_scenario_text(text, parsed, {".", scenario::plain_file_reader()});
-  ran r;
-  r.runs = world::run_all(sc, seed);
-  reports::report_input in;
-  in.sc = &sc;
-  in.source = &parsed;
-  in.file = "inline.json";
-  in.sha256 = reports::sha256_hex(text);
-  for (const auto& run : r.runs) in.runs.push_back(&run);
-  r.report = reports::build_report(in);
-  r.bytes = reports::render_report(r.report);
-  return r;
-}
+ran run_doc_text(const json& doc, std::uint64_t seed) { return test::run_doc_rendered(doc, seed); }
 
 // The report without what names the scenario's text or the core: what the run did.
 json what_ran(json report) {

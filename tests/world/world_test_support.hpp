@@ -30,12 +30,16 @@ struct rendered {
   std::string bytes;
 };
 
-inline rendered run_text(const std::string& text, std::uint64_t seed, const std::string& file = "inline.json") {
+// `base`: the folder a scenario's relative paths (protocol files, a process's cwd) are read from; by
+// default the file's own, and none for inline text.
+inline rendered run_text(const std::string& text, std::uint64_t seed, const std::string& file = "inline.json",
+                         const std::string& base = "") {
   // A file's protocol paths are read relative to it, as the CLI reads them.
   nlohmann::ordered_json doc;
   const scenario::scenario sc =
-      file == "inline.json" ? scenario::load_scenario_text(text, doc)
-                            : scenario::load_scenario_text(text, doc, {scenario::directory_of(file), scenario::plain_file_reader()});
+      !base.empty()           ? scenario::load_scenario_text(text, doc, {base, scenario::plain_file_reader()})
+      : file == "inline.json" ? scenario::load_scenario_text(text, doc)
+                              : scenario::load_scenario_text(text, doc, {scenario::directory_of(file), scenario::plain_file_reader()});
   rendered r;
   r.runs = world::run_all(sc, seed);
   r.rec = r.runs.front();
@@ -51,6 +55,11 @@ inline rendered run_text(const std::string& text, std::uint64_t seed, const std:
 }
 
 inline rendered run_file(const std::string& path, std::uint64_t seed) { return run_text(slurp(path), seed, path); }
+
+// A scenario document's runs and report, its relative paths read from the repository's root.
+inline rendered run_doc_rendered(const nlohmann::ordered_json& doc, std::uint64_t seed) {
+  return run_text(doc.dump(2), seed, "inline.json", ".");
+}
 
 // The runs of a scenario document (protocol files, if named, read relative to the repository's root).
 inline std::vector<world::run_record> run_doc(const nlohmann::ordered_json& doc, std::uint64_t seed) {
