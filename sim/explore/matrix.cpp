@@ -278,6 +278,10 @@ design_row read_design(const json& v, const std::string& path, const std::string
                                                 "\"protocol\" says what runs");
     d.gate_patch = *g;
     changes += " + gate " + g->dump();
+    // A process's folder is relative to the matrix file, as a protocol's path is.
+    json wrapped = json{{"gate", d.gate_patch}};
+    scenario::absolute_process_cwds(wrapped, dir);
+    d.gate_patch = std::move(wrapped["gate"]);
   }
   if (const json* s = service) {
     if (!s->is_object()) fail(child(path, "service"), "an object of service fields to set (null removes one)", *s);

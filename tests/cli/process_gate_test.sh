@@ -3,7 +3,10 @@
 # passes; the leaky gate's cancellation race is found by run, by explore --exhaustive and by a seed
 # search, whose shrunk scenario replays from another folder (its cwd was written absolute); a seed
 # search gives the same summary with 1 and 2 threads; a child that hangs is an inconclusive run (exit 1),
-# never a pass; a bad process object is refused (exit 2, one line).
+# never a pass; a bad process object is refused (exit 2, one line). A lease fleet whose client is the
+# example asyncio client (examples/python_lease): it holds with agreeing clocks, breaks under clock skew
+# (explore shrinks it, and the shrunk scenario replays), and a matrix runs it as a design, beside the
+# built-in seed client.
 set -euo pipefail
 bin="$1/admitsim"
 name=process_gate
@@ -63,4 +66,33 @@ json.dump(s, open(sys.argv[1], "w"))
 PY
 expect_rc 2 "$bin" run "$tmp/bad.json"
 one_line '/gates/0/process/command: expected an array of 1 to 64 strings'
+# The lease side: a fleet of asyncio clients, one child each.
+lx="$root/examples/python_lease"
+expect_rc 0 "$bin" run "$lx/fleet.json" --out "$tmp/fleet.json"
+grep -q 'python_lease_fleet\[seed\] seed=11: pass (as expected)' "$tmp/out" "$tmp/err" || fail "fleet: $(cat "$tmp/out" "$tmp/err")"
+grep -q '"name": "process:client.py:make_gate"' "$tmp/fleet.json" || fail "the fleet's report does not name its client"
+expect_rc 0 "$bin" replay "$tmp/fleet.json"
+rc=0
+timeout 120 "$bin" explore "$lx/clock_skew.json" --seeds 2 --jobs 2 --out "$tmp/lx" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" -eq 0 ] || fail "explore of the skewed Python fleet exited $rc: $(cat "$tmp/err")"
+grep -q 'cause caller_clock_skew' "$tmp/out" "$tmp/err" || fail "explore: no clock-skew cause: $(cat "$tmp/err")"
+min="$(ls "$tmp"/lx/*-min.json | head -1)"
+[ -n "$min" ] || fail "explore wrote no shrunk scenario"
+expect_rc 0 "$bin" run "$min" --out "$tmp/min.report.json"
+# A matrix with the Python client as a design: every cell judged (none inconclusive), and it breaks under
+# clock skew, as the seed design does.
+rc=0
+timeout 300 "$bin" matrix "$lx/matrix.json" --seeds 1 --jobs 2 --no-shrink --out "$tmp/mx" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" -le 1 ] || fail "matrix exited $rc: $(cat "$tmp/err")"
+python3 - "$tmp/mx/python_lease-matrix.json" <<'PY' || fail "the matrix with a Python client is wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cells = {(c["design"], c["fault"]): c for c in d["cells"]}
+for (design, fault), c in cells.items():
+    assert c["status"] in ("holds", "breaks"), (design, fault, c["status"], c.get("first_inconclusive"))
+assert cells[("python_client", "clock_skew")]["status"] == "breaks"
+assert cells[("python_client", "clock_skew")]["seeds"]["violating"] == 1
+assert cells[("python_client", "none")]["status"] == "holds"
+assert cells[("seed", "clock_skew")]["status"] == "breaks"
+PY
 echo "$name: ok"

@@ -198,6 +198,18 @@ TEST_CASE("a child that fails ends the run inconclusive, naming the request and 
   }
 }
 
+TEST_CASE("a worker's crash kills its child, and its restart starts a new one", "[process_client]") {
+  // crashed_holder: worker 2 crashes at 7s and comes back 30s later. Its first child ran generation 0; the
+  // child of its restart is started with generation 1 (this one then exits, as asked).
+  const json doc = as_seed(json::parse(test::slurp("scenarios/crashed_holder.json")));
+  const ran r = run_doc(with_client(doc, raw_client({"--exit-restarted"})), 13);
+  const world::run_record& rec = only(r);
+  REQUIRE(rec.inconclusive.has_value());
+  CHECK(rec.inconclusive->kind == "process_exited");
+  CHECK(rec.inconclusive->detail.find("worker 2 restarted (generation 1)") != std::string::npos);
+  CHECK(rec.inconclusive->detail.find("\"generation\":1") != std::string::npos);
+}
+
 TEST_CASE("a child that names its permits its own way is inconclusive", "[process_client]") {
   const json doc = as_seed(json::parse(test::slurp("scenarios/crashed_holder.json")));
   const ran r = run_doc(with_client(doc, raw_client({"--own-token"})), 13);

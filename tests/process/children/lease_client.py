@@ -17,6 +17,7 @@ timeout; the release is a ZREM. Flags make it misbehave at the N-th request
   --grant-always     read every acquire reply as a grant (a client that believes it holds what it does not)
   --grant-no-call    answer an acquire granted at once, without a call to Redis
   --own-token        add a member named by a counter of its own, not the token admitsim gave
+  --exit-restarted   exit with status 4 when started as a restarted worker (generation 1 or more)
 """
 import json
 import sys
@@ -38,7 +39,7 @@ def main(argv):
         if a in ("--crash-at", "--hang-at", "--garbage-at", "--wrong-at", "--past-at", "--error-at"):
             flags[a] = int(argv[i + 1])
             i += 2
-        elif a in ("--grant-always", "--grant-no-call", "--own-token"):
+        elif a in ("--grant-always", "--grant-no-call", "--own-token", "--exit-restarted"):
             flags[a] = True
             i += 1
         else:
@@ -81,6 +82,10 @@ def main(argv):
             send({"wait_until": req["now"] - 1})
             continue
         if kind == "start":
+            if "--exit-restarted" in flags and req["generation"] >= 1:
+                print("lease_client.py: worker %d restarted (generation %d): exiting as asked"
+                      % (req["worker"], req["generation"]), file=sys.stderr, flush=True)
+                return 4
             settings = req["settings"]
             ops = {}
             send({"ok": True})
