@@ -241,7 +241,12 @@ std::string render_html(const report_input& in) {
     if (r->inconclusive)
       o << "<p class=\"inconclusive\" id=\"inconclusive\"><b>Inconclusive" << (r->variant.empty() ? "" : " [" + esc(r->variant) + "]")
         << "</b> (" << esc(r->inconclusive->kind) << "): " << esc(r->inconclusive->detail) << "</p>\n";
-  if (const std::string& core = runs.front()->gate_core; core.rfind("process:", 0) == 0)
+  const bool lease_run = !sc.gates.empty() && sc.gates.front().kind == scenario::gate_kind::lease;
+  if (const std::string& core = runs.front()->gate_core; core.rfind("process:", 0) == 0 && lease_run)
+    o << "<p class=\"inconclusive\" id=\"gate-core\"><b>Process client</b>: each worker's lease client ran <code>"
+      << esc(core) << "</code>, a child process the scenario names, in place of admitsim's client; this page judges "
+                      "that program (docs/process-gate.md)</p>\n";
+  else if (core.rfind("process:", 0) == 0)
     o << "<p class=\"inconclusive\" id=\"gate-core\"><b>Process gate core</b>: the gates ran <code>" << esc(core)
       << "</code>, a child process the scenario names, in place of admitsim's core; this page judges that program "
          "(docs/process-gate.md)</p>\n";

@@ -5,8 +5,8 @@
 # search gives the same summary with 1 and 2 threads; a child that hangs is an inconclusive run (exit 1),
 # never a pass; a bad process object is refused (exit 2, one line). A lease fleet whose client is the
 # example asyncio client (examples/python_lease): it holds with agreeing clocks, breaks under clock skew
-# (explore shrinks it, and the shrunk scenario replays), and a matrix runs it as a design, beside the
-# built-in seed client.
+# (explore shrinks it, and the shrunk scenario replays; a sweep of the skew finds the unsafe side), and a
+# matrix runs it as a design, beside the built-in seed client.
 set -euo pipefail
 bin="$1/admitsim"
 name=process_gate
@@ -68,7 +68,8 @@ expect_rc 2 "$bin" run "$tmp/bad.json"
 one_line '/gates/0/process/command: expected an array of 1 to 64 strings'
 # The lease side: a fleet of asyncio clients, one child each.
 lx="$root/examples/python_lease"
-expect_rc 0 "$bin" run "$lx/fleet.json" --out "$tmp/fleet.json"
+expect_rc 0 "$bin" run "$lx/fleet.json" --out "$tmp/fleet.json" --html "$tmp/fleet.html"
+grep -q '<b>Process client</b>: each worker' "$tmp/fleet.html" || fail "the fleet's page does not say its client was a process"
 grep -q 'python_lease_fleet\[seed\] seed=11: pass (as expected)' "$tmp/out" "$tmp/err" || fail "fleet: $(cat "$tmp/out" "$tmp/err")"
 grep -q '"name": "process:client.py:make_gate"' "$tmp/fleet.json" || fail "the fleet's report does not name its client"
 expect_rc 0 "$bin" replay "$tmp/fleet.json"
@@ -79,6 +80,17 @@ grep -q 'cause caller_clock_skew' "$tmp/out" "$tmp/err" || fail "explore: no clo
 min="$(ls "$tmp"/lx/*-min.json | head -1)"
 [ -n "$min" ] || fail "explore wrote no shrunk scenario"
 expect_rc 0 "$bin" run "$min" --out "$tmp/min.report.json"
+# A sweep of the skewed worker's offset: safe with agreeing clocks, unsafe 20s ahead.
+rc=0
+timeout 120 "$bin" sweep "$lx/clock_skew.json" --param /fleet/clocks/0/offset --values 0s,20s --seeds 1 --jobs 2 \
+  --out "$tmp/sweep.json" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" -le 1 ] || fail "sweep exited $rc: $(cat "$tmp/err")"
+python3 - "$tmp/sweep.json" <<'PY' || fail "the sweep of the Python fleet is wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+classes = [v["class"] for v in d["grid"]]
+assert classes == ["safe", "unsafe"], classes
+PY
 # A matrix with the Python client as a design: every cell judged (none inconclusive), and it breaks under
 # clock skew, as the seed design does.
 rc=0
