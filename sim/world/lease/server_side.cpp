@@ -171,9 +171,12 @@ std::optional<std::int64_t> server_side::caller_now_ms(const gate::command_reque
   ADMIT_ASSERT(process_client_, "only a process client's arguments are searched for its clock");
   constexpr std::int64_t slack_ms = 1;
   const auto near = [](std::int64_t a, std::int64_t b) { return a - b <= slack_ms && b - a <= slack_ms; };
+  // A now is among a call's first arguments; a child's command may have a million.
+  constexpr std::size_t args_searched = 32;
+  const std::size_t args = std::min(req.argv.size(), args_searched + 1);
   for (auto wall = req.caller_walls_ms.rbegin(); wall != req.caller_walls_ms.rend(); ++wall) {
     const std::int64_t wall_ms = *wall;
-    for (std::size_t i = 1; i < req.argv.size(); ++i) {
+    for (std::size_t i = 1; i < args; ++i) {
       const std::string& text = req.argv[i];
       if (text.empty() || text.size() > 24) continue;
       const char* const first = text.data();

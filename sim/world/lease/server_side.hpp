@@ -52,7 +52,7 @@ class server_side final : public script_server {
   // found by value among the call's arguments (caller_now_ms). Set before the first command.
   void use_process_client() noexcept { process_client_ = true; }
   bool process_client() const noexcept { return process_client_; }
-  // A process client's call: the argument that is the caller's clock, as ms, if one is: a whole integer
+  // A process client's call: the argument (of its first 32) that is the caller's clock, as ms, if one is: a whole integer
   // within 1 ms of a wall-clock reading its operation was given (req.caller_walls_ms, latest first;
   // `int(time.time() * 1000)` truncates), or of such a reading + the lease (an expiry) or - the lease (a
   // cut-off), or a decimal number of seconds within 1 ms of one. The script compared scores with that now;
