@@ -236,6 +236,25 @@ class ClientShapesTest(unittest.TestCase):
         self.assertEqual(d.handle(reply(1, 2 * MS, {"int": 2})), {"done": "granted", "value": 3})
         d.close()
 
+    def test_to_thread_runs_inline_at_the_same_instant(self):
+        # No real thread: the work runs at once, and the step that follows is the same every time.
+        d = driver_for("""
+            import asyncio, threading
+            class Client:
+                def __init__(self, redis):
+                    self.redis = redis
+                async def acquire(self):
+                    name = await asyncio.to_thread(lambda: threading.current_thread().name)
+                    return await self.redis.set("k", name)
+                async def release(self, _):
+                    pass
+            def make(redis, settings):
+                return Client(redis)
+        """)
+        d.handle(start())
+        self.assertEqual(d.handle(op("acquire", 1, "w0-1", 0)), {"command": ["SET", "k", "MainThread"]})
+        d.close()
+
     def test_time_is_the_workers_wall_clock(self):
         d = driver_for("""
             import time

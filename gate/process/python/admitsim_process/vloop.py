@@ -270,6 +270,25 @@ class VirtualLoop(asyncio.BaseEventLoop):
         if self._future_owner.get(ref.key) is ref:
             del self._future_owner[ref.key]
 
+    def run_in_executor(self, executor, func, *args):
+        """Run ``func(*args)`` at once, in this thread, and return a done future.
+
+        Virtual time has no other threads: work handed to an executor
+        (``asyncio.to_thread`` included) runs inline at the current instant and
+        takes no virtual time, so its result, and when it arrives, never depend
+        on a real thread's timing. (The scenario's service time is where a
+        request's work takes time.)
+        """
+        self._check_closed()
+        fut = self.create_future()
+        try:
+            fut.set_result(func(*args))
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            fut.set_exception(exc)
+        return fut
+
     def run_forever(self):
         raise RuntimeError("a VirtualLoop is stepped by its driver; it has no run_forever")
 
