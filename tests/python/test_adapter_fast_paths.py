@@ -212,3 +212,54 @@ class PruneTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LeaseFastPathTest(unittest.TestCase):
+    """The lease client's messages: the same fast paths, the same guarantee."""
+
+    def test_command_answers(self):
+        answers = [
+            {"command": ["EVALSHA", "90bd", "1", "admitsim:inflight", "1709251200249", "15000", "4", "w3-7"]},
+            {"command": ["ZREM", "k", "w0-1"], "timeout_at": 1000000000},
+            {"command": ["SET", "k", "a\"b"]},                 # a quote: escaped
+            {"command": ["SET", "k", "a\\b"]},                 # a backslash: escaped
+            {"command": ["SET", "k", "line\nbreak"]},          # a control character
+            {"command": ["SET", "k", "é"]},                    # not ASCII
+            {"command": ["SET", "k", {"hex": "ff"}]},          # bytes
+            {"command": ["SCRIPT", "LOAD", "\nlocal x = 1\n"]},
+            {"command": []},
+            {"command": ["GET", "k"], "timeout_at": None},
+            {"command": ["GET", "k"], "timeout_at": 1.5},
+            {"command": ["GET", "k"], "extra": 1},
+            {"command": "GET"},
+        ]
+        for a in answers:
+            with self.subTest(a=a):
+                self.assertEqual(encode_answer(a), (json.dumps(a, separators=(",", ":")) + "\n").encode())
+
+    def test_lease_requests(self):
+        lines = [
+            b'{"type":"woke","op":3,"now":456000000,"wall_ms":1709251200456}',
+            b'{"type":"lost","op":12,"now":0,"wall_ms":-5}',
+            b'{"type":"reply","op":1,"now":256000000,"wall_ms":1709251200256,"reply":{"int":0}}',
+            b'{"type":"reply","op":1,"now":256000000,"wall_ms":1709251200256,"reply":{"int":-42}}',
+            b'{"type":"reply","op":1,"now":254000000,"wall_ms":1709251200254,"reply":{"bulk":"90bdc6dd"}}',
+            b'{"type":"reply","op":1,"now":2,"wall_ms":3,"reply":{"bulk":""}}',
+            b'{"type":"reply","op":1,"now":2,"wall_ms":3,"reply":{"bulk":"a\\"b"}}',     # escaped: json
+            b'{"type":"reply","op":1,"now":2,"wall_ms":3,"reply":{"bulk":"\\u00e9"}}',   # escaped: json
+            b'{"type":"reply","op":1,"now":2,"wall_ms":3,"reply":{"nil":true}}',
+            b'{"type":"reply","op":1,"now":2,"wall_ms":3,"reply":{"array":[{"int":1}]}}',
+            b'{"type":"reply","op":1,"now":2,"wall_ms":3}',                             # no reply: json
+            b'{"type":"woke","op":1,"now":2,"wall_ms":3,"reply":{"int":1}}',            # a reply on a wake: json
+            b'{"type":"woke","op":01,"now":2,"wall_ms":3}',                             # not JSON
+            b'{"type":"acquire","op":1,"token":"w0-1","now":0,"wall_ms":1709251200000}',
+        ]
+        for line in lines:
+            with self.subTest(line=line):
+                try:
+                    expected = json.loads(line.decode())
+                except ValueError:
+                    with self.assertRaises(ValueError):
+                        decode_request(line)
+                    continue
+                self.assertEqual(decode_request(line), expected)

@@ -72,6 +72,17 @@ class NoScriptError(ResponseError):
 
 def encode_arg(value: Any) -> bytes:
     """One argument as the client encodes it."""
+    kind = type(value)
+    if kind is str:
+        return value.encode("utf-8")
+    if kind is int:
+        return int.__repr__(value).encode()
+    if kind is bytes:
+        return value
+    return _encode_other(value)
+
+
+def _encode_other(value: Any) -> bytes:
     if isinstance(value, bytes):
         return value
     if isinstance(value, (bytearray, memoryview)):
@@ -372,3 +383,4 @@ def words_json(words: Iterable[bytes]) -> list[Any]:
         except UnicodeDecodeError:
             out.append({"hex": w.hex()})
     return out
+

@@ -63,6 +63,9 @@ def encode_answer(answer: dict[str, Any]) -> bytes:
     JSON writes as they are, quoted), plain ints, booleans and null. Anything
     else (an error's text, say) goes through ``json.dumps``.
     """
+    words = answer.get("command")
+    if words is not None:
+        return _command_line(answer, words)
     parts = []
     for key, value in answer.items():
         if type(key) is not str or not (key.isascii() and key.isidentifier()):
@@ -82,6 +85,26 @@ def encode_answer(answer: dict[str, Any]) -> bytes:
     return ("{" + ",".join(parts) + "}\n").encode()
 
 
+# A string JSON writes as it is between quotes: printable ASCII but '"' and '\\'.
+_PLAIN_TEXT = re.compile(r'[ !#-\[\]-~]*')
+
+
+def _command_line(answer: dict[str, Any], words: Any) -> bytes:
+    """A lease client's command step, {"command": [...]} (and "timeout_at"), written directly when
+    every word is plain ASCII text; else by json.dumps. The same bytes either way."""
+    timeout_at = answer.get("timeout_at")
+    if (type(words) is not list or not words or len(answer) != (1 if timeout_at is None else 2)
+            or (timeout_at is not None and type(timeout_at) is not int)):
+        return _json_line(answer)
+    for w in words:
+        if type(w) is not str or _PLAIN_TEXT.fullmatch(w) is None:
+            return _json_line(answer)
+    line = '{"command":["' + '","'.join(words) + '"]'
+    if timeout_at is not None:
+        line += ',"timeout_at":' + int.__repr__(timeout_at)
+    return (line + "}\n").encode()
+
+
 # The requests other than start, exactly as admitsim writes them (compact, in
 # this key order, tickets and times as plain JSON integers of at most 30
 # digits). Such a line is read by this pattern into the dict json.loads would
@@ -91,8 +114,26 @@ _PLAIN_REQUEST = re.compile(
     rb'(?:,"ticket":(0|[1-9][0-9]{0,29}))?,"now":(0|[1-9][0-9]{0,29})\}')
 
 
+# A lease client's requests as admitsim writes them (compact, in this key order): a wake-up or a lost
+# call, and a reply that is an integer or a plain bulk string.
+_LEASE_STEP = re.compile(
+    rb'\{"type":"(woke|lost|reply)","op":([1-9][0-9]{0,18}),"now":(0|[1-9][0-9]{0,18}),'
+    rb'"wall_ms":(-?(?:0|[1-9][0-9]{0,18}))'
+    rb'(?:,"reply":\{"(?:int":(-?(?:0|[1-9][0-9]{0,18}))|bulk":"([ !#-\[\]-~]*)")\})?\}')
+
+
 def decode_request(line: bytes) -> Any:
     """The request of one line; ValueError when the line is not UTF-8 JSON."""
+    step = _LEASE_STEP.fullmatch(line)
+    if step is not None:
+        kind, op, now, wall, integer, bulk = step.groups()
+        request = {"type": kind.decode(), "op": int(op), "now": int(now), "wall_ms": int(wall)}
+        if integer is not None:
+            request["reply"] = {"int": int(integer)}
+        elif bulk is not None:
+            request["reply"] = {"bulk": bulk.decode()}
+        if (kind == b"reply") == ("reply" in request):
+            return request
     plain = _PLAIN_REQUEST.fullmatch(line)
     if plain is not None:
         kind, ticket, now = plain.groups()
