@@ -158,6 +158,22 @@ TEST_CASE("the differential on every catalogue lease scenario a process client r
   differential(files, python_client);
 }
 
+TEST_CASE("the caller's clock is found in a call whatever form it takes", "[process_client]") {
+  // Worker 0's clock runs 20s ahead. Passed as ms, as seconds or as an expiry (now + lease), the now
+  // it sends reaps the others' live permits, and the cause names its clock; a script that reads the
+  // server's TIME instead holds, as the server_time variant does.
+  const json doc = as_seed(json::parse(test::slurp("scenarios/clock_skew.json")));
+  for (const char* form : {"ms", "seconds", "expiry"}) {
+    INFO(form);
+    const ran r = run_doc(with_client(doc, raw_client({"--now-as", form})), 11);
+    CHECK(std::string(only(r).verdict()) == "violation");
+    std::set<std::string> causes;
+    cause_kinds(r.report["variants"]["seed"]["invariants"], causes);
+    CHECK(causes == std::set<std::string>{"caller_clock_skew"});
+  }
+  CHECK(std::string(only(run_doc(with_client(doc, raw_client({"--now-as", "none"})), 11)).verdict()) == "pass");
+}
+
 TEST_CASE("the world judges what the child did, not what it says", "[process_client]") {
   // A client that reads every acquire reply as a grant: the server refused it, so the workers at work
   // outnumber the permits and the portal sees more connections than its cap. Without the bug it holds.

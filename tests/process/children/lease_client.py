@@ -18,13 +18,20 @@ timeout; the release is a ZREM. Flags make it misbehave at the N-th request
   --grant-no-call    answer an acquire granted at once, without a call to Redis
   --own-token        add a member named by a counter of its own, not the token admitsim gave
   --exit-restarted   exit with status 4 when started as a restarted worker (generation 1 or more)
+  --now-as FORM      pass the caller's clock to the script as FORM: ms (the default), seconds
+                     ("1709251200.250"), expiry (now + lease, in ms) or none (the script reads TIME)
 """
 import json
 import sys
 import time
 
-SCRIPT = (
-    "local now = tonumber(ARGV[1]) "
+SCRIPTS = {
+    "ms": "local now = tonumber(ARGV[1]) ",
+    "seconds": "local now = math.floor(tonumber(ARGV[1]) * 1000 + 0.5) ",
+    "expiry": "local now = tonumber(ARGV[1]) - tonumber(ARGV[2]) ",
+    "none": "local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) ",
+}
+SCRIPT_TAIL = (
     "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2])) "
     "if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then "
     "redis.call('ZADD', KEYS[1], now, ARGV[4]) return 1 end return 0"
@@ -38,6 +45,9 @@ def main(argv):
         a = argv[i]
         if a in ("--crash-at", "--hang-at", "--garbage-at", "--wrong-at", "--past-at", "--error-at"):
             flags[a] = int(argv[i + 1])
+            i += 2
+        elif a == "--now-as" and i + 1 < len(argv) and argv[i + 1] in SCRIPTS:
+            flags[a] = argv[i + 1]
             i += 2
         elif a in ("--grant-always", "--grant-no-call", "--own-token", "--exit-restarted"):
             flags[a] = True
@@ -55,9 +65,15 @@ def main(argv):
         out.write(json.dumps(answer) + "\n")
         out.flush()
 
+    form = flags.get("--now-as", "ms")
+    script = SCRIPTS[form] + SCRIPT_TAIL
+
     def attempt(op, req):
         member = op["member"]
-        return {"command": ["EVAL", SCRIPT, "1", settings["key"], str(req["wall_ms"]), str(settings["lease_ms"]),
+        wall = req["wall_ms"]
+        now = {"ms": str(wall), "seconds": "%d.%03d" % (wall // 1000, wall % 1000),
+               "expiry": str(wall + settings["lease_ms"]), "none": "0"}[form]
+        return {"command": ["EVAL", script, "1", settings["key"], now, str(settings["lease_ms"]),
                             str(settings["limit"]), member]}
 
     for line in sys.stdin:
