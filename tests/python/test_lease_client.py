@@ -215,6 +215,47 @@ class ClientShapesTest(unittest.TestCase):
         self.assertIn("outside an operation admitsim started", step.get("error", ""))
         d.close()
 
+    def test_what_the_shim_does_not_offer_is_an_error_even_when_caught(self):
+        # A pipeline (not offered), its exception swallowed by the client: the run must not be judged on
+        # a client that failed for want of the adapter's support.
+        d = driver_for("""
+            class Client:
+                def __init__(self, redis):
+                    self.redis = redis
+                async def acquire(self):
+                    try:
+                        self.redis.pipeline()
+                    except Exception:
+                        return False
+                    return True
+                async def release(self, _):
+                    pass
+            def make(redis, settings):
+                return Client(redis)
+        """)
+        d.handle(start())
+        self.assertIn("redis.pipeline, which the adapter's Redis client does not offer",
+                      d.handle(op("acquire", 1, "w0-1", 0)).get("error", ""))
+        d.close()
+
+    def test_a_client_object_the_client_made_itself_is_an_error(self):
+        d = driver_for("""
+            import redis.asyncio as redis
+            class Client:
+                async def acquire(self):
+                    try:
+                        return await redis.Redis(host="localhost").set("k", "v", nx=True)
+                    except redis.ConnectionError:
+                        return False
+                async def release(self, _):
+                    pass
+            def make(client, settings):
+                return Client()
+        """)
+        d.handle(start())
+        self.assertIn("a client object it made itself", d.handle(op("acquire", 1, "w0-1", 0)).get("error", ""))
+        d.close()
+
     def test_tasks_an_operation_starts_are_its_own(self):
         # gather's inner tasks: their calls and timers belong to the operation that made them.
         d = driver_for("""

@@ -178,6 +178,9 @@ class LeaseDriver(SteppedDriver):
     # -- steps -------------------------------------------------------------------
 
     def _step(self, run: _Run, op: _Op) -> dict[str, Any]:
+        if redis_shim.misuse:
+            run.errors.extend(redis_shim.misuse)
+            redis_shim.misuse.clear()
         if run.errors:
             raise ProtocolError(run.errors[0])
         loop = run.loop
@@ -276,6 +279,7 @@ class LeaseDriver(SteppedDriver):
             raise ProtocolError("start: settings.key must be a string")
 
         self._teardown()
+        redis_shim.misuse.clear()
         random.seed(f"admitsim/{seed}/{worker}/{generation}")
         self.clock.now_ns = now
         self.clock.wall_offset_ns = wall_ms * 1_000_000 - now

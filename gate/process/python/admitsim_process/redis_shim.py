@@ -36,6 +36,7 @@ __all__ = [
     "ConnectionError",
     "DataError",
     "NoScriptError",
+    "NotOffered",
     "Redis",
     "RedisError",
     "ResponseError",
@@ -68,6 +69,17 @@ class ResponseError(RedisError):
 
 class NoScriptError(ResponseError):
     """EVALSHA of a script the server does not have."""
+
+
+class NotOffered(AttributeError):
+    """A method of the real client that this one does not offer (a pipeline, pub/sub, ...)."""
+
+
+# What the client asked of this module that it cannot do under admitsim (a method it does not offer, a
+# client object the adapter did not connect), in order. The lease driver answers the step after one with
+# an error, so that a run is never judged on a client failing for want of the adapter's support, even
+# when the client's own code catches the exception.
+misuse: list[str] = []
 
 
 def encode_arg(value: Any) -> bytes:
@@ -138,11 +150,22 @@ class Redis:
     def _bind(self, sender: Sender) -> None:
         self._sender = sender
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_sender", "decode_responses"):
+            raise AttributeError(name)
+        text = (f"the client used redis.{name}, which the adapter's Redis client does not offer "
+                f"(use execute_command, or see docs/process-gate.md)")
+        misuse.append(text)
+        raise NotOffered(text)
+
     async def execute_command(self, *args: Any, **options: Any) -> Any:
         if not args:
             raise DataError("execute_command needs a command")
         if self._sender is None:
-            raise ConnectionError("this client is not connected to admitsim (use the one the factory was given)")
+            text = "the client called Redis on a client object it made itself; under admitsim only the one the " \
+                   "factory was given is connected"
+            misuse.append(text)
+            raise ConnectionError(text)
         words = [encode_arg(a) for a in args]
         reply = await self._sender(words)
         return self._decode(reply, words[0].upper())
@@ -327,10 +350,10 @@ def install() -> None:
     this = sys.modules[__name__]
     top = types.ModuleType("redis")
     exceptions = types.ModuleType("redis.exceptions")
-    for name in ("RedisError", "ConnectionError", "TimeoutError", "DataError", "ResponseError", "NoScriptError"):
-        setattr(exceptions, name, getattr(this, name))
-        setattr(top, name, getattr(this, name))
     asyncio_mod = types.ModuleType("redis.asyncio")
+    for name in ("RedisError", "ConnectionError", "TimeoutError", "DataError", "ResponseError", "NoScriptError"):
+        for module in (exceptions, top, asyncio_mod):  # redis.asyncio exports them too
+            setattr(module, name, getattr(this, name))
     for name in ("Redis", "StrictRedis"):
         setattr(asyncio_mod, name, Redis)
         setattr(top, name, Redis)
