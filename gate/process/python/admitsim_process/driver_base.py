@@ -4,12 +4,13 @@
 has a ``loop``), answers ``handle(request)`` with the process on that clock,
 and, inside ``serving()`` (``serve`` runs in one), keeps the open run's loop
 the thread's running loop between requests, as a production loop stays
-running between its events. A subclass gives ``_handle(request)`` and
-``_teardown()``. The helpers read request fields strictly and shape errors.
+running between its events. A subclass gives ``_handle(request)``; ``_teardown()``
+closes the open run. The helpers read request fields strictly and shape errors.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 import traceback
@@ -70,8 +71,33 @@ class SteppedDriver:
     def _handle(self, request: Any) -> dict[str, Any]:
         raise NotImplementedError
 
+    # How a wind-down that raised is reported: "admitsim_fifo: stop: the gate", say.
+    _wind_down_text = "admitsim: stop: the code under test"
+
+    def _cancelled_first(self, run: Any) -> list:
+        """The tasks the teardown cancels first, in order (then every other task of the loop)."""
+        return []
+
     def _teardown(self) -> None:
-        raise NotImplementedError
+        """Close the open run, if any: every task cancelled, the loop run until quiet, then closed."""
+        self._let_go()
+        run, self.run = self.run, None
+        if run is None:
+            return
+        loop = run.loop
+        try:
+            loop.stop_holding()
+            with loop.running():
+                for task in self._cancelled_first(run):
+                    if not task.done():
+                        task.cancel()
+                for task in asyncio.all_tasks(loop):
+                    task.cancel()
+            loop.run_until_quiet()
+        except Exception as exc:
+            print(f"{self._wind_down_text} did not wind down cleanly: {describe(exc)}", file=self.log)
+        finally:
+            loop.close()
 
     def close(self) -> None:
         """Tear down an open run, if any."""

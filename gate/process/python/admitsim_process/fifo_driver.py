@@ -239,25 +239,10 @@ class FifoDriver(SteppedDriver):
                 f"start: cannot watch the gate's {self.release_name}() (setting it on the instance "
                 f"failed: {_describe(exc)}); the adapter needs it to see a handed-over lease released") from None
 
-    def _teardown(self) -> None:
-        self._let_go()
-        run, self.run = self.run, None
-        if run is None:
-            return
-        loop = run.loop
-        try:
-            loop.stop_holding()
-            with loop.running():
-                for ticket in sorted(run.tasks):
-                    if not run.tasks[ticket].done():
-                        run.tasks[ticket].cancel()
-                for task in asyncio.all_tasks(loop):
-                    task.cancel()
-            loop.run_until_quiet()
-        except Exception as exc:
-            print(f"admitsim_fifo: stop: the gate did not wind down cleanly: {_describe(exc)}", file=self.log)
-        finally:
-            loop.close()
+    _wind_down_text = "admitsim_fifo: stop: the gate"
+
+    def _cancelled_first(self, run: _Run) -> list:
+        return [run.tasks[ticket] for ticket in sorted(run.tasks)]
 
     # -- requests ----------------------------------------------------------------
 

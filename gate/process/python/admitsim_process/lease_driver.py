@@ -324,22 +324,7 @@ class LeaseDriver(SteppedDriver):
         self._teardown()
         return {"ok": True}
 
-    def _teardown(self) -> None:
-        self._let_go()
-        run, self.run = self.run, None
-        if run is None:
-            return
-        loop = run.loop
-        try:
-            loop.stop_holding()
-            with loop.running():
-                for task in asyncio.all_tasks(loop):
-                    task.cancel()
-            loop.run_until_quiet()
-        except Exception as exc:
-            print(f"admitsim_lease: stop: the client did not wind down cleanly: {_describe(exc)}", file=self.log)
-        finally:
-            loop.close()
+    _wind_down_text = "admitsim_lease: stop: the client"
 
     def _new_op(self, req: dict, kind: str) -> tuple[_Run, _Op]:
         op_id = _int_field(req, "op", minimum=1)
