@@ -244,6 +244,10 @@ json diagnostics_json(const world::run_record& rec) {
   json d;
   d["events"] = rec.diagnostics.events;
   d["sequence_numbers"] = rec.diagnostics.sequence_numbers;
+  if (const auto& p = rec.diagnostics.process) {
+    d["process_messages"] = p->messages;
+    d["process_wakes_ahead"] = p->wakes_ahead;
+  }
   return d;
 }
 

@@ -189,7 +189,7 @@ class lease_world {
       // The fleet's client is the child's code (process_client.hpp); the server judges it by its holders.
       server_.use_process_client();
       rec_.gate_core = process::session::name_of(*p);
-      fleet_.use_processes(*p, seed, client_config(gate(), run, opts));
+      fleet_.use_processes(*p, seed, client_config(gate(), run, opts), sc_.faults.schedule);
     }
     if (opts.trace_to != nullptr) monitors_.stream_trace(*opts.trace_to);
     add_nodes(run, opts);
@@ -479,7 +479,8 @@ class lease_world {
     ADMIT_ASSERT(items_.ended() <= items_.arrived() && items_.arrived() <= src_.total(),
                  "items end after they arrive, and arrive from the source");
     rec_.metrics.simulated_ns = sched_.now_ns();
-    rec_.diagnostics = {.events = sched_.events_run(), .sequence_numbers = sched_.next_sequence()};
+    rec_.diagnostics = {.events = sched_.events_run(), .sequence_numbers = sched_.next_sequence(),
+                        .process = fleet_.process_exchanges()};
     fleet_.audit();
     if (requeue_and_exit_) rec_.lease->items_left = items_.queued().size();
     // A run cut short is inconclusive: what it did not reach is not judged.

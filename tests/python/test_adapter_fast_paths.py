@@ -232,6 +232,12 @@ class LeaseFastPathTest(unittest.TestCase):
             {"command": ["GET", "k"], "timeout_at": 1.5},
             {"command": ["GET", "k"], "extra": 1},
             {"command": "GET"},
+            {"wait_until": 206000000, "then": {"command": ["EVALSHA", "90bd", "1", "k", "1709251200206"]}},
+            {"wait_until": 5, "then": {"done": "acquire_timeout"}},
+            {"wait_until": 5, "then": {"wait_until": 7}},
+            {"wait_until": 5, "then": {"error": "a \"quoted\" failure"}},
+            {"then": {"done": "granted"}, "wait_until": 5},                  # key order: json
+            {"wait_until": 5.5, "then": {"done": "granted"}},
         ]
         for a in answers:
             with self.subTest(a=a):
@@ -253,6 +259,13 @@ class LeaseFastPathTest(unittest.TestCase):
             b'{"type":"woke","op":1,"now":2,"wall_ms":3,"reply":{"int":1}}',            # a reply on a wake: json
             b'{"type":"woke","op":01,"now":2,"wall_ms":3}',                             # not JSON
             b'{"type":"acquire","op":1,"token":"w0-1","now":0,"wall_ms":1709251200000}',
+            b'{"type":"woke","op":3,"now":5,"wall_ms":6,"ahead":{"until":7513120836854775807,"wall_base":1709251200000000000}}',
+            b'{"type":"woke","op":3,"now":5,"wall_ms":6,"ahead":{"wall_base":1709251200000000000}}',
+            b'{"type":"reply","op":1,"now":2,"wall_ms":3,"reply":{"int":0},"ahead":{"until":0,"wall_base":0}}',
+            b'{"type":"lost","op":1,"now":2,"wall_ms":3,"ahead":{"until":7,"wall_base":1}}',
+            b'{"type":"woke","op":3,"now":5,"wall_ms":6,"ahead":{"wall_base":1,"until":7}}',   # key order: json
+            b'{"type":"woke","op":3,"now":5,"wall_ms":6,"ahead":{"until":-1,"wall_base":1}}',  # negative: json
+            b'{"type":"acquire","op":1,"token":"w0-1","now":0,"wall_ms":1,"ahead":{"until":2,"wall_base":3}}',
         ]
         for line in lines:
             with self.subTest(line=line):

@@ -119,6 +119,49 @@ class ExampleClientTest(unittest.TestCase):
         d.handle(op("release", 3, "w0-2", 20 * MS))
         self.assertEqual(d.handle(reply(3, 21 * MS, None, kind="lost")), {"done": "lost"})
 
+    def test_a_wait_within_the_promise_runs_ahead_to_its_wake_up(self):
+        # admitsim promises that nothing but the operation's timer reaches the worker until `until`, its
+        # wall clock reading (t + wall_base) // 1e6 ms: a wait within the promise comes with the step its
+        # wake-up gives, the same step a woke at that instant gives without the promise.
+        base = WALL0 * MS + 250_000  # the wall clock is a quarter of a millisecond ahead of whole ms
+        plain = LeaseDriver(load_factory(CLIENT + ":make_gate"))
+        ahead = self.driver
+        try:
+            self.assertEqual(plain.handle(start()), {"ok": True})
+            for d in (plain, ahead):
+                d.handle(op("acquire", 1, "w0-1", 0, wall_ms=base // MS))
+                d.handle(reply(1, 2 * MS, {"error": "NOSCRIPT No matching script. Please use EVAL."}))
+                d.handle(reply(1, 4 * MS, {"bulk": "x"}))
+            full = reply(1, 6 * MS, {"int": 0})
+            full["wall_ms"] = (6 * MS + base) // MS
+            self.assertEqual(plain.handle(full), {"wait_until": 206 * MS})
+            wake = woke(1, 206 * MS)
+            wake["wall_ms"] = (206 * MS + base) // MS
+            retry = plain.handle(wake)
+            self.assertEqual(retry["command"][0], "EVALSHA")
+            self.assertEqual(retry["command"][4], str((206 * MS + base) // MS))
+            self.assertEqual(ahead.handle(dict(full, ahead={"until": 206 * MS, "wall_base": base})),
+                             {"wait_until": 206 * MS, "then": retry})
+            # From there on the two are the same client: no woke goes to the one that ran ahead.
+            self.assertEqual(ahead.handle(reply(1, 208 * MS, {"int": 1})), plain.handle(reply(1, 208 * MS, {"int": 1})))
+            # A wait beyond the promise is a plain wait, and its woke comes as ever.
+            for d in (plain, ahead):
+                d.handle(op("release", 2, "w0-1", 300 * MS))
+                d.handle(reply(2, 302 * MS, {"int": 1}))
+                d.handle(op("acquire", 3, "w0-2", 400 * MS))
+            beyond = dict(reply(3, 402 * MS, {"int": 0}), ahead={"until": 601 * MS, "wall_base": WALL0 * MS})
+            self.assertEqual(ahead.handle(beyond), {"wait_until": 602 * MS})
+            self.assertEqual(plain.handle(reply(3, 402 * MS, {"int": 0})), {"wait_until": 602 * MS})
+            self.assertEqual(ahead.handle(woke(3, 602 * MS)), plain.handle(woke(3, 602 * MS)))
+            # A promise without "until" lasts as long as the wall clock can be read.
+            endless = dict(reply(3, 604 * MS, {"int": 0}), ahead={"wall_base": WALL0 * MS})
+            self.assertEqual(plain.handle(reply(3, 604 * MS, {"int": 0})), {"wait_until": 804 * MS})
+            self.assertEqual(ahead.handle(endless), {"wait_until": 804 * MS, "then": plain.handle(woke(3, 804 * MS))})
+            # A promise of no shape is an error.
+            self.assertIn("error", ahead.handle(dict(reply(3, 806 * MS, {"int": 0}), ahead={"until": "soon"})))
+        finally:
+            plain.close()
+
     def test_protocol_mistakes_are_errors(self):
         d = self.driver
         self.assertIn("error", d.handle(op("release", 1, "w0-9", 0)))          # never granted

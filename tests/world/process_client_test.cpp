@@ -243,6 +243,60 @@ TEST_CASE("a client program that cannot start is inconclusive, not a crash", "[p
   CHECK(only(r).inconclusive->kind == "process_exited");
 }
 
+namespace {
+
+// clock_skew's seed run with worker 5's clock stepped 3s back at 2s and 4s ahead at 3.1s (each a
+// promise's end), and worker 2's clock drifting (no promise at all).
+json stepped_clocks() {
+  json doc = as_seed(json::parse(test::slurp("scenarios/clock_skew.json")));
+  doc["fleet"]["clocks"].push_back({{"worker", 2}, {"drift_ppm", 2000}});
+  doc["faults"]["schedule"] = json::array(
+      {json{{"at", "2s"}, {"kind", "clock_step"}, {"target", "worker:5"}, {"step", "-3s"}},
+       json{{"at", "3100ms"}, {"kind", "clock_step"}, {"target", "worker:5"}, {"step", "+4s"}}});
+  return doc;
+}
+
+std::uint64_t diag(const ran& r, const char* key) { return r.report["variants"]["seed"]["diagnostics"][key].get<std::uint64_t>(); }
+
+}  // namespace
+
+TEST_CASE("a child that runs ahead where the world promises gives the same run with fewer messages", "[process_client]") {
+  // Goal: answering a wait's wake-up ahead (the protocol's "ahead") changes nothing the world judges,
+  // only the messages it takes. Method: the raw child with and without --ahead on scenarios with a
+  // crash and restart, a skewed clock, clock steps and a drifting clock: every byte of the report but
+  // the diagnostics is the same, and the wake-ups answered ahead are messages saved.
+  for (const json& doc : {as_seed(json::parse(test::slurp("scenarios/crashed_holder.json"))), stepped_clocks()}) {
+    const std::uint64_t seed = doc.value("seed", std::uint64_t{0});
+    INFO(doc["name"] << " seed " << seed);
+    const ran plain = run_doc(with_client(doc, raw_client()), seed);
+    const ran ahead = run_doc(with_client(doc, raw_client({"--ahead"})), seed);
+    // The scenario differs by the child's flag; every run's every byte but its diagnostics is the same.
+    CHECK(test::without_diagnostics(plain.report)["variants"] == test::without_diagnostics(ahead.report)["variants"]);
+    CHECK(diag(plain, "process_wakes_ahead") == 0);
+    CHECK(diag(ahead, "process_wakes_ahead") > 0);
+    CHECK(diag(ahead, "process_messages") + diag(ahead, "process_wakes_ahead") == diag(plain, "process_messages"));
+  }
+}
+
+TEST_CASE("a step ahead the world did not offer is out of protocol", "[process_client]") {
+  // A child that answers every wait with a step ahead: where the worker's clock drifts nothing was offered,
+  // and where a clock step is due the offer ends before it.
+  json drifting = as_seed(json::parse(test::slurp("scenarios/crashed_holder.json")));
+  drifting["fleet"]["clocks"] = json::array({json{{"worker", 2}, {"drift_ppm", 2000}}});
+  const ran d = run_doc(with_client(drifting, raw_client({"--then-always"})), 13);
+  REQUIRE(only(d).inconclusive.has_value());
+  CHECK(only(d).inconclusive->kind == "process_protocol");
+  CHECK(only(d).inconclusive->detail.find("/then: unexpected key; a step runs ahead only where the request offered it") !=
+        std::string::npos);
+  json stepped = stepped_clocks();
+  stepped["fleet"]["clocks"].erase(1);  // worker 2 keeps time: only the steps end an offer
+  const ran s = run_doc(with_client(stepped, raw_client({"--then-always"})), 11);
+  REQUIRE(only(s).inconclusive.has_value());
+  CHECK(only(s).inconclusive->kind == "process_protocol");
+  CHECK(only(s).inconclusive->detail.find("/wait_until: expected an instant not after the offer's until (1999999999)") !=
+        std::string::npos);
+}
+
 TEST_CASE("a process client's report is the same bytes for the same seed", "[process_client][python]") {
   const json doc = with_client(as_seed(json::parse(test::slurp("scenarios/clock_skew.json"))), python_client);
   const ran a = run_doc(doc, 11);
@@ -264,6 +318,22 @@ TEST_CASE("the fleet-client protocol's messages: requests written, steps read st
         R"({"type":"reply","op":3,"now":5,"wall_ms":6,"reply":{"array":[{"int":1},{"bulk":{"hex":"ff01"}},{"nil":true},{"status":"OK"},{"error":"NOSCRIPT No matching script"}]}})");
   CHECK(m::op_reply{3, true, nullptr, 5, 6}.to_json().dump() == R"({"type":"lost","op":3,"now":5,"wall_ms":6})");
   CHECK(m::op_woke{3, 7, 8}.to_json().dump() == R"({"type":"woke","op":3,"now":7,"wall_ms":8})");
+  const m::ahead offer{90, 1'000'000'000};
+  CHECK(offer.wall_ms_at(1'999'999) == 1001);
+  CHECK(m::op_woke{3, 7, 8, &offer}.to_json().dump() ==
+        R"({"type":"woke","op":3,"now":7,"wall_ms":8,"ahead":{"until":90,"wall_base":1000000000}})");
+  CHECK(m::op_reply{3, true, nullptr, 5, 6, &offer}.to_json().dump() ==
+        R"({"type":"lost","op":3,"now":5,"wall_ms":6,"ahead":{"until":90,"wall_base":1000000000}})");
+  const m::ahead endless{m::ahead::last_until(1'000'000'000), 1'000'000'000};
+  CHECK(m::op_woke{3, 7, 8, &endless}.to_json().dump() ==
+        R"({"type":"woke","op":3,"now":7,"wall_ms":8,"ahead":{"wall_base":1000000000}})");
+  const m::step w = m::read_step(json::parse(R"({"wait_until":9,"then":{"command":["GET","k"],"timeout_at":12}})"),
+                                 K::acquire, 5, &offer);
+  REQUIRE(w.then.size() == 1);
+  CHECK((w.k == m::step::kind::wait && w.until_ns == 9 && w.then[0].k == m::step::kind::command));
+  CHECK(w.then[0].timeout_at_ns == std::optional<std::int64_t>(12));
+  CHECK(m::read_step(json::parse(R"({"wait_until":90,"then":{"done":"acquire_timeout"}})"), K::acquire, 5, &offer)
+            .then.at(0).out == m::step::outcome::acquire_timeout);
 
   const m::step c = m::read_step(json::parse(R"({"command":["ZREM","k",{"hex":"ff00"}],"timeout_at":9})"), K::acquire, 5);
   CHECK((c.k == m::step::kind::command && c.argv == std::vector<std::string>{"ZREM", "k", std::string("\xff\x00", 2)}));
@@ -295,5 +365,22 @@ TEST_CASE("the fleet-client protocol's messages: requests written, steps read st
   refused(R"({"done":"released","value":1})", K::release, "/value", "only with granted");
   refused(R"({"done":"released","extra":1})", K::release, "/extra", "unexpected key");
   refused(R"({"ok":true})", K::acquire, "", "command, wait_until or done");
+  refused(R"({"wait_until":9,"then":{"done":"granted"}})", K::acquire, "/then", "only where the request offered it");
+  const auto refused_ahead = [&offer](const char* text, const char* path, const char* says) {
+    INFO(text);
+    try {
+      (void)m::read_step(json::parse(text), K::acquire, 5, &offer);
+      FAIL("accepted");
+    } catch (const codec::codec_error& e) {
+      CHECK(e.path == path);
+      CHECK(std::string(e.what()).find(says) != std::string::npos);
+    }
+  };
+  refused_ahead(R"({"wait_until":91,"then":{"done":"granted"}})", "/wait_until", "not after the offer's until (90)");
+  refused_ahead(R"({"wait_until":9,"then":{"wait_until":8}})", "/then/wait_until", "not before now (9)");
+  refused_ahead(R"({"wait_until":9,"then":{"command":["GET"],"timeout_at":8}})", "/then/timeout_at", "not before now (9)");
+  refused_ahead(R"({"wait_until":9,"then":{"wait_until":10,"then":{"done":"granted"}}})", "/then/then", "one wake-up at most");
+  refused_ahead(R"({"wait_until":9,"then":{"done":"released"}})", "/then/done", "the ends of acquire");
+  refused_ahead(R"({"wait_until":9,"then":7})", "/then", "expected an object");
   refused(R"([1])", K::acquire, "", "expected an object");
 }

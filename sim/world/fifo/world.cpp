@@ -122,7 +122,7 @@ class world final {
           g->gate().core().last_order() > static_cast<std::uint64_t>(g->gate().core().cfg().event_log_capacity))
         ADMIT_PROBE(fifo_event_log_wrapped);
     ctx_.rec.metrics.simulated_ns = ctx_.sched.now_ns();
-    ctx_.rec.diagnostics = {.events = ctx_.sched.events_run(), .sequence_numbers = ctx_.sched.next_sequence()};
+    ctx_.rec.diagnostics = {.events = ctx_.sched.events_run(), .sequence_numbers = ctx_.sched.next_sequence(), .process = std::nullopt};
     check_accounts();
     // A child that failed before any call reached it (at its start, in a gate no request used).
     for (const auto& g : gates_)

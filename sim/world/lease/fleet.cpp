@@ -4,7 +4,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/system/system_error.hpp>
+#include <algorithm>
 #include <bit>
+#include <limits>
 #include <charconv>
 
 #include "sim/world/lease_world.hpp"
@@ -36,12 +38,44 @@ fleet::fleet(sim::scheduler& sched, network& net, const gate::lease_client_confi
   idle_ = idle_set(workers_.size());
 }
 
-void fleet::use_processes(const scenario::process_spec& spec, std::uint64_t seed, const gate::lease_client_config& cfg) {
+void fleet::use_processes(const scenario::process_spec& spec, std::uint64_t seed, const gate::lease_client_config& cfg,
+                          std::span<const scenario::fault_spec> faults) {
   ADMIT_ASSERT(loop_ == nullptr, "the clients are chosen before the workers start");
   for (auto& w : workers_) {
     w->link.process = std::make_unique<process_client>(spec, w->index, seed, cfg, sched_);
     w->link.client->set_remote(w->link.process.get());
+    // What the world can promise the worker's child (process_client.hpp, "Running ahead"): its wall clock
+    // reads true time plus a fixed offset until its next clock step, when it does not drift. Nothing else
+    // the world does reaches a waiting acquire but its crash, which kills the child.
+    std::vector<vtime_ns> steps;
+    for (const scenario::fault_spec& f : faults)
+      if (f.kind == scenario::fault_kind::clock_step && f.target && f.target->k == scenario::node_ref::kind::worker &&
+          f.target->worker == static_cast<std::int64_t>(w->index))
+        steps.push_back(f.at_ns);
+    std::sort(steps.begin(), steps.end());
+    const worker_state* raw = w.get();
+    w->link.process->set_promise([raw, steps = std::move(steps)](vtime_ns now) -> std::optional<msg::ahead> {
+      if (raw->clock.spec.drift_ppm != 0) return std::nullopt;
+      const std::int64_t base = lease_world_epoch_ms * 1'000'000 + raw->clock.spec.offset_ns + raw->clock.step_ns;
+      if (base < 0) return std::nullopt;
+      // A step at `now` itself may come after this input, in the same instant.
+      const auto next = std::lower_bound(steps.begin(), steps.end(), now);
+      const vtime_ns last = msg::ahead::last_until(base);
+      const vtime_ns until = next == steps.end() ? last : std::min(last, *next - 1);
+      return msg::ahead{until, base};
+    });
   }
+}
+
+std::optional<run_diagnostics::process_exchanges> fleet::process_exchanges() const {
+  std::optional<run_diagnostics::process_exchanges> out;
+  for (const auto& w : workers_) {
+    if (!w->link.process) continue;
+    if (!out) out.emplace();
+    out->messages += w->link.process->messages();
+    out->wakes_ahead += w->link.process->wakes_ahead();
+  }
+  return out;
 }
 
 const process::session_failure* fleet::process_failure() const noexcept {

@@ -39,6 +39,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -184,7 +185,11 @@ class fleet {
 
 
   // Every worker's client runs in a child of `spec` (process_client.hpp) from now on. Before start().
-  void use_processes(const scenario::process_spec& spec, std::uint64_t seed, const gate::lease_client_config& cfg);
+  // `faults`: the run's schedule (what the clients may be promised depends on the workers' clock steps).
+  // The children's exchanges so far, summed over the workers (nullopt: the clients are admitsim's own).
+  std::optional<run_diagnostics::process_exchanges> process_exchanges() const;
+  void use_processes(const scenario::process_spec& spec, std::uint64_t seed, const gate::lease_client_config& cfg,
+                     std::span<const scenario::fault_spec> faults);
   // The first worker's child (by index) that could not go on, if one could not: the run stopped there.
   const process::session_failure* process_failure() const noexcept;
 

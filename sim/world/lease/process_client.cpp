@@ -1,6 +1,7 @@
 #include "sim/world/lease/process_client.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "gate/admit_assert.hpp"
@@ -22,7 +23,8 @@ redis::script_op script_op_of(gate::client_core::op_kind k) {
 }
 
 constexpr const char* expected_step =
-    "{\"command\":[ARG,...]}, {\"wait_until\":NS} (not before now) or {\"done\":OUTCOME} (an end of the operation)";
+    "{\"command\":[ARG,...]}, {\"wait_until\":NS} (not before now; with \"then\":STEP only where the request "
+    "offered \"ahead\") or {\"done\":OUTCOME} (an end of the operation)";
 }  // namespace
 
 process_client::process_client(const scenario::process_spec& spec, std::size_t worker, std::uint64_t seed,
@@ -46,6 +48,7 @@ process::session* process_client::session_for(const gate::moment& m) {
     return nullptr;
   }
   const msg::start st{seed_, worker_, generation_, m.mono_ns, m.wall_ms, &cfg_};
+  ++messages_;
   const std::optional<bool> ok = session_->ask(st.to_json(), "{\"ok\":true}", [](const json& a) {
     codec::expect_only_keys(a, "", {"ok"});
     if (!codec::read_bool(a, "", "ok")) throw codec::codec_error("/ok", "expected true, got false");
@@ -79,6 +82,8 @@ gate::lease_step process_client::fail(std::string kind, std::string detail) {
 
 gate::remote_logic::op_id process_client::open(gate::client_core::op_kind kind, const std::string& token) {
   ADMIT_ASSERT(kind != gate::client_core::op_kind::setup, "a process client has no set-up operation of ours");
+  ADMIT_ASSERT(std::none_of(ops_.begin(), ops_.end(), [](const auto& o) { return o.second.ahead.has_value(); }),
+               "no operation opens while another has run ahead (the world promised its child no other input)");
   const op_id id = next_op_++;
   op_state& op = ops_[id];
   op.kind = kind;
@@ -101,16 +106,32 @@ void process_client::crashed() {
   ++generation_;
 }
 
-gate::lease_step process_client::ask(op_state& op, const json& request, const gate::moment& m) {
-  if (op.generation != generation_) return unreachable();  // its worker crashed: its process is gone
+std::optional<msg::ahead> process_client::offer_for(const op_state& op, const gate::moment& m) const {
+  if (!promise_ || failure_ || op.kind != gate::client_core::op_kind::acquire || ops_.size() != 1) return std::nullopt;
+  std::optional<msg::ahead> p = promise_(m.mono_ns);
+  if (!p || p->until_ns < m.mono_ns) return std::nullopt;
+  ADMIT_ASSERT(p->wall_base_ns >= 0 && p->until_ns <= msg::ahead::last_until(p->wall_base_ns),
+               "a promised wall clock is read without overflow up to its until");
+  ADMIT_ASSERT(p->wall_ms_at(m.mono_ns) == m.wall_ms, "the promised wall clock reads the worker's clock now");
+  return p;
+}
+
+void process_client::note_input(op_state& op, const gate::moment& m) {
   constexpr std::size_t walls_kept = 64;
   if (op.walls_ms.size() == walls_kept) op.walls_ms.erase(op.walls_ms.begin());
   op.walls_ms.push_back(m.wall_ms);
   last_now_ns_ = std::max(last_now_ns_, m.mono_ns);
+}
+
+gate::lease_step process_client::ask(op_state& op, const json& request, const gate::moment& m,
+                                     const std::optional<msg::ahead>& offer) {
+  if (op.generation != generation_) return unreachable();  // its worker crashed: its process is gone
+  note_input(op, m);
   process::session* s = session_for(m);
   if (s == nullptr) return unreachable();
+  ++messages_;
   const std::optional<msg::step> st = s->ask(request, expected_step, [&](const json& a) {
-    return msg::read_step(a, op.kind, m.mono_ns);
+    return msg::read_step(a, op.kind, m.mono_ns, offer ? &*offer : nullptr);
   });
   if (!st) {
     ADMIT_ASSERT(s->failed() != nullptr, "an operation without a step failed the session");
@@ -120,10 +141,11 @@ gate::lease_step process_client::ask(op_state& op, const json& request, const ga
     }
     return unreachable();
   }
-  return step_of(op, *st, m);
+  return step_of(op, *st, m, offer);
 }
 
-gate::lease_step process_client::step_of(op_state& op, const msg::step& st, const gate::moment& m) {
+gate::lease_step process_client::step_of(op_state& op, const msg::step& st, const gate::moment& m,
+                                         const std::optional<msg::ahead>& offer) {
   gate::lease_step s;
   switch (st.k) {
     case msg::step::kind::command:
@@ -140,6 +162,11 @@ gate::lease_step process_client::step_of(op_state& op, const msg::step& st, cons
       return s;
     case msg::step::kind::wait:
       ADMIT_ASSERT(st.until_ns >= m.mono_ns, "the reader refuses a wait before now");
+      ADMIT_ASSERT(st.then.size() <= 1, "a wait runs ahead one wake-up at most");
+      if (!st.then.empty()) {
+        ADMIT_ASSERT(offer && st.until_ns <= offer->until_ns, "the reader refuses a step ahead that was not offered");
+        op.ahead = op_state::answered_ahead{st.until_ns, offer->wall_ms_at(st.until_ns), st.then.front()};
+      }
       s.k = gate::lease_step::kind::wait;
       s.until_ns = st.until_ns;
       return s;
@@ -176,24 +203,48 @@ process_client::op_state& process_client::state_of(op_id id) {
 
 gate::lease_step process_client::start(op_id id, const gate::moment& m) {
   op_state& op = state_of(id);
-  return ask(op, msg::op_start{op.kind, id, op.token, m.mono_ns, m.wall_ms}.to_json(), m);
+  ADMIT_ASSERT(op.commands == 0 && !op.ahead, "an operation starts once");
+  const std::optional<msg::ahead> offer = offer_for(op, m);
+  msg::op_start in{op.kind, id, op.token, m.mono_ns, m.wall_ms};
+  in.offer = offer ? &*offer : nullptr;
+  return ask(op, in.to_json(), m, offer);
 }
 
 gate::lease_step process_client::replied(op_id id, const gate::moment& m, bool lost, const redis::reply& answer) {
   op_state& op = state_of(id);
+  ADMIT_ASSERT(!op.ahead, "an operation that ran ahead waits on its timer, with no call in flight");
+  const std::optional<msg::ahead> offer = offer_for(op, m);
   if (lost && op.timeout_at_ns && m.mono_ns >= *op.timeout_at_ns) {
     // No reply by the operation's own timer: that timer fired (the child settles the call it abandoned).
     op.timeout_at_ns.reset();
-    return ask(op, msg::op_woke{id, m.mono_ns, m.wall_ms}.to_json(), m);
+    msg::op_woke in{id, m.mono_ns, m.wall_ms};
+    in.offer = offer ? &*offer : nullptr;
+    return ask(op, in.to_json(), m, offer);
   }
   op.timeout_at_ns.reset();
   op.any_lost = op.any_lost || lost;
-  return ask(op, msg::op_reply{id, lost, lost ? nullptr : &answer, m.mono_ns, m.wall_ms}.to_json(), m);
+  msg::op_reply in{id, lost, lost ? nullptr : &answer, m.mono_ns, m.wall_ms};
+  in.offer = offer ? &*offer : nullptr;
+  return ask(op, in.to_json(), m, offer);
 }
 
 gate::lease_step process_client::woke(op_id id, const gate::moment& m) {
   op_state& op = state_of(id);
-  return ask(op, msg::op_woke{id, m.mono_ns, m.wall_ms}.to_json(), m);
+  if (op.ahead) {
+    // The child answered this wake-up already, on the world's promise: no message goes.
+    const op_state::answered_ahead a = std::move(*op.ahead);
+    op.ahead.reset();
+    ADMIT_ASSERT(m.mono_ns == a.at_ns && m.wall_ms == a.wall_ms,
+                 "a wake-up answered ahead comes at its instant, with the wall clock promised");
+    if (op.generation != generation_ || failure_) return unreachable();
+    note_input(op, m);
+    ++wakes_ahead_;
+    return step_of(op, a.step, m, std::nullopt);
+  }
+  const std::optional<msg::ahead> offer = offer_for(op, m);
+  msg::op_woke in{id, m.mono_ns, m.wall_ms};
+  in.offer = offer ? &*offer : nullptr;
+  return ask(op, in.to_json(), m, offer);
 }
 
 }  // namespace admit::world::lease

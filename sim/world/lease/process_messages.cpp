@@ -1,5 +1,7 @@
 #include "sim/world/lease/process_messages.hpp"
 
+#include <limits>
+
 #include <utility>
 
 #include "gate/admit_assert.hpp"
@@ -125,6 +127,19 @@ json reply_json(const redis::reply& r) {
   return o;
 }
 
+std::int64_t ahead::last_until(std::int64_t wall_base_ns) noexcept {
+  return std::numeric_limits<std::int64_t>::max() - wall_base_ns;
+}
+
+json ahead::to_json() const {
+  ADMIT_ASSERT(wall_base_ns >= 0 && until_ns <= last_until(wall_base_ns),
+               "a promised wall clock reads (t + base) / 1e6 without overflow, with a base not below 0");
+  json o = json::object();
+  if (until_ns != last_until(wall_base_ns)) o["until"] = until_ns;
+  o["wall_base"] = wall_base_ns;
+  return o;
+}
+
 json start::to_json() const {
   ADMIT_ASSERT(cfg != nullptr, "a start carries the client's configuration");
   json o = json::object();
@@ -161,6 +176,7 @@ json op_start::to_json() const {
   o["op"] = op;
   o["token"] = token;
   add_clock(o, now_ns, wall_ms);
+  if (offer != nullptr) o["ahead"] = offer->to_json();
   return o;
 }
 
@@ -171,6 +187,7 @@ json op_reply::to_json() const {
   o["op"] = op;
   add_clock(o, now_ns, wall_ms);
   if (!lost) o["reply"] = reply_json(*answer);
+  if (offer != nullptr) o["ahead"] = offer->to_json();
   return o;
 }
 
@@ -179,6 +196,7 @@ json op_woke::to_json() const {
   o["type"] = "woke";
   o["op"] = op;
   add_clock(o, now_ns, wall_ms);
+  if (offer != nullptr) o["ahead"] = offer->to_json();
   return o;
 }
 
@@ -189,7 +207,7 @@ json stop::to_json() const {
   return o;
 }
 
-step read_step(const json& a, gate::client_core::op_kind kind, std::int64_t now_ns) {
+step read_step(const json& a, gate::client_core::op_kind kind, std::int64_t now_ns, const ahead* offered) {
   if (!a.is_object()) throw codec_error("", "expected an object");
   step s;
   if (a.contains("command")) {
@@ -209,12 +227,28 @@ step read_step(const json& a, gate::client_core::op_kind kind, std::int64_t now_
     return s;
   }
   if (a.contains("wait_until")) {
-    codec::expect_only_keys(a, "", {"wait_until"});
+    codec::expect_only_keys(a, "", {"wait_until", "then"});
     s.k = step::kind::wait;
     s.until_ns = codec::read_i64(a, "", "wait_until");
     if (s.until_ns < now_ns)
       throw codec_error("/wait_until", "expected an instant not before now (" + std::to_string(now_ns) + "), got " +
                                            std::to_string(s.until_ns));
+    if (a.contains("then")) {
+      if (offered == nullptr)
+        throw codec_error("/then", "unexpected key; a step runs ahead only where the request offered it (\"ahead\")");
+      if (s.until_ns > offered->until_ns)
+        throw codec_error("/wait_until", "expected an instant not after the offer's until (" +
+                                             std::to_string(offered->until_ns) + ") with a \"then\", got " +
+                                             std::to_string(s.until_ns));
+      const json& next = a.at("then");
+      if (next.is_object() && next.contains("then"))
+        throw codec_error("/then/then", "unexpected key; a step runs ahead one wake-up at most");
+      try {
+        s.then.push_back(read_step(next, kind, s.until_ns, nullptr));
+      } catch (const codec_error& e) {
+        throw codec_error("/then" + e.path, e.what());
+      }
+    }
     return s;
   }
   if (!a.contains("done")) throw codec_error("", "expected one of the keys command, wait_until or done");

@@ -24,6 +24,21 @@ inline constexpr int protocol_version = 1;
 
 // --- requests (admitsim to the child) --------------------------------------
 
+// A promise the world makes a child with an operation's input (the protocol's "ahead"): until
+// `until_ns`, nothing reaches the worker but the operation's own timer, and the worker's wall clock at
+// any instant t from now to then reads (t + wall_base_ns) / 1,000,000 ms. A child may then answer a
+// wait until T <= until_ns with the step it would answer the wake-up at T (`step::then`), saving the
+// round trip of that wake-up. Written {"until":NS,"wall_base":B}, or {"wall_base":B} when the promise
+// lasts as long as the wall clock can be read so (until_ns is then last_until(B)).
+struct ahead {
+  std::int64_t until_ns = 0;
+  std::int64_t wall_base_ns = 0;  // >= 0
+  std::int64_t wall_ms_at(std::int64_t t_ns) const noexcept { return (t_ns + wall_base_ns) / 1'000'000; }
+  // The latest instant whose reading (t + base) does not overflow.
+  static std::int64_t last_until(std::int64_t wall_base_ns) noexcept;
+  nlohmann::ordered_json to_json() const;
+};
+
 // Opens the client of one worker's process (one generation of it: a crash kills the child, and its
 // restart opens a new one).
 struct start {
@@ -43,6 +58,7 @@ struct op_start {
   std::string token;
   std::int64_t now_ns = 0;
   std::int64_t wall_ms = 0;
+  const ahead* offer = nullptr;  // with the promise, when the world makes one
   nlohmann::ordered_json to_json() const;
 };
 
@@ -53,6 +69,7 @@ struct op_reply {
   const redis::reply* answer = nullptr;  // when not lost
   std::int64_t now_ns = 0;
   std::int64_t wall_ms = 0;
+  const ahead* offer = nullptr;  // with the promise, when the world makes one
   nlohmann::ordered_json to_json() const;
 };
 
@@ -61,6 +78,7 @@ struct op_woke {
   std::uint64_t op = 0;
   std::int64_t now_ns = 0;
   std::int64_t wall_ms = 0;
+  const ahead* offer = nullptr;  // with the promise, when the world makes one
   nlohmann::ordered_json to_json() const;
 };
 
@@ -86,12 +104,16 @@ struct step {
   std::int64_t until_ns = 0;      // wait
   outcome out = outcome::unreachable;  // done
   std::int64_t value = 0;         // done granted: the grant's value (1 when the child says none)
+  std::vector<step> then;         // wait, run ahead: the step at the wake-up (none, or one without a `then`)
 };
 
 // {"command":[ARG,...]} (each a string, or {"hex":"..."} for bytes; with "timeout_at":NS >= now when the
 // operation also has a timer armed, at which admitsim stops waiting for the reply), {"wait_until":NS} (NS >= now), or
 // {"done":OUTCOME} with OUTCOME one that `kind` can end in (acquire: granted, acquire_timeout, unreachable;
 // release: released, lost, unreachable; renew: kept, not_kept), and "value":N (>= 1) only with granted.
-step read_step(const nlohmann::ordered_json& a, gate::client_core::op_kind kind, std::int64_t now_ns);
+// Where the request carried `offered`, a wait may be {"wait_until":T,"then":STEP} with T <= its until:
+// STEP (any of these steps but one with a "then") is the child's answer to the wake-up at T, read as at T.
+step read_step(const nlohmann::ordered_json& a, gate::client_core::op_kind kind, std::int64_t now_ns,
+               const ahead* offered = nullptr);
 
 }  // namespace admit::world::lease::msg

@@ -20,6 +20,9 @@ timeout; the release is a ZREM. Flags make it misbehave at the N-th request
   --exit-restarted   exit with status 4 when started as a restarted worker (generation 1 or more)
   --now-as FORM      pass the caller's clock to the script as FORM: ms (the default), seconds
                      ("1709251200.250"), expiry (now + lease, in ms) or none (the script reads TIME)
+  --ahead            run ahead where a request offers it: answer a wait within the promise with the
+                     poll that follows it ({"wait_until": T, "then": {"command": [...]}})
+  --then-always      attach that "then" to every wait, offered or not (out of protocol where it was not)
 """
 import json
 import sys
@@ -49,7 +52,8 @@ def main(argv):
         elif a == "--now-as" and i + 1 < len(argv) and argv[i + 1] in SCRIPTS:
             flags[a] = argv[i + 1]
             i += 2
-        elif a in ("--grant-always", "--grant-no-call", "--own-token", "--exit-restarted"):
+        elif a in ("--grant-always", "--grant-no-call", "--own-token", "--exit-restarted", "--ahead",
+                   "--then-always"):
             flags[a] = True
             i += 1
         else:
@@ -137,8 +141,14 @@ def main(argv):
                 del ops[req["op"]]
                 send({"done": "acquire_timeout" if kind == "reply" else "unreachable"})
             else:
-                send({"wait_until": min(req["now"] + settings["backoff"].get("delay_ms", 200) * 1_000_000,
-                                        op["deadline"])})
+                at = min(req["now"] + settings["backoff"].get("delay_ms", 200) * 1_000_000, op["deadline"])
+                ahead = req.get("ahead")
+                offered = ahead is not None and at <= ahead.get("until", 2**63 - 1 - ahead["wall_base"])
+                if ("--ahead" in flags and offered) or "--then-always" in flags:
+                    base = ahead["wall_base"] if ahead is not None else req["wall_ms"] * 1_000_000 - req["now"]
+                    send({"wait_until": at, "then": attempt(op, {"wall_ms": (at + base) // 1_000_000})})
+                else:
+                    send({"wait_until": at})
         elif kind == "woke":
             op = ops[req["op"]]
             send(attempt(op, req))

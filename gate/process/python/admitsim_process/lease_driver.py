@@ -24,6 +24,11 @@ one message per input, each answered with the operation's next step:
 ``woke`` (op)
     the operation's earliest timer is due: its timers due by ``now`` fire.
 
+An input may carry ``ahead`` (admitsim's promise that nothing but the
+operation's own timer reaches the worker until ``until``, with its wall clock
+reading ``(t + wall_base) // 1e6`` ms): a wait within it is answered with the
+step of its wake-up as well (``_run_ahead``), and that wake-up is never sent.
+
 Each input runs the loop until quiet at ``now`` for that operation (its held
 callbacks released, its timers fired when woken), then answers its next step:
 ``{"done": OUTCOME}`` once the task ended; ``{"command": [...]}`` while a
@@ -63,6 +68,7 @@ from .vloop import LoopRunaway, VirtualLoop, give_token
 __all__ = ["LeaseDriver", "ProtocolError", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
+_INT64_MAX = 2**63 - 1  # a promise without "until" lasts while (t + wall_base) fits admitsim's clock
 
 
 async def _await(value: Any) -> Any:
@@ -129,7 +135,11 @@ class LeaseDriver(SteppedDriver):
                 return method(self, request)
             try:
                 with self.run.loop.running():
-                    return method(self, request)
+                    answer = method(self, request)
+                    ahead = request.get("ahead")
+                    if ahead is not None:
+                        answer = self._run_ahead(request, answer, ahead)
+                    return answer
             finally:
                 if self._serving and self._kept is None and self.run is not None:
                     self._keep_running()
@@ -416,6 +426,33 @@ class LeaseDriver(SteppedDriver):
             fut.set_exception(redis_shim.TimeoutError("admitsim: no reply by the operation's own timer"))
             self._run_for(run, op, fire=False)
         return self._step(run, op)
+
+    def _run_ahead(self, req: dict, answer: dict[str, Any], ahead: Any) -> dict[str, Any]:
+        """A wait within admitsim's promise, answered with the step after it.
+
+        ``ahead`` promises that until ``until`` (without it: as long as
+        ``t + wall_base`` fits a signed 64-bit integer) nothing reaches this worker but
+        the operation's own timer, and that its wall clock reads
+        ``(t + wall_base) // 1e6`` ms at any instant t up to then. So a wait
+        until T <= until is followed by exactly the wake-up at T: it runs now,
+        as a ``woke`` at T would run it, and its step goes with the wait
+        (``{"wait_until": T, "then": STEP}``); admitsim sends no ``woke`` for it.
+        An error found on the way is this request's answer.
+        """
+        if not isinstance(ahead, dict):
+            raise ProtocolError(f"{req.get('type')}: field 'ahead' must be an object")
+        base = _int_field(ahead, "wall_base", minimum=0)
+        until = _int_field(ahead, "until", minimum=0) if "until" in ahead else _INT64_MAX - base
+        if len(answer) != 1 or "wait_until" not in answer:
+            return answer
+        at = answer["wait_until"]
+        run = self.run
+        assert run is not None
+        op = run.ops.get(req.get("op"))
+        if at > until or op is None or len(run.ops) != 1 or op.in_flight is not None or op.queue:
+            return answer
+        then = self._woke({"type": "woke", "op": op.id, "now": at, "wall_ms": (at + base) // 1_000_000})
+        return {"wait_until": at, "then": then}
 
     _HANDLERS: dict[str, Callable[["LeaseDriver", dict], dict[str, Any]]] = {
         "start": _start,

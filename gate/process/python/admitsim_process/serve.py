@@ -66,6 +66,12 @@ def encode_answer(answer: dict[str, Any]) -> bytes:
     words = answer.get("command")
     if words is not None:
         return _command_line(answer, words)
+    then = answer.get("then")
+    if then is not None:
+        at = answer.get("wait_until")
+        if len(answer) == 2 and next(iter(answer)) == "wait_until" and type(at) is int and type(then) is dict:
+            return b'{"wait_until":' + int.__repr__(at).encode() + b',"then":' + encode_answer(then)[:-1] + b"}\n"
+        return _json_line(answer)
     parts = []
     for key, value in answer.items():
         if type(key) is not str or not (key.isascii() and key.isidentifier()):
@@ -115,23 +121,27 @@ _PLAIN_REQUEST = re.compile(
 
 
 # A lease client's requests as admitsim writes them (compact, in this key order): a wake-up or a lost
-# call, and a reply that is an integer or a plain bulk string.
+# call, and a reply that is an integer or a plain bulk string; each maybe with the promise "ahead".
 _LEASE_STEP = re.compile(
     rb'\{"type":"(woke|lost|reply)","op":([1-9][0-9]{0,18}),"now":(0|[1-9][0-9]{0,18}),'
     rb'"wall_ms":(-?(?:0|[1-9][0-9]{0,18}))'
-    rb'(?:,"reply":\{"(?:int":(-?(?:0|[1-9][0-9]{0,18}))|bulk":"([ !#-\[\]-~]*)")\})?\}')
+    rb'(?:,"reply":\{"(?:int":(-?(?:0|[1-9][0-9]{0,18}))|bulk":"([ !#-\[\]-~]*)")\})?'
+    rb'(?:,"ahead":\{(?:"until":(0|[1-9][0-9]{0,18}),)?"wall_base":(0|[1-9][0-9]{0,18})\})?\}')
 
 
 def decode_request(line: bytes) -> Any:
     """The request of one line; ValueError when the line is not UTF-8 JSON."""
     step = _LEASE_STEP.fullmatch(line)
     if step is not None:
-        kind, op, now, wall, integer, bulk = step.groups()
+        kind, op, now, wall, integer, bulk, until, base = step.groups()
         request = {"type": kind.decode(), "op": int(op), "now": int(now), "wall_ms": int(wall)}
         if integer is not None:
             request["reply"] = {"int": int(integer)}
         elif bulk is not None:
             request["reply"] = {"bulk": bulk.decode()}
+        if base is not None:
+            request["ahead"] = {"until": int(until), "wall_base": int(base)} if until is not None else \
+                {"wall_base": int(base)}
         if (kind == b"reply") == ("reply" in request):
             return request
     plain = _PLAIN_REQUEST.fullmatch(line)
