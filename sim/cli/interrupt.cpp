@@ -24,4 +24,14 @@ void catch_sigint() {
 
 bool sigint_seen() noexcept { return interrupted.load(); }
 
+void catch_sigterm() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+const std::atomic<bool>* interrupt_flag() noexcept { return &interrupted; }
+
 }  // namespace admit::cli

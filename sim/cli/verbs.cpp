@@ -16,6 +16,7 @@ std::unique_ptr<verb> make_invariants_verb(CLI::App& app);  // invariants_verb.c
 std::unique_ptr<verb> make_sweep_verb(CLI::App& app);    // sweep_verb.cpp (docs/sweep.md)
 std::unique_ptr<verb> make_matrix_verb(CLI::App& app);   // matrix_verb.cpp (docs/matrix.md)
 std::unique_ptr<verb> make_merge_verb(CLI::App& app);    // merge_verb.cpp (docs/explore.md)
+std::unique_ptr<verb> make_confirm_verb(CLI::App& app);  // confirm_verb.cpp (docs/confirm.md)
 
 std::vector<std::unique_ptr<verb>> make_verbs(CLI::App& app) {
   std::vector<std::unique_ptr<verb>> verbs;
@@ -28,6 +29,7 @@ std::vector<std::unique_ptr<verb>> make_verbs(CLI::App& app) {
   verbs.push_back(make_sweep_verb(app));
   verbs.push_back(make_matrix_verb(app));
   verbs.push_back(make_merge_verb(app));
+  verbs.push_back(make_confirm_verb(app));
   return verbs;
 }
 

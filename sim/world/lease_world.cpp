@@ -588,4 +588,16 @@ run_record run_lease_protocol(const scenario::scenario& sc, std::uint64_t seed, 
   return w.run();
 }
 
+std::optional<gate::lease_client_config> lease_client_config_of(const scenario::scenario& sc, const std::string& run_name) {
+  ADMIT_ASSERT(!sc.gates.empty(), "a scenario has a gate");
+  const scenario::gate_spec& g = sc.gates.front();
+  if (g.kind != scenario::gate_kind::lease) return std::nullopt;
+  for (const redis::variant v : g.lease.variants)
+    if (redis::to_string(v) == run_name)
+      return client_config(g, lease_run(scenario::builtin_protocol(v), true, run_name), lease_run_options{});
+  for (const scenario::protocol_ref& p : g.lease.protocols)
+    if (p.proto->name == run_name) return client_config(g, lease_run(p, false, run_name), lease_run_options{});
+  return std::nullopt;
+}
+
 }  // namespace admit::world

@@ -34,9 +34,12 @@
 // its causes from what the parts recorded (lease/lease_causes.hpp).
 #pragma once
 
+#include <optional>
+#include <string>
 #include <cstdint>
 #include <vector>
 
+#include "gate/lease/client_config.hpp"
 #include "sim/check/trace_sink.hpp"
 #include "sim/scenario/scenario.hpp"
 #include "sim/world/run_record.hpp"
@@ -93,5 +96,9 @@ run_record run_lease_scenario(const scenario::scenario& sc, std::uint64_t seed, 
 // embedded interpreter (gate/redis/lua_engine.hpp), its client policy.
 run_record run_lease_protocol(const scenario::scenario& sc, std::uint64_t seed, const scenario::protocol_ref& proto,
                               const lease_run_options& options = {});
+
+// The client configuration every worker of the run named `run_name` (a variant's or a protocol's name)
+// of `sc`'s lease gate is given, as the world gives it; nullopt when the gate has no such run.
+std::optional<gate::lease_client_config> lease_client_config_of(const scenario::scenario& sc, const std::string& run_name);
 
 }  // namespace admit::world

@@ -1,0 +1,156 @@
+#include "sim/confirm/confirm.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gate/admit_assert.hpp"
+
+namespace admit::confirm {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::int64_t times(std::int64_t v, double scale, std::int64_t floor) {
+  if (v <= 0) return v;
+  return std::max<std::int64_t>(floor, static_cast<std::int64_t>(std::llround(static_cast<double>(v) * scale)));
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+json level_json(const level_check& c) {
+  json o = json::object();
+  o["holds"] = c.holds();
+  o["bound"] = c.bound;
+  o["peak"] = c.peak;
+  o["peak_at_ns"] = c.peak_at_ns;
+  o["observations"] = c.samples;
+  if (c.first_at_ns) {
+    json f = json::object();
+    f["at_ns"] = *c.first_at_ns;
+    f["detail"] = c.first_detail;
+    o["first_violation"] = std::move(f);
+  }
+  return o;
+}
+
+}  // namespace
+
+gate::lease_client_config scaled(const gate::lease_client_config& cfg, double scale) {
+  gate::lease_client_config c = cfg;
+  c.lease_ms = times(c.lease_ms, scale, 1);
+  c.queue_timeout_ms = times(c.queue_timeout_ms, scale, 1);
+  c.acquire_timeout_ns = times(c.acquire_timeout_ns, scale, 1);
+  c.renew_every_ns = times(c.renew_every_ns, scale, 1);
+  c.backoff.delay_ns = times(c.backoff.delay_ns, scale, 1);
+  c.backoff.base_ns = times(c.backoff.base_ns, scale, 1);
+  c.backoff.max_ns = times(c.backoff.max_ns, scale, 1);
+  return c;
+}
+
+confirmation confirm_run(const scenario::scenario& sc, const std::string& name, const simulated& sim,
+                         const gate::lease_client_config& cfg, const run_options& opts, int runs) {
+  ADMIT_ASSERT(runs >= 1 && runs <= runs_max, "the number of runs is checked by its reader");
+  confirmation c;
+  c.run = name;
+  c.sim = sim;
+  if (sim.verdict == "inconclusive") {
+    c.verdict = "inconclusive";
+    c.why = "the simulated run was inconclusive: there is nothing to confirm";
+    return c;
+  }
+  std::vector<std::string> target;  // the simulated breaks a real run can see
+  for (const std::string& b : sim.broken)
+    if (contains(watched_invariants, b)) target.push_back(b);
+  if (sim.verdict == "violation" && target.empty()) {
+    c.verdict = "inconclusive";
+    c.why = "the simulated run broke " + (sim.broken.empty() ? std::string("no named invariant") : sim.broken.front()) +
+            ", which a real run does not watch yet (it watches portal_inflight_le_cap and gate_inflight_le_cap)";
+    return c;
+  }
+  const gate::lease_client_config real_cfg = scaled(cfg, opts.time_scale);
+  int judged = 0;
+  for (int i = 0; i < runs; ++i) {
+    if (opts.interrupted != nullptr && opts.interrupted->load()) break;
+    c.real.push_back(run_real(sc, real_cfg, opts));
+    const run_result& r = c.real.back();
+    if (r.inconclusive) continue;
+    ++judged;
+    const bool portal = !r.portal.holds(), holders = !r.holders.holds();
+    const bool hit = sim.verdict == "violation"
+                         ? (portal && contains(target, r.portal.name)) || (holders && contains(target, r.holders.name))
+                         : r.broke();
+    if (hit) {
+      const level_check& l = portal ? r.portal : r.holders;
+      c.verdict = "confirmed";
+      c.why = l.name + " broke on redis-server " + r.server_version + " in real run " + std::to_string(i + 1) +
+              ": peak " + std::to_string(l.peak) + " against " + std::to_string(l.bound) + " at " +
+              std::to_string(l.peak_at_ns / 1'000'000) + " ms";
+      c.as_expected = sim.verdict == "violation";
+      return c;
+    }
+  }
+  if (judged == 0) {
+    c.verdict = "inconclusive";
+    c.why = c.real.empty() ? std::string("interrupted before any real run")
+                           : "no real run could be judged: " + *c.real.back().inconclusive;
+    return c;
+  }
+  c.verdict = "not_confirmed";
+  c.why = "no watched invariant broke in " + std::to_string(judged) + " real run" + (judged == 1 ? "" : "s") +
+          (judged < static_cast<int>(c.real.size()) ? " (" + std::to_string(c.real.size() - judged) + " inconclusive)" : "");
+  c.as_expected = sim.verdict == "pass";
+  return c;
+}
+
+json to_json(const run_result& r) {
+  json o = json::object();
+  if (r.inconclusive) o["inconclusive"] = *r.inconclusive;
+  o["redis_server"] = r.server_version;
+  json inv = json::object();
+  inv[r.portal.name] = level_json(r.portal);
+  inv[r.holders.name] = level_json(r.holders);
+  o["invariants"] = std::move(inv);
+  json m = json::object();
+  m["items"] = r.items;
+  m["completed"] = r.completed;
+  m["deferred"] = r.deferred;
+  m["crashed_workers"] = r.crashed;
+  m["ended_ns"] = r.ended_ns;
+  m["stopped_at_break"] = r.stopped_at_break;
+  o["metrics"] = std::move(m);
+  json t = json::object();
+  t["arrival_late_max_real_ns"] = r.arrival_late_max_real_ns;
+  json faults = json::array();
+  for (const fault_timing& f : r.faults) {
+    json j = json::object();
+    j["kind"] = f.kind;
+    if (!f.target.empty()) j["target"] = f.target;
+    j["intended_ns"] = f.intended_ns;
+    j["achieved_ns"] = f.achieved_ns;
+    j["late_real_ns"] = f.late_real_ns;
+    faults.push_back(std::move(j));
+  }
+  t["faults"] = std::move(faults);
+  o["timing"] = std::move(t);
+  return o;
+}
+
+json to_json(const confirmation& c) {
+  json o = json::object();
+  json s = json::object();
+  s["verdict"] = c.sim.verdict;
+  s["broken"] = c.sim.broken;
+  o["simulated"] = std::move(s);
+  o["verdict"] = c.verdict;
+  o["as_expected"] = c.as_expected;
+  o["why"] = c.why;
+  json runs = json::array();
+  for (const run_result& r : c.real) runs.push_back(to_json(r));
+  o["real_runs"] = std::move(runs);
+  return o;
+}
+
+}  // namespace admit::confirm

@@ -1,0 +1,593 @@
+#include "sim/confirm/real_run.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <memory>
+
+#include "gate/admit_assert.hpp"
+#include "gate/asio/lease_client.hpp"
+#include "gate/asio/resp_transport.hpp"
+#include "gate/asio/steady_env.hpp"
+#include "sim/confirm/redis_server.hpp"
+#include "sim/kernel/prng.hpp"
+#include "sim/scenario/duration.hpp"
+#include "sim/scenario/fault_kinds.hpp"
+#include "sim/world/arrivals.hpp"
+#include "sim/world/lease_world.hpp"
+
+namespace admit::confirm {
+
+namespace {
+
+namespace asio = boost::asio;
+using env = gate::steady_env<>;
+using client_t = gate::lease_client<env, gate::resp_transport>;
+template <class T>
+using awaitable = asio::awaitable<T, asio::any_io_executor>;
+using steady = std::chrono::steady_clock;
+using fk = scenario::fault_kind;
+
+
+persistence persistence_of(scenario::persistence p) {
+  switch (p) {
+    case scenario::persistence::none: return persistence::none;
+    case scenario::persistence::aof_everysec: return persistence::aof_everysec;
+    case scenario::persistence::aof_always: return persistence::aof_always;
+  }
+  return persistence::none;
+}
+
+std::string at_text(std::int64_t ns) { return scenario::format_duration(ns); }
+
+// A coroutine of the run: its cancellation, and whether it has ended.
+struct task {
+  asio::cancellation_signal signal;
+  bool ended = false;
+};
+
+struct item {
+  std::uint64_t number = 0;
+  std::int64_t at_ns = 0;
+  std::int64_t service_ns = 0;
+  std::optional<std::int64_t> client_timeout_ns;
+};
+
+struct worker {
+  std::size_t index = 0;
+  std::uint64_t generation = 0;
+  bool alive = true;
+  steady::time_point paused_until{};
+  std::int64_t offset_real_ns = 0;  // the clock's offset and steps so far, in real ns
+  std::int64_t drift_ppm = 0;
+  sim::prng jitter{0};
+  // Each generation's connection and client; a crashed generation's stay (a call may still be on the wire).
+  std::vector<std::unique_ptr<gate::resp_transport>> transports;
+  std::vector<std::unique_ptr<client_t>> clients;
+  task* live = nullptr;  // the current generation's loop, cancelled by its crash
+  std::unique_ptr<asio::steady_timer> idle;   // its wait for an item (notify() ends it)
+};
+
+class real_fleet {
+ public:
+  real_fleet(const scenario::scenario& sc, const gate::lease_client_config& cfg, const run_options& opts)
+      : sc_(sc), cfg_(cfg), opts_(opts){}
+
+  run_result run();
+  // The loop had to be stopped with coroutines still suspended in it: the fleet cannot be destroyed safely.
+  bool stranded() const noexcept { return stranded_; }
+  void stop_server() noexcept { server_.reset(); }
+
+ private:
+  std::int64_t real_ns(std::int64_t scenario_ns) const {
+    return static_cast<std::int64_t>(std::llround(static_cast<double>(scenario_ns) * opts_.time_scale));
+  }
+  steady::time_point real_at(std::int64_t scenario_ns) const { return t0_ + std::chrono::nanoseconds(real_ns(scenario_ns)); }
+  std::int64_t scenario_now() const {
+    const auto real = std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - t0_).count();
+    return static_cast<std::int64_t>(std::llround(static_cast<double>(real) / opts_.time_scale));
+  }
+  asio::ip::tcp::endpoint endpoint() const { return {asio::ip::make_address("127.0.0.1"), server_->port()}; }
+  std::int64_t wall_ms(const worker& w) const {
+    const auto sys = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - t0_).count();
+    const std::int64_t drift = static_cast<std::int64_t>(static_cast<double>(elapsed) * static_cast<double>(w.drift_ppm) / 1e6);
+    return (sys + w.offset_real_ns + drift) / 1'000'000;
+  }
+  client_t& new_generation(worker& w);
+  awaitable<void> sleep_until(steady::time_point t);
+  // Waits out the worker's pause; false once its generation is over (a crash, the run's end).
+  awaitable<bool> checkpoint(worker& w, std::uint64_t gen);
+  awaitable<void> wait_out_pause(worker& w) {
+    while (!done_ && steady::now() < w.paused_until) co_await sleep_until(w.paused_until);
+  }
+  awaitable<void> feed();
+  awaitable<void> work(worker& w, std::uint64_t gen);
+  awaitable<void> portal_work(std::size_t wi, item it);
+  awaitable<void> monitor();
+  awaitable<void> fault(const scenario::fault_spec& f);
+  awaitable<void> setup();
+  void spawn_worker(worker& w);
+  // Runs `a` on the loop; finish() (or a crash) cancels it through the task returned.
+  task& spawn(awaitable<void> a);
+  static awaitable<void> run_task(awaitable<void> a) {
+    co_await asio::this_coro::throw_if_cancelled(false);
+    co_await std::move(a);
+  }
+  // Cancels `t` now and again every millisecond until it has ended: a cancellation reaches only the
+  // operation a coroutine waits on, and one that waits on a call (which no cancellation stops) would
+  // otherwise go on to its next wait.
+  void cancel(task& t);
+  void notify() {
+    for (auto& w : workers_)
+      if (w->idle) w->idle->cancel();
+  }
+  // Ends the run once nothing is left to do: every arrival queued, no worker on an item, no work at the
+  // portal, and the queue empty or no worker alive to take it (nor one to come back).
+  void maybe_finish() {
+    if (!arrivals_done_ || busy_ != 0 || in_portal_ != 0) return;
+    const bool any_alive = std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->alive; });
+    if (queue_.empty() || (!any_alive && restarts_pending_ == 0)) finish();
+  }
+  void fail(std::string why) {
+    if (!result_.inconclusive) result_.inconclusive = std::move(why);
+    finish();
+  }
+  void finish();
+  // A watched invariant broke: the run has shown what it can, and ends.
+  void stop_at_break() {
+    if (done_) return;
+    result_.stopped_at_break = true;
+    finish();
+  }
+  bool over() const { return done_; }
+
+  const scenario::scenario& sc_;
+  gate::lease_client_config cfg_;  // scaled
+  run_options opts_;
+  asio::io_context io_;
+  std::unique_ptr<redis_server> server_;
+  std::unique_ptr<gate::resp_transport> watch_;  // the monitor's own connection
+  steady::time_point t0_{};
+  std::deque<item> queue_;
+  std::vector<item> items_;
+  std::vector<std::unique_ptr<worker>> workers_;
+  std::vector<std::unique_ptr<task>> tasks_;  // one a coroutine, kept to the end
+  std::int64_t outstanding_ = 0;  // coroutines not yet ended
+  bool arrivals_done_ = false;
+  bool done_ = false;
+  bool stranded_ = false;
+  steady::time_point done_at_{};
+  std::int64_t in_portal_ = 0;
+  std::int64_t busy_ = 0;  // workers on an item
+  std::int64_t restarts_pending_ = 0;  // crashed workers that will come back
+  run_result result_;
+};
+
+client_t& real_fleet::new_generation(worker& w) {
+  w.transports.push_back(std::make_unique<gate::resp_transport>(
+      io_.get_executor(), endpoint(),
+      std::chrono::nanoseconds(std::max<std::int64_t>(1'000'000, real_ns(world::redis_call_timeout_ns)))));
+  worker* raw = &w;
+  w.clients.push_back(std::make_unique<client_t>(
+      io_.get_executor(), *w.transports.back(), cfg_, [this, raw] { return wall_ms(*raw); },
+      [raw](std::int64_t ceiling) {
+        return ceiling <= 0 ? 0
+                            : static_cast<std::int64_t>(raw->jitter.uniform_u64(static_cast<std::uint64_t>(ceiling) + 1));
+      }));
+  return *w.clients.back();
+}
+
+awaitable<void> real_fleet::sleep_until(steady::time_point t) {
+  asio::steady_timer timer(io_, t);
+  (void)co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+awaitable<bool> real_fleet::checkpoint(worker& w, std::uint64_t gen) {
+  for (;;) {
+    if (done_ || w.generation != gen || !w.alive) co_return false;
+    if (steady::now() >= w.paused_until) co_return true;
+    co_await sleep_until(w.paused_until);
+  }
+}
+
+awaitable<void> real_fleet::feed() {
+  for (const item& it : items_) {
+    co_await sleep_until(real_at(it.at_ns));
+    if (done_) co_return;
+    const auto late = std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - real_at(it.at_ns)).count();
+    result_.arrival_late_max_real_ns = std::max<std::int64_t>(result_.arrival_late_max_real_ns, late);
+    queue_.push_back(it);
+    ++result_.items;
+    notify();
+  }
+  arrivals_done_ = true;
+  notify();
+  maybe_finish();
+}
+
+awaitable<void> real_fleet::portal_work(std::size_t wi, item it) {
+  ++in_portal_;
+  result_.portal.see(in_portal_, scenario_now(),
+                     "worker " + std::to_string(wi) + " started item " + std::to_string(it.number) + ": " +
+                         std::to_string(in_portal_) + " requests at work at once at the portal, above its cap " +
+                         std::to_string(result_.portal.bound));
+  if (!result_.portal.holds()) stop_at_break();
+  co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(it.service_ns)));
+  --in_portal_;
+  maybe_finish();
+}
+
+awaitable<void> real_fleet::work(worker& w, std::uint64_t gen) {
+  // No try-block in this coroutine: a cancellation at a co_await must reach the coroutine's own
+  // handler (spawn's), which a try-block around it keeps from happening under GCC 12.
+  for (;;) {
+    if (!co_await checkpoint(w, gen)) co_return;
+    if (queue_.empty()) {
+      if (arrivals_done_) {
+        maybe_finish();
+        co_return;
+      }
+      if (!w.idle) w.idle = std::make_unique<asio::steady_timer>(io_);
+      w.idle->expires_at(steady::time_point::max());
+      (void)co_await w.idle->async_wait(asio::as_tuple(asio::use_awaitable));
+      continue;
+    }
+    const item it = queue_.front();
+    queue_.pop_front();
+    ++busy_;
+    struct done_guard {
+      real_fleet& f;
+      ~done_guard() {
+        --f.busy_;
+        f.maybe_finish();
+      }
+    } guard{*this};
+    client_t& client = *w.clients.back();
+    const std::string token = "w" + std::to_string(w.index) + "-" + std::to_string(it.number);
+    const gate::acquire_outcome got = co_await client.acquire(token);
+    if (!co_await checkpoint(w, gen)) co_return;
+    if (got.ec) {
+      ++result_.deferred;
+      continue;
+    }
+    std::shared_ptr<bool> holding = std::make_shared<bool>(true);
+    struct stop_renewing {
+      std::shared_ptr<bool> h;
+      ~stop_renewing() { *h = false; }
+    } renewing{holding};
+    if (cfg_.renew_every_ns > 0) {
+      // keep_renewed answers whether the permit was kept to the end; a real run keeps working either way.
+      // A paused process renews nothing: each renewal first waits out the worker's pause.
+      worker* raw = &w;
+      // (A plain lambda that returns the coroutine: a coroutine lambda's captures would be its own.)
+      std::function<awaitable<void>()> ready = [this, raw] { return wait_out_pause(*raw); };
+      spawn([](client_t& c, std::string tok, std::shared_ptr<bool> h,
+               std::function<awaitable<void>()> r) -> awaitable<void> {
+        (void)co_await c.keep_renewed(std::move(tok), std::move(h), std::move(r));
+      }(client, got.token, holding, std::move(ready)));
+    }
+    spawn(portal_work(w.index, it));
+    // The client waits for the work to end, or until its read timeout when its protocol releases then.
+    std::int64_t waits = it.service_ns;
+    if (it.client_timeout_ns && *it.client_timeout_ns < waits &&
+        cfg_.proto->client.on_client_timeout == redis::timeout_permit::release)
+      waits = *it.client_timeout_ns;
+    co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(waits)));
+    if (!co_await checkpoint(w, gen)) co_return;  // crashed at work: it never releases
+    *holding = false;
+    (void)co_await client.release(got.token);
+    if (!co_await checkpoint(w, gen)) co_return;
+    ++result_.completed;
+  }
+}
+
+task& real_fleet::spawn(awaitable<void> a) {
+  tasks_.push_back(std::make_unique<task>());
+  task& t = *tasks_.back();
+  ++outstanding_;
+  // Every coroutine ends by returning, or by an exception (a cancelled wait, at the end or a crash): either is
+  // its end. Each turns off throw_if_cancelled first (run_task), so a cancellation shows only as the error of
+  // the operation it cancelled.
+  asio::co_spawn(io_, run_task(std::move(a)), asio::bind_cancellation_slot(t.signal.slot(), [this, &t](std::exception_ptr) {
+    t.ended = true;
+    --outstanding_;
+  }));
+  return t;
+}
+
+void real_fleet::cancel(task& t) {
+  if (t.ended) return;
+  t.signal.emit(asio::cancellation_type::terminal);
+  auto again = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(1));
+  again->async_wait([this, &t, again](const boost::system::error_code&) { cancel(t); });
+}
+
+void real_fleet::spawn_worker(worker& w) {
+  new_generation(w);
+  w.live = &spawn(work(w, w.generation));
+}
+
+awaitable<void> real_fleet::monitor() {
+  const redis::protocol& p = *cfg_.proto;
+  const bool hash = p.holders.shape == redis::holders_shape::hash;
+  gate::command_request req;
+  req.argv = {hash ? "HLEN" : "ZCARD", cfg_.key};
+  while (!done_) {
+    if (server_->up() && !server_->paused()) {
+      auto [ec, answer] = co_await watch_->async_command(req, asio::as_tuple(asio::use_awaitable));
+      if (!ec && answer.type == redis::reply::kind::integer) {
+        result_.holders.see(answer.integer, scenario_now(),
+                            std::to_string(answer.integer) + " permits held at the server (" + cfg_.key +
+                                "), above the limit " + std::to_string(result_.holders.bound));
+        if (!result_.holders.holds()) stop_at_break();
+      }
+    }
+    co_await sleep_until(steady::now() + sample_every);
+  }
+}
+
+awaitable<void> real_fleet::setup() {
+  if (cfg_.proto->setup.calls.empty()) co_return;
+  worker dummy;
+  client_t& c = new_generation(dummy);
+  const boost::system::error_code ec = co_await c.setup();
+  if (ec) fail("the protocol's set-up failed against redis-server: " + ec.message());
+}
+
+awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
+  co_await sleep_until(real_at(f.at_ns));
+  if (done_) co_return;
+  fault_timing t;
+  t.kind = std::string(scenario::fault_kind_names[static_cast<std::size_t>(f.kind)]);
+  t.target = f.target ? scenario::to_string(*f.target) : "";
+  t.intended_ns = f.at_ns;
+  t.achieved_ns = scenario_now();
+  t.late_real_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - real_at(f.at_ns)).count();
+  result_.faults.push_back(t);
+  const bool on_worker = f.target && f.target->k == scenario::node_ref::kind::worker;
+  const std::int64_t dur = f.duration_ns.value_or(0);
+  switch (f.kind) {
+    case fk::clock_step:
+      ADMIT_ASSERT(on_worker, "unsupported() refuses a step of the server's clock");
+      workers_[static_cast<std::size_t>(f.target->worker)]->offset_real_ns += real_ns(f.step_ns);
+      break;
+    case fk::pause:
+      if (on_worker) {
+        worker& w = *workers_[static_cast<std::size_t>(f.target->worker)];
+        w.paused_until = std::max(w.paused_until, steady::now() + std::chrono::nanoseconds(real_ns(dur)));
+      } else {
+        server_->pause();
+        co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
+        if (server_->up() && server_->paused()) server_->resume();
+      }
+      break;
+    case fk::crash: {
+      ADMIT_ASSERT(on_worker, "a crash strikes a worker");
+      worker& w = *workers_[static_cast<std::size_t>(f.target->worker)];
+      if (!w.alive) break;
+      w.alive = false;
+      ++w.generation;
+      ++result_.crashed;
+      // The process dies at once: whatever its loop waits on (a backoff, a call, its work) ends now.
+      if (w.live != nullptr) cancel(*w.live);
+      w.live = nullptr;
+      if (f.duration_ns) {
+        ++restarts_pending_;
+        co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
+        --restarts_pending_;
+        if (done_) co_return;
+        w.alive = true;
+        spawn_worker(w);
+      } else {
+        maybe_finish();
+      }
+      break;
+    }
+    case fk::redis_restart: {
+      if (server_->paused()) server_->resume();
+      server_->crash();
+      if (dur > 0) co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
+      if (done_) co_return;
+      try {
+        server_->start(persistence_of(f.persist));
+      } catch (const server_error& e) {
+        fail(std::string("the restart at ") + at_text(f.at_ns) + " could not be made: " + e.what());
+        co_return;
+      }
+      if (cfg_.proto->setup.again_after_restart) co_await setup();
+      break;
+    }
+    case fk::partition:
+    case fk::redis_failover:
+    case fk::client_timeout_burst: ADMIT_ASSERT(false, "unsupported() refuses the faults a real run cannot make");
+  }
+}
+
+void real_fleet::finish() {
+  if (done_) return;
+  done_ = true;
+  done_at_ = steady::now();
+  result_.ended_ns = scenario_now();
+  notify();
+  if (server_ && server_->up() && server_->paused()) server_->resume();
+  for (auto& w : workers_) ++w->generation;
+  // Every coroutine stops at what it waits on (from the loop, not from inside the coroutine that ended the run).
+  asio::post(io_, [this] {
+    for (auto& t : tasks_) cancel(*t);
+  });
+}
+
+run_result real_fleet::run() {
+  result_.portal.bound = sc_.service.portal_cap.value_or(cfg_.limit);
+  result_.holders.bound = cfg_.limit;
+  // The items: arrivals as the simulator draws them; service times their own or drawn.
+  {
+    world::arrival_source src(sc_, opts_.seed);
+    // The same draws as the simulated run (work_items.hpp: the "service" stream, in arrival order).
+    sim::prng service = sim::substream(opts_.seed, "service");
+    while (const std::optional<world::arrival> a = src.next()) {
+      item it;
+      it.number = a->number + 1;
+      it.at_ns = a->at_ns;
+      it.service_ns = a->service_ns ? *a->service_ns : sc_.service.service_time.sample(service);
+      it.client_timeout_ns = a->client_timeout_ns ? a->client_timeout_ns : sc_.service.client_timeout_ns;
+      items_.push_back(it);
+    }
+  }
+  // The server's persistence: the first restart's (what the restarts keep is what it writes before them).
+  persistence keep = persistence::none;
+  for (const auto& f : sc_.faults.schedule)
+    if (f.kind == fk::redis_restart) {
+      keep = persistence_of(f.persist);
+      break;
+    }
+  try {
+    server_ = std::make_unique<redis_server>(opts_.redis_program, keep);
+  } catch (const server_error& e) {
+    result_.inconclusive = std::string("redis-server could not start: ") + e.what();
+    return result_;
+  }
+  result_.server_version = server_->version();
+  watch_ = std::make_unique<gate::resp_transport>(io_.get_executor(), endpoint(), std::chrono::seconds(1));
+  for (std::int64_t i = 0; i < sc_.fleet.workers; ++i) {
+    auto w = std::make_unique<worker>();
+    w->index = static_cast<std::size_t>(i);
+    const scenario::clock_spec c = sc_.fleet.clock_of(i);
+    w->offset_real_ns = real_ns(c.offset_ns);
+    w->drift_ppm = c.drift_ppm;
+    w->jitter = sim::substream(opts_.seed, "jitter/" + std::to_string(i));
+    workers_.push_back(std::move(w));
+  }
+  spawn([](real_fleet* self) -> awaitable<void> {
+    co_await self->setup();
+    if (self->done_) co_return;
+    self->t0_ = steady::now();
+    for (auto& w : self->workers_) self->spawn_worker(*w);
+    for (const auto& f : self->sc_.faults.schedule) self->spawn(self->fault(f));
+    self->spawn(self->monitor());
+    co_await self->feed();
+  }(this));
+  // The wall limit and SIGINT.
+  auto guard = std::make_shared<asio::steady_timer>(io_);
+  const steady::time_point limit = steady::now() + opts_.wall_limit;
+  std::function<void()> watch_clock = [this, guard, limit, &watch_clock] {
+    guard->expires_after(std::chrono::milliseconds(20));
+    guard->async_wait([this, guard, limit, &watch_clock](const boost::system::error_code&) {
+      if (done_) {
+        if (outstanding_ == 0) return;  // all ended: the loop runs out
+        if (steady::now() - done_at_ > std::chrono::seconds(60)) {
+          // Something would not end (it cannot, by the calls' timeouts; this is the bound's guard).
+          stranded_ = true;
+          if (!result_.inconclusive) result_.inconclusive = "the run's clients did not stop within 60 s of its end";
+          io_.stop();
+          return;
+        }
+        watch_clock();
+        return;
+      }
+      if (opts_.interrupted != nullptr && opts_.interrupted->load()) {
+        fail("interrupted (SIGINT or SIGTERM)");
+        return;
+      }
+      if (steady::now() >= limit) {
+        fail("the run did not end within its wall limit of " + std::to_string(opts_.wall_limit.count()) + " s");
+        return;
+      }
+      watch_clock();
+    });
+  };
+  watch_clock();
+  io_.run();
+  ADMIT_ASSERT(done_, "the loop runs out only after the run's end");
+  return result_;
+}
+
+}  // namespace
+
+void level_check::see(std::int64_t value, std::int64_t at_ns, const std::string& detail) {
+  ++samples;
+  if (value > peak) {
+    peak = value;
+    peak_at_ns = at_ns;
+  }
+  if (value > bound && !first_at_ns) {
+    first_at_ns = at_ns;
+    first_detail = detail;
+  }
+}
+
+std::optional<std::pair<std::string, std::string>> unsupported(const scenario::scenario& sc,
+                                                               const gate::lease_client_config& cfg) {
+  using P = std::pair<std::string, std::string>;
+  if (sc.gates.size() != 1 || sc.gates[0].kind != scenario::gate_kind::lease)
+    return P{"/gate", "expected one lease gate (a FIFO gate runs in-process, with nothing to confirm on Redis)"};
+  const scenario::gate_spec& g = sc.gates[0];
+  if (g.lease.redis_nodes != 1) return P{"/gate/redis_nodes", "a real run has one redis-server so far (expected 1)"};
+  if (g.process) return P{"/gate/process", "a real run drives the shipped Asio client, not a process client"};
+  if (g.world_mut != scenario::world_mutation::none)
+    return P{"/gate/mutation", "a mutant is the simulator's own, with nothing real to confirm"};
+  if (sc.fleet.on_acquire_timeout != scenario::acquire_timeout_policy::defer)
+    return P{"/fleet/on_acquire_timeout", "a real run defers an item whose acquire gave up (expected \"defer\")"};
+  if (sc.service.on_client_close != scenario::service_spec::client_close_policy::keep_work)
+    return P{"/service/on_client_close", "a real run's portal keeps the work going (expected \"keep_work\")"};
+  if (cfg.quorum) return P{"/gate/protocol", "a quorum client needs several servers"};
+  if (cfg.proto->client.wake_on) return P{"/gate/protocol", "a client woken by pub/sub (client.wake_on) is not run for real yet"};
+  if (cfg.proto->client.acknowledge) return P{"/gate/protocol", "a client that waits for replicas (client.acknowledge) is not run for real yet"};
+  if (cfg.renew_every_ns > 0 && cfg.proto->client.on_renewal_lost != redis::renewal_loss::keep_working)
+    return P{"/gate/protocol", "a real run keeps working after a lost renewal (client.on_renewal_lost \"keep_working\")"};
+  if (cfg.proto->holders.key.text() != "{key}")
+    return P{"/gate/protocol/holders/key", "a real run watches holders at the gate's key (\"{key}\") so far"};
+  for (std::size_t i = 0; i < sc.requests.size(); ++i) {
+    const scenario::request_spec& r = sc.requests[i];
+    if (r.cancel_at_ns || r.fail != scenario::failure::none)
+      return P{"/workload/requests/" + std::to_string(i), "a real run's requests are neither cancelled nor failed"};
+  }
+  for (std::size_t i = 0; i < sc.faults.schedule.size(); ++i) {
+    const scenario::fault_spec& f = sc.faults.schedule[i];
+    const std::string path = "/faults/schedule/" + std::to_string(i);
+    const bool on_worker = f.target && f.target->k == scenario::node_ref::kind::worker;
+    switch (f.kind) {
+      case fk::clock_step:
+        if (!on_worker) return P{path, "the server's clock cannot be stepped for real (a worker's can)"};
+        break;
+      case fk::crash:
+      case fk::redis_restart: break;
+      case fk::pause:
+        if (!on_worker && !(f.target && f.target->k == scenario::node_ref::kind::redis))
+          return P{path, "a pause strikes a worker or redis"};
+        break;
+      case fk::partition:
+      case fk::redis_failover:
+      case fk::client_timeout_burst:
+        return P{path, "a " + std::string(scenario::fault_kind_names[static_cast<std::size_t>(f.kind)]) + " is not made real yet (docs/confirm.md)"};
+    }
+  }
+  return std::nullopt;
+}
+
+run_result run_real(const scenario::scenario& sc, const gate::lease_client_config& cfg, const run_options& opts) {
+  ADMIT_ASSERT(!unsupported(sc, cfg).has_value(), "a real run is asked only of what it can make");
+  ADMIT_ASSERT(opts.time_scale >= 0.01 && opts.time_scale <= 100, "the time scale is checked by its reader");
+  auto f = std::make_unique<real_fleet>(sc, cfg, opts);
+  run_result r = f->run();
+  // A fleet whose loop was stopped with coroutines in it is left as it is (their frames would outlive it);
+  // its server is stopped and its folder removed all the same.
+  if (f->stranded()) {
+    f->stop_server();
+    (void)f.release();
+  }
+  return r;
+}
+
+}  // namespace admit::confirm

@@ -1,0 +1,99 @@
+// real_run: one run of a lease scenario's fleet in real time against a real
+// redis-server, with the shipped Asio lease client (gate/asio/lease_client.hpp
+// over resp_transport): the same client logic the simulator steps, on the
+// monotonic clock and a real socket (docs/confirm.md).
+//
+// What is made real. The scenario's arrivals (times from the seed, as the
+// simulator draws them), each item's service time (its own, or drawn from
+// service.service_time), the workers (fleet.workers coroutines on one
+// thread, each with its own client, connection and wall clock: the system
+// clock plus its offset, drift and steps), the portal (work runs its service
+// time; the client stops waiting at its read timeout and releases, or holds
+// to the end when its protocol says so), renewals, a protocol's set-up, and
+// the faults: a worker's clock step, pause (it stops at its next step until
+// the pause ends) and crash (it stops at its next step and never releases;
+// with a duration it comes back as a new process would), and the server's
+// pause (SIGSTOP, SIGCONT) and restart (SIGKILL, then a start on the same
+// port with the fault's persistence, after its downtime). What is not made
+// real yet is refused before anything starts (`unsupported`).
+//
+// Time. Every duration admitsim knows (the scenario's, the gate's, the client
+// policy's) is multiplied by the time scale; a script's own literal durations
+// are not. Reported instants are scenario time (real elapsed time divided by
+// the scale); lateness is real time.
+//
+// What is watched: portal_inflight_le_cap (work running at the portal at
+// once, against its cap) and gate_inflight_le_cap (the members of the
+// protocol's holders key, sampled on a connection of its own every
+// sample_every of real time, against the limit). A run ends when its last
+// item has ended (or no worker is left to take one), or at the first break
+// of either: that break is what it had to show.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/lease/client_config.hpp"
+#include "sim/scenario/scenario.hpp"
+
+namespace admit::confirm {
+
+inline constexpr std::chrono::milliseconds sample_every{2};
+
+struct run_options {
+  double time_scale = 1.0;  // real duration = scenario duration * time_scale (0.01 .. 100)
+  std::string redis_program = "redis-server";
+  std::uint64_t seed = 0;
+  std::chrono::seconds wall_limit{600};  // a run that has not ended by then is inconclusive
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+// A level watched over the run: its bound, its first break and its worst.
+struct level_check {
+  explicit level_check(std::string n) : name(std::move(n)) {}
+  std::string name;
+  std::int64_t bound = 0;
+  std::int64_t peak = 0;
+  std::int64_t peak_at_ns = 0;  // scenario time
+  std::optional<std::int64_t> first_at_ns;
+  std::string first_detail;
+  std::int64_t samples = 0;
+  bool holds() const noexcept { return !first_at_ns.has_value(); }
+  void see(std::int64_t value, std::int64_t at_ns, const std::string& detail);
+};
+
+// A fault as intended (scenario time) and as made (scenario time; lateness real).
+struct fault_timing {
+  std::string kind;
+  std::string target;
+  std::int64_t intended_ns = 0;
+  std::int64_t achieved_ns = 0;
+  std::int64_t late_real_ns = 0;
+};
+
+struct run_result {
+  std::optional<std::string> inconclusive;  // why the run could not be judged
+  std::string server_version;
+  level_check portal{"portal_inflight_le_cap"};
+  level_check holders{"gate_inflight_le_cap"};
+  std::vector<fault_timing> faults;
+  std::int64_t items = 0, completed = 0, deferred = 0, crashed = 0;
+  std::int64_t arrival_late_max_real_ns = 0;  // the latest an item was queued after its time
+  std::int64_t ended_ns = 0;                   // scenario time at the end
+  bool stopped_at_break = false;               // it ended at its first violation (what it had to show)
+  bool broke() const noexcept { return !portal.holds() || !holders.holds(); }
+};
+
+// The first part of `sc` (with its drawn faults) or of `cfg` that a real run cannot make yet: a JSON path
+// and why; nullopt when every part can be made.
+std::optional<std::pair<std::string, std::string>> unsupported(const scenario::scenario& sc,
+                                                               const gate::lease_client_config& cfg);
+
+// Runs `sc` (its faults drawn for opts.seed already) with every worker's client configured by `cfg`.
+run_result run_real(const scenario::scenario& sc, const gate::lease_client_config& cfg, const run_options& opts);
+
+}  // namespace admit::confirm
