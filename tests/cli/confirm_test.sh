@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# admitsim confirm (docs/confirm.md) against the redis-server on PATH, each run on servers of its own, at a
+# tenth of real time: the catalogue's counterexamples of three fault kinds (a skewed clock, a paused holder,
+# a restart) confirmed, and the same scenarios' holding designs (and a fleet whose holders crash) not
+# confirmed; a report as input (its seed); what cannot be made real yet, and a server that cannot start,
+# inconclusive; bad options refused with one line; SIGINT ending the run with the report marked, and
+# nothing left behind: no server, no folder (TMPDIR is the test's own).
+set -euo pipefail
+bin="$1/admitsim"
+name=confirm
+source "$(dirname "$0")/lib.sh"
+command -v redis-server >/dev/null || fail "redis-server is not on PATH (scripts/setup.sh installs it)"
+export TMPDIR="$tmp/tmpdir"
+mkdir -p "$TMPDIR"
+
+# confirm WANT_RC OUT.json ARGS...: runs admitsim confirm (120 s at most).
+confirm() {
+  local want="$1" out="$2"; shift 2
+  local rc=0
+  timeout 120 "$bin" confirm "$@" --time-scale 0.1 --out "$out" >"$tmp/stdout" 2>"$tmp/err" </dev/null || rc=$?
+  [ "$rc" -eq "$want" ] || { cat "$tmp/err" >&2; fail "exit $rc (124: it hung), wanted $want: confirm $*"; }
+}
+# verdict OUT.json RUN: the run's verdict in the report.
+verdict() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["runs"][sys.argv[2]]["verdict"])' "$1" "$2"; }
+expect_verdict() {
+  local got
+  got="$(verdict "$1" "$2")"
+  [ "$got" = "$3" ] || { cat "$tmp/err" >&2; fail "$1 [$2]: $got, wanted $3"; }
+}
+
+# Confirmed: each kind of fault, the simulated invariant broken on the real server.
+confirm 0 "$tmp/skew.json" scenarios/clock_skew.json --variant seed
+expect_verdict "$tmp/skew.json" seed confirmed
+python3 - "$tmp/skew.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]
+p = r["invariants"]["portal_inflight_le_cap"]
+assert not p["holds"] and p["peak"] > p["bound"] == 4, p
+assert "requests at work at once at the portal" in p["first_violation"]["detail"], p
+assert r["metrics"]["stopped_at_break"] is True, r
+assert r["redis_server"], r
+PY
+confirm 0 "$tmp/pause.json" scenarios/paused_holder.json --variant seed
+expect_verdict "$tmp/pause.json" seed confirmed
+confirm 0 "$tmp/restart.json" scenarios/redis_restart.json --variant seed
+expect_verdict "$tmp/restart.json" seed confirmed
+python3 - "$tmp/restart.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]["timing"]["faults"]
+assert [x["kind"] for x in f] == ["redis_restart"], f
+assert f[0]["achieved_ns"] >= f[0]["intended_ns"] and f[0]["late_real_ns"] >= 0, f
+PY
+
+# Not confirmed: the designs the simulation finds holding, under the same faults.
+confirm 0 "$tmp/skew_server.json" scenarios/clock_skew.json --variant server_time
+expect_verdict "$tmp/skew_server.json" server_time not_confirmed
+confirm 0 "$tmp/grace.json" scenarios/redis_restart.json --variant restart_grace
+expect_verdict "$tmp/grace.json" restart_grace not_confirmed
+confirm 0 "$tmp/crash.json" scenarios/crashed_holder.json --variant seed
+expect_verdict "$tmp/crash.json" seed not_confirmed
+python3 - "$tmp/crash.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]["metrics"]
+assert m["crashed_workers"] == 2 and m["items"] == 150, m
+PY
+
+# A report as input: its scenario and its seed.
+"$bin" run scenarios/paused_holder.json --seed 21 --out "$tmp/report.json" -q
+confirm 0 "$tmp/from_report.json" "$tmp/report.json" --variant seed
+expect_verdict "$tmp/from_report.json" seed confirmed
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["seed"] == 21' "$tmp/from_report.json"
+
+# Inconclusive: a fault not made real yet; a server that cannot start.
+confirm 1 "$tmp/failover.json" scenarios/redis_failover.json --variant seed
+expect_verdict "$tmp/failover.json" seed inconclusive
+grep -qF "not made real yet: /faults/schedule/0" "$tmp/err" || fail "the failover's reason: $(cat "$tmp/err")"
+confirm 1 "$tmp/noserver.json" scenarios/clock_skew.json --variant seed --redis-server "$tmp/no-such-redis-server"
+expect_verdict "$tmp/noserver.json" seed inconclusive
+grep -qF "redis-server could not start" "$tmp/err" || fail "the missing server: $(cat "$tmp/err")"
+
+# Bad input: one line, exit 2, nothing run.
+expect_rc 2 "$bin" confirm scenarios/clock_skew.json --time-scale 0
+one_line "--time-scale: expected a number from 0.01 to 100"
+expect_rc 2 "$bin" confirm scenarios/clock_skew.json --runs 0
+one_line "--runs"
+expect_rc 2 "$bin" confirm scenarios/clock_skew.json --variant nope
+one_line "--variant: expected one of the gate's runs (seed, server_time)"
+expect_rc 2 "$bin" confirm scenarios/lab_fifo.json
+one_line "/gate: expected one lease gate"
+
+# SIGINT: the run ends, the report says so, exit 1.
+interrupt "$tmp/int.stdout" "$tmp/int.err" confirm scenarios/clock_skew.json --variant server_time --out "$tmp/int.json"
+[ "$rc" -eq 1 ] || { cat "$tmp/int.err" >&2; fail "SIGINT: exit $rc, wanted 1"; }
+grep -qF "interrupted (SIGINT or SIGTERM)" "$tmp/int.err" || fail "SIGINT: $(cat "$tmp/int.err")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["interrupted"] is True and d["runs"]["server_time"]["verdict"] == "inconclusive", d' "$tmp/int.json"
+
+# Nothing left behind: every server stopped, every folder removed.
+sleep 0.5
+left="$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'admitsim-confirm.*' | wc -l)"
+[ "$left" -eq 0 ] || fail "$left folders left in $TMPDIR"
+if pgrep -f -- "--dir $TMPDIR/admitsim-confirm" >/dev/null; then fail "a redis-server of the test is still running"; fi
+echo "$name: ok"
