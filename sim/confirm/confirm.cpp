@@ -20,6 +20,16 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// What a result rests on when its run strayed from the intended schedule.
+std::string timing_note(const run_result& r) {
+  if (!r.late_beyond_margin()) return "";
+  std::int64_t late = r.arrival_late_max_real_ns;
+  for (const fault_timing& f : r.faults) late = std::max(late, f.late_real_ns);
+  return "; its timing strayed: an arrival or fault came " + std::to_string(late / 1'000'000) +
+         " ms late (real time), beyond the protocol's margin of " + std::to_string(r.margin_real_ns / 1'000'000) +
+         " ms (a twentieth of the lease)";
+}
+
 json level_json(const level_check& c) {
   json o = json::object();
   o["holds"] = c.holds();
@@ -87,7 +97,7 @@ confirmation confirm_run(const scenario::scenario& sc, const std::string& name, 
       c.verdict = "confirmed";
       c.why = l.name + " broke on redis-server " + r.server_version + " in real run " + std::to_string(i + 1) +
               ": peak " + std::to_string(l.peak) + " against " + std::to_string(l.bound) + " at " +
-              std::to_string(l.peak_at_ns / 1'000'000) + " ms";
+              std::to_string(l.peak_at_ns / 1'000'000) + " ms" + timing_note(r);
       c.as_expected = sim.verdict == "violation";
       return c;
     }
@@ -101,6 +111,11 @@ confirmation confirm_run(const scenario::scenario& sc, const std::string& name, 
   c.verdict = "not_confirmed";
   c.why = "no watched invariant broke in " + std::to_string(judged) + " real run" + (judged == 1 ? "" : "s") +
           (judged < static_cast<int>(c.real.size()) ? " (" + std::to_string(c.real.size() - judged) + " inconclusive)" : "");
+  for (const run_result& r : c.real)
+    if (!r.inconclusive && r.late_beyond_margin()) {
+      c.why += timing_note(r);
+      break;
+    }
   c.as_expected = sim.verdict == "pass";
   return c;
 }
@@ -123,6 +138,8 @@ json to_json(const run_result& r) {
   o["metrics"] = std::move(m);
   json t = json::object();
   t["arrival_late_max_real_ns"] = r.arrival_late_max_real_ns;
+  t["margin_real_ns"] = r.margin_real_ns;
+  t["late_beyond_margin"] = r.late_beyond_margin();
   json faults = json::array();
   for (const fault_timing& f : r.faults) {
     json j = json::object();

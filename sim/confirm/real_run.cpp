@@ -430,6 +430,7 @@ void real_fleet::finish() {
 
 run_result real_fleet::run() {
   result_.portal.bound = sc_.service.portal_cap.value_or(cfg_.limit);
+  result_.margin_real_ns = cfg_.lease_ms * 1'000'000 / 20;
   result_.holders.bound = cfg_.limit;
   // The items: arrivals as the simulator draws them; service times their own or drawn.
   {

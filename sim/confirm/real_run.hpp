@@ -30,6 +30,7 @@
 // of either: that break is what it had to show.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -83,6 +84,14 @@ struct run_result {
   std::vector<fault_timing> faults;
   std::int64_t items = 0, completed = 0, deferred = 0, crashed = 0;
   std::int64_t arrival_late_max_real_ns = 0;  // the latest an item was queued after its time
+  // The lateness the protocol's timing tolerates: a twentieth of its (scaled) lease, in real ns. An arrival
+  // or a fault later than that may have changed what the run shows (late_beyond_margin).
+  std::int64_t margin_real_ns = 0;
+  bool late_beyond_margin() const noexcept {
+    std::int64_t late = arrival_late_max_real_ns;
+    for (const fault_timing& f : faults) late = std::max(late, f.late_real_ns);
+    return late > margin_real_ns;
+  }
   std::int64_t ended_ns = 0;                   // scenario time at the end
   bool stopped_at_break = false;               // it ended at its first violation (what it had to show)
   bool broke() const noexcept { return !portal.holds() || !holders.holds(); }

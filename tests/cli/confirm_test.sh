@@ -2,7 +2,7 @@
 # admitsim confirm (docs/confirm.md) against the redis-server on PATH, each run on servers of its own, at a
 # tenth of real time: the catalogue's counterexamples of three fault kinds (a skewed clock, a paused holder,
 # a restart) confirmed, and the same scenarios' holding designs (and a fleet whose holders crash) not
-# confirmed; a report as input (its seed); what cannot be made real yet, and a server that cannot start,
+# confirmed; a run too fast for its timing said to have strayed; a report as input (its seed); what cannot be made real yet, and a server that cannot start,
 # inconclusive; bad options refused with one line; SIGINT ending the run with the report marked, and
 # nothing left behind: no server, no folder (TMPDIR is the test's own).
 set -euo pipefail
@@ -17,7 +17,7 @@ mkdir -p "$TMPDIR"
 confirm() {
   local want="$1" out="$2"; shift 2
   local rc=0
-  timeout 120 "$bin" confirm "$@" --time-scale 0.1 --out "$out" >"$tmp/stdout" 2>"$tmp/err" </dev/null || rc=$?
+  timeout 120 "$bin" confirm "$@" --time-scale "${scale:-0.1}" --out "$out" >"$tmp/stdout" 2>"$tmp/err" </dev/null || rc=$?
   [ "$rc" -eq "$want" ] || { cat "$tmp/err" >&2; fail "exit $rc (124: it hung), wanted $want: confirm $*"; }
 }
 # verdict OUT.json RUN: the run's verdict in the report.
@@ -50,6 +50,12 @@ f = json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]["timing"]["faul
 assert [x["kind"] for x in f] == ["redis_restart"], f
 assert f[0]["achieved_ns"] >= f[0]["intended_ns"] and f[0]["late_real_ns"] >= 0, f
 PY
+
+# A run whose schedule strayed says so: at a hundredth of real time the restart's wait for the new server
+# holds the arrivals back by more than the protocol's margin (a twentieth of a 150 ms lease).
+scale=0.01 confirm 0 "$tmp/fast.json" scenarios/redis_restart.json --variant seed
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]["timing"]; assert t["late_beyond_margin"] is True and t["margin_real_ns"] == 7500000, t' "$tmp/fast.json"
+grep -qF "its timing strayed" "$tmp/err" || fail "the stray timing is not said: $(cat "$tmp/err")"
 
 # Not confirmed: the designs the simulation finds holding, under the same faults.
 confirm 0 "$tmp/skew_server.json" scenarios/clock_skew.json --variant server_time
