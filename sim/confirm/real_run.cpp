@@ -535,6 +535,12 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
     return P{"/gate", "expected one lease gate (a FIFO gate runs in-process, with nothing to confirm on Redis)"};
   const scenario::gate_spec& g = sc.gates[0];
   if (g.lease.redis_nodes != 1) return P{"/gate/redis_nodes", "a real run has one redis-server so far (expected 1)"};
+  if (sc.fleet.workers > real_workers_max)
+    return P{"/fleet/workers", "a real run opens a connection a worker: at most " + std::to_string(real_workers_max) +
+                                   ", got " + std::to_string(sc.fleet.workers)};
+  if (const std::uint64_t n = world::arrival_source(sc, 0).total(); n > real_items_max)
+    return P{"/workload", "a real run keeps its items in memory: at most " + std::to_string(real_items_max) + ", got " +
+                              std::to_string(n)};
   if (g.process) return P{"/gate/process", "a real run drives the shipped Asio client, not a process client"};
   if (g.world_mut != scenario::world_mutation::none)
     return P{"/gate/mutation", "a mutant is the simulator's own, with nothing real to confirm"};

@@ -44,6 +44,9 @@
 namespace admit::confirm {
 
 inline constexpr std::chrono::milliseconds sample_every{2};
+// A real run opens a connection a worker and keeps every item in memory.
+inline constexpr std::int64_t real_workers_max = 1'000;
+inline constexpr std::uint64_t real_items_max = 1'000'000;
 
 struct run_options {
   double time_scale = 1.0;  // real duration = scenario duration * time_scale (0.01 .. 100)
