@@ -48,7 +48,7 @@ double parse_scale(const std::string& text) {
 
 // The scenario of FILE: a scenario file, or the one a report embeds (with the report's seed).
 loaded load_subject(const std::string& file, std::optional<std::uint64_t>& report_seed) {
-  const std::string bytes = read_input(file, "scenario or report", false);
+  const std::string bytes = read_input(file, "scenario or report");
   json doc;
   try {
     doc = scenario::parse_json_text(bytes, scenario::json_parse_options{128});
