@@ -480,7 +480,7 @@ class lease_world {
                  "items end after they arrive, and arrive from the source");
     rec_.metrics.simulated_ns = sched_.now_ns();
     rec_.diagnostics = {.events = sched_.events_run(), .sequence_numbers = sched_.next_sequence(),
-                        .process = fleet_.process_exchanges()};
+                        .process = fleet_.children_exchanges()};
     fleet_.audit();
     if (requeue_and_exit_) rec_.lease->items_left = items_.queued().size();
     // A run cut short is inconclusive: what it did not reach is not judged.

@@ -62,15 +62,16 @@ struct run_metrics {
 // faster kernel may run fewer events or draw fewer sequence numbers for the
 // same run, so the catalogue's golden tests leave these out; replay still
 // compares them, so within one build they are as deterministic as the rest.
+// A lease fleet whose clients were child processes (docs/process-gate.md, "A fleet's client").
+struct process_exchanges {
+  std::uint64_t messages = 0;     // requests sent to the children (their starts included, their stops not)
+  std::uint64_t wakes_ahead = 0;  // wake-ups a child had answered ahead, for which no message went
+};
+
 struct run_diagnostics {
   std::uint64_t events = 0;            // scheduler events run
   std::uint64_t sequence_numbers = 0;  // sequence numbers the scheduler drew (one per post and timer)
-  // A lease fleet whose clients were child processes (docs/process-gate.md, "A fleet's client").
-  struct process_exchanges {
-    std::uint64_t messages = 0;     // requests sent to the children (their starts included, their stops not)
-    std::uint64_t wakes_ahead = 0;  // wake-ups a child had answered ahead, for which no message went
-  };
-  std::optional<process_exchanges> process;
+  std::optional<process_exchanges> process;  // a fleet of process clients: their exchanges
 };
 
 // What only the lease world measures.

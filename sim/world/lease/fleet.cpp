@@ -67,8 +67,8 @@ void fleet::use_processes(const scenario::process_spec& spec, std::uint64_t seed
   }
 }
 
-std::optional<run_diagnostics::process_exchanges> fleet::process_exchanges() const {
-  std::optional<run_diagnostics::process_exchanges> out;
+std::optional<world::process_exchanges> fleet::children_exchanges() const {
+  std::optional<world::process_exchanges> out;
   for (const auto& w : workers_) {
     if (!w->link.process) continue;
     if (!out) out.emplace();

@@ -187,7 +187,7 @@ class fleet {
   // Every worker's client runs in a child of `spec` (process_client.hpp) from now on. Before start().
   // `faults`: the run's schedule (what the clients may be promised depends on the workers' clock steps).
   // The children's exchanges so far, summed over the workers (nullopt: the clients are admitsim's own).
-  std::optional<run_diagnostics::process_exchanges> process_exchanges() const;
+  std::optional<world::process_exchanges> children_exchanges() const;
   void use_processes(const scenario::process_spec& spec, std::uint64_t seed, const gate::lease_client_config& cfg,
                      std::span<const scenario::fault_spec> faults);
   // The first worker's child (by index) that could not go on, if one could not: the run stopped there.
