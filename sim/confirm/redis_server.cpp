@@ -111,7 +111,8 @@ std::optional<std::string> probe(std::uint16_t port, const std::string& inline_c
   }
 }
 
-redis_server::redis_server(std::string program, persistence keep) : program_(std::move(program)), keep_(keep) {
+redis_server::redis_server(std::string program, persistence keep, std::optional<std::uint16_t> replica_of)
+    : program_(std::move(program)), keep_(keep), replica_of_(replica_of) {
   dir_ = make_dir();
   try {
     port_ = free_port();
@@ -144,6 +145,10 @@ void redis_server::spawn() {
                                    "--dir", dir_, "--save", "", "--daemonize", "no", "--logfile", "",
                                    "--appendonly", keep_ == persistence::none ? "no" : "yes",
                                    "--appendfsync", keep_ == persistence::aof_always ? "always" : "everysec"};
+  if (replica_of_) {
+    for (const char* a : {"--replicaof", "127.0.0.1"}) args.emplace_back(a);
+    args.push_back(std::to_string(*replica_of_));
+  }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -219,6 +224,14 @@ void redis_server::resume() {
 }
 
 void redis_server::crash() { kill_and_reap(); }
+
+bool redis_server::promote() {
+  ADMIT_ASSERT(replica_of_.has_value() && pid_ > 0, "a running replica is promoted");
+  const auto ok = probe(port_, "REPLICAOF NO ONE", std::chrono::milliseconds(2000));
+  if (!ok || *ok != "+OK") return false;
+  replica_of_.reset();
+  return true;
+}
 
 void redis_server::start(persistence keep) {
   ADMIT_ASSERT(pid_ < 0, "a server is started again after its crash");

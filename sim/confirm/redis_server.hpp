@@ -36,8 +36,9 @@ class redis_server {
  public:
   static constexpr std::chrono::milliseconds start_timeout{10'000};
 
-  // Starts `program` (looked up on PATH unless it holds a '/') with `keep` as its persistence.
-  redis_server(std::string program, persistence keep);
+  // Starts `program` (looked up on PATH unless it holds a '/') with `keep` as its persistence; with
+  // `replica_of`, as a replica of the server at 127.0.0.1 on that port (REPLICAOF).
+  redis_server(std::string program, persistence keep, std::optional<std::uint16_t> replica_of = std::nullopt);
   ~redis_server();
   redis_server(const redis_server&) = delete;
   redis_server& operator=(const redis_server&) = delete;
@@ -55,6 +56,10 @@ class redis_server {
   // Starts it again on the same port and folder, with `keep` as its persistence (after crash()).
   void start(persistence keep);
 
+  // A replica made a primary (REPLICAOF NO ONE): true when it said OK; it starts again as a primary.
+  bool promote();
+  bool replica() const noexcept { return replica_of_.has_value(); }
+
   // The log's last bytes, for a message.
   std::string log_tail() const;
   // Its temporary folder, and its process (-1 while it is down).
@@ -69,6 +74,7 @@ class redis_server {
 
   std::string program_;
   persistence keep_;
+  std::optional<std::uint16_t> replica_of_;
   std::string dir_;
   std::uint16_t port_ = 0;
   pid_t pid_ = -1;

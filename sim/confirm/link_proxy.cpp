@@ -1,0 +1,263 @@
+#include "sim/confirm/link_proxy.hpp"
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <array>
+#include <deque>
+#include <string>
+
+#include "gate/admit_assert.hpp"
+
+namespace admit::confirm {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t read_size = 16 * 1024;
+
+}  // namespace
+
+// One direction's queue and writer, and one connection's two sockets. Every handler holds the connection
+// (shared_from_this) and checks `done` first: once the connection ended, what is still pending only unwinds.
+struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
+  conn(asio::any_io_executor ex, link_proxy& p)
+      : proxy(&p), client(ex), server(ex), server_timer(ex), client_timer(ex) {}
+
+  // Bytes on their way one direction: when they may be written.
+  struct chunk {
+    steady::time_point due;
+    std::string bytes;
+  };
+
+  link_proxy* proxy;  // nullptr once the proxy closed (then `done` is true too)
+  tcp::socket client;
+  tcp::socket server;
+  bool server_open = false;
+  bool connecting = false;
+  std::uint64_t server_generation = 0;  // an upstream connection's handlers act only on their own
+  bool awaiting = false;                // bytes went upstream since the last that came back
+  bool damaged = false;
+  bool client_closed = false;  // the client's side ended: upstream closes once its queue is written
+  bool done = false;
+  std::deque<chunk> to_server, to_client;
+  bool writing_server = false, writing_client = false;  // an async_write under way
+  bool waiting_server = false, waiting_client = false;  // a delay's timer under way
+  asio::steady_timer server_timer, client_timer;
+  std::array<char, read_size> client_buf{}, server_buf{};
+
+  void start() { read_client(); }
+
+  void damage() {
+    if (damaged) return;
+    damaged = true;
+    to_server.clear();
+    to_client.clear();
+    if (proxy != nullptr) ++proxy->damaged_;
+  }
+
+  // The proxy's cut began: bytes on their way are lost with it.
+  void on_cut() {
+    if (!to_server.empty() || !to_client.empty()) damage();
+  }
+
+  void end() {
+    if (done) return;
+    done = true;
+    to_server.clear();
+    to_client.clear();
+    boost::system::error_code ignored;
+    client.close(ignored);
+    server.close(ignored);
+    server_timer.cancel();
+    client_timer.cancel();
+  }
+
+  bool cut() const { return proxy == nullptr || proxy->is_cut(); }
+
+  void read_client() {
+    client.async_read_some(asio::buffer(client_buf), [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+      if (self->done) return;
+      if (ec) {
+        self->client_closed = true;
+        if (self->to_server.empty() && !self->writing_server && !self->waiting_server) self->end();
+        return;
+      }
+      if (self->cut()) self->damage();
+      if (!self->damaged) {
+        self->to_server.push_back({steady::now() + self->proxy->delays_.to_server, std::string(self->client_buf.data(), n)});
+        self->awaiting = true;
+        self->pump_server();
+      }
+      self->read_client();
+    });
+  }
+
+  void read_server(std::uint64_t gen) {
+    server.async_read_some(asio::buffer(server_buf), [self = shared_from_this(), gen](boost::system::error_code ec, std::size_t n) {
+      if (self->done || gen != self->server_generation) return;
+      if (ec) {
+        self->server_lost();
+        return;
+      }
+      if (self->cut()) self->damage();
+      if (!self->damaged) {
+        self->to_client.push_back({steady::now() + self->proxy->delays_.to_client, std::string(self->server_buf.data(), n)});
+        self->awaiting = false;
+        self->pump_client();
+      }
+      self->read_server(gen);
+    });
+  }
+
+  // The upstream connection ended (the server closed it, crashed, or a write failed).
+  void server_lost() {
+    boost::system::error_code ignored;
+    server.close(ignored);
+    server_open = false;
+    connecting = false;
+    ++server_generation;
+    // A reply awaited, or a request not yet written, is lost: the client waits out its timeout.
+    if (awaiting || !to_server.empty()) damage();
+    writing_server = false;
+    if (client_closed) end();
+  }
+
+  void pump_server() {
+    if (done || writing_server || waiting_server || to_server.empty()) {
+      if (!done && client_closed && to_server.empty() && !writing_server && !waiting_server) end();
+      return;
+    }
+    if (!server_open) {
+      if (connecting) return;
+      if (proxy == nullptr) return;
+      connecting = true;  // (a closed socket opens again to connect)
+      const tcp::endpoint up(asio::ip::make_address("127.0.0.1"), proxy->upstream_port_);
+      const std::uint64_t gen = server_generation;
+      server.async_connect(up, [self = shared_from_this(), gen](boost::system::error_code ec) {
+        if (self->done || gen != self->server_generation) return;
+        self->connecting = false;
+        if (ec) {
+          self->server_lost();  // refused: what it carried is lost
+          return;
+        }
+        self->server_open = true;
+        self->read_server(gen);
+        self->pump_server();
+      });
+      return;
+    }
+    const steady::time_point due = to_server.front().due;
+    if (due > steady::now()) {
+      waiting_server = true;
+      server_timer.expires_at(due);
+      server_timer.async_wait([self = shared_from_this()](boost::system::error_code) {
+        if (self->done) return;
+        self->waiting_server = false;
+        self->pump_server();
+      });
+      return;
+    }
+    writing_server = true;
+    const std::uint64_t gen = server_generation;
+    asio::async_write(server, asio::buffer(to_server.front().bytes),
+                      [self = shared_from_this(), gen](boost::system::error_code ec, std::size_t) {
+                        if (self->done || gen != self->server_generation) return;
+                        self->writing_server = false;
+                        if (ec) {
+                          self->server_lost();
+                          return;
+                        }
+                        if (!self->to_server.empty()) self->to_server.pop_front();
+                        self->pump_server();
+                      });
+  }
+
+  void pump_client() {
+    if (done || writing_client || waiting_client || to_client.empty()) return;
+    const steady::time_point due = to_client.front().due;
+    if (due > steady::now()) {
+      waiting_client = true;
+      client_timer.expires_at(due);
+      client_timer.async_wait([self = shared_from_this()](boost::system::error_code) {
+        if (self->done) return;
+        self->waiting_client = false;
+        self->pump_client();
+      });
+      return;
+    }
+    writing_client = true;
+    asio::async_write(client, asio::buffer(to_client.front().bytes), [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+      if (self->done) return;
+      self->writing_client = false;
+      if (ec) {
+        self->end();  // the client is gone
+        return;
+      }
+      if (!self->to_client.empty()) self->to_client.pop_front();
+      self->pump_client();
+    });
+  }
+};
+
+link_proxy::link_proxy(asio::any_io_executor ex, std::uint16_t upstream_port, delays d)
+    : ex_(std::move(ex)), acceptor_(ex_), upstream_port_(upstream_port), delays_(d) {
+  ADMIT_ASSERT(d.to_server.count() >= 0 && d.to_client.count() >= 0, "a link's delays are not negative");
+  const tcp::endpoint any(asio::ip::make_address("127.0.0.1"), 0);
+  acceptor_.open(any.protocol());
+  acceptor_.set_option(tcp::acceptor::reuse_address(true));
+  acceptor_.bind(any);
+  acceptor_.listen();
+  port_ = acceptor_.local_endpoint().port();
+  accept();
+}
+
+link_proxy::~link_proxy() { close(); }
+
+void link_proxy::accept() {
+  auto c = std::make_shared<conn>(ex_, *this);
+  acceptor_.async_accept(c->client, [this, c, open = open_](boost::system::error_code ec) {
+    if (ec || !*open) {  // (`this` is touched only while the proxy is open: it may be gone once closed)
+      c->end();
+      return;  // closed (or out of descriptors: no new connection, the clients' calls time out)
+    }
+    ++accepted_;
+    // Keep the live ones only.
+    std::erase_if(conns_, [](const std::weak_ptr<conn>& w) { return w.expired(); });
+    conns_.push_back(c);
+    boost::system::error_code ignored;
+    c->client.set_option(tcp::no_delay(true), ignored);
+    c->start();
+    accept();
+  });
+}
+
+void link_proxy::cut() {
+  ++cuts_;
+  for (const auto& w : conns_)
+    if (const auto c = w.lock()) c->on_cut();
+}
+
+void link_proxy::heal() {
+  ADMIT_ASSERT(cuts_ > 0, "a heal ends a cut");
+  --cuts_;
+}
+
+void link_proxy::close() {
+  if (closed_) return;
+  closed_ = true;
+  *open_ = false;
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  for (const auto& w : conns_)
+    if (const auto c = w.lock()) {
+      c->end();
+      c->proxy = nullptr;
+    }
+  conns_.clear();
+}
+
+}  // namespace admit::confirm
