@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "gate/admit_assert.hpp"
+#include "sim/world/fault_draw.hpp"
+#include "sim/world/lease_world.hpp"
 
 namespace admit::confirm {
 
@@ -118,6 +120,44 @@ confirmation confirm_run(const scenario::scenario& sc, const std::string& name, 
     }
   c.as_expected = sim.verdict == "pass";
   return c;
+}
+
+confirmation confirm_counterexample(const scenario::scenario& sc, const std::string& name, const std::string& broken,
+                                    const run_options& opts, int runs) {
+  confirmation c;
+  c.run = name;
+  c.sim.verdict = "violation";
+  c.sim.broken = {broken};
+  c.verdict = "inconclusive";
+  if (sc.gates.size() != 1 || sc.gates[0].kind != scenario::gate_kind::lease) {
+    c.why = "not made real: /gate: a FIFO gate runs in-process, with nothing to confirm on Redis";
+    return c;
+  }
+  const scenario::scenario with_faults = world::with_drawn_faults(sc, opts.seed);
+  const std::optional<gate::lease_client_config> cfg = world::lease_client_config_of(with_faults, name);
+  if (!cfg) {
+    c.why = "the gate has no run named " + name;
+    return c;
+  }
+  if (const auto no = unsupported(with_faults, *cfg)) {
+    c.why = "not made real yet: " + no->first + ": " + no->second;
+    return c;
+  }
+  return confirm_run(with_faults, name, c.sim, *cfg, opts, runs);
+}
+
+std::string label(const confirmation& c) {
+  if (c.verdict == "confirmed") {
+    for (const run_result& r : c.real)
+      if (!r.inconclusive && r.broke()) return "confirmed on redis-server " + r.server_version;
+    ADMIT_ASSERT(false, "a confirmation rests on a real run that broke");
+  }
+  if (c.verdict == "not_confirmed") {
+    std::size_t judged = 0;
+    for (const run_result& r : c.real) judged += r.inconclusive ? 0 : 1;
+    return "not confirmed in " + std::to_string(judged) + " real run" + (judged == 1 ? "" : "s");
+  }
+  return "confirmation inconclusive";
 }
 
 json to_json(const run_result& r) {

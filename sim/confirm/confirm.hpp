@@ -48,6 +48,16 @@ gate::lease_client_config scaled(const gate::lease_client_config& cfg, double sc
 confirmation confirm_run(const scenario::scenario& sc, const std::string& name, const simulated& sim,
                          const gate::lease_client_config& cfg, const run_options& opts, int runs);
 
+// A shrunk counterexample of explore or matrix confirmed: the run `name` of `sc` whose simulated run with
+// `opts.seed` broke `broken` (its faults are drawn here for that seed). What a real run cannot make, or a run
+// the gate does not have, is an inconclusive confirmation naming why; it never throws for the scenario's sake.
+confirmation confirm_counterexample(const scenario::scenario& sc, const std::string& name, const std::string& broken,
+                                    const run_options& opts, int runs);
+
+// The words a matrix cell or a finding line carries: "confirmed on redis-server 7.0.15", "not confirmed in 3
+// real runs", "confirmation inconclusive".
+std::string label(const confirmation& c);
+
 nlohmann::ordered_json to_json(const run_result& r);
 nlohmann::ordered_json to_json(const confirmation& c);
 
