@@ -19,6 +19,7 @@
 #include "gate/asio/lease_client.hpp"
 #include "gate/asio/resp_transport.hpp"
 #include "gate/asio/steady_env.hpp"
+#include "sim/confirm/link_proxy.hpp"
 #include "sim/confirm/redis_server.hpp"
 #include "sim/kernel/prng.hpp"
 #include "sim/scenario/duration.hpp"
@@ -97,7 +98,11 @@ class real_fleet {
     const auto real = std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - t0_).count();
     return static_cast<std::int64_t>(std::llround(static_cast<double>(real) / opts_.time_scale));
   }
-  asio::ip::tcp::endpoint endpoint() const { return {asio::ip::make_address("127.0.0.1"), server_->port()}; }
+  static asio::ip::tcp::endpoint loopback(std::uint16_t port) { return {asio::ip::make_address("127.0.0.1"), port}; }
+  asio::ip::tcp::endpoint endpoint() const { return loopback(server_->port()); }
+  std::chrono::nanoseconds call_timeout() const {
+    return std::chrono::nanoseconds(std::max<std::int64_t>(1'000'000, real_ns(world::redis_call_timeout_ns)));
+  }
   std::int64_t wall_ms(const worker& w) const {
     const auto sys = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - t0_).count();
@@ -117,6 +122,10 @@ class real_fleet {
   awaitable<void> monitor();
   awaitable<void> fault(const scenario::fault_spec& f);
   awaitable<void> setup();
+  // Waits until the replica has synced with the primary (before the run's start).
+  awaitable<void> replica_synced();
+  // The links a partition cuts: a worker's, or every worker's (a cut of redis).
+  std::vector<link_proxy*> links_cut_by(const scenario::fault_spec& f);
   void spawn_worker(worker& w);
   // Runs `a` on the loop; finish() (or a crash) cancels it through the task returned.
   task& spawn(awaitable<void> a);
@@ -156,8 +165,19 @@ class real_fleet {
   gate::lease_client_config cfg_;  // scaled
   run_options opts_;
   asio::io_context io_;
-  std::unique_ptr<redis_server> server_;
-  std::unique_ptr<gate::resp_transport> watch_;  // the monitor's own connection
+  std::unique_ptr<redis_server> server_;  // the primary the workers reach
+  // The failover's replica, synced through a link as late as the failover's replication lag.
+  std::unique_ptr<redis_server> replica_;
+  std::unique_ptr<link_proxy> replication_;
+  std::vector<std::unique_ptr<redis_server>> retired_;  // primaries a failover replaced
+  // Each worker's link to the server: its latency, its partitions, the server's downtime in a failover.
+  std::vector<std::unique_ptr<link_proxy>> links_;
+  // The monitor's own connections to the primary (a failover adds one; the last is the one asked) and the
+  // set-up's clients. Kept to the end: a call may be under way on an earlier one.
+  std::vector<std::unique_ptr<gate::resp_transport>> watches_;
+  std::vector<std::unique_ptr<gate::resp_transport>> setup_transports_;  // (and the replica's sync check)
+  std::vector<std::unique_ptr<client_t>> setup_clients_;
+  bool switching_ = false;  // a failover is under way: no primary to watch
   steady::time_point t0_{};
   std::deque<item> queue_;
   std::vector<item> items_;
@@ -175,9 +195,8 @@ class real_fleet {
 };
 
 client_t& real_fleet::new_generation(worker& w) {
-  w.transports.push_back(std::make_unique<gate::resp_transport>(
-      io_.get_executor(), endpoint(),
-      std::chrono::nanoseconds(std::max<std::int64_t>(1'000'000, real_ns(world::redis_call_timeout_ns)))));
+  w.transports.push_back(
+      std::make_unique<gate::resp_transport>(io_.get_executor(), loopback(links_[w.index]->port()), call_timeout()));
   worker* raw = &w;
   w.clients.push_back(std::make_unique<client_t>(
       io_.get_executor(), *w.transports.back(), cfg_, [this, raw] { return wall_ms(*raw); },
@@ -324,8 +343,8 @@ awaitable<void> real_fleet::monitor() {
   gate::command_request req;
   req.argv = {hash ? "HLEN" : "ZCARD", cfg_.key};
   while (!done_) {
-    if (server_->up() && !server_->paused()) {
-      auto [ec, answer] = co_await watch_->async_command(req, asio::as_tuple(asio::use_awaitable));
+    if (!switching_ && server_->up() && !server_->paused()) {
+      auto [ec, answer] = co_await watches_.back()->async_command(req, asio::as_tuple(asio::use_awaitable));
       if (!ec && answer.type == redis::reply::kind::integer) {
         result_.holders.see(answer.integer, scenario_now(),
                             std::to_string(answer.integer) + " permits held at the server (" + cfg_.key +
@@ -339,10 +358,49 @@ awaitable<void> real_fleet::monitor() {
 
 awaitable<void> real_fleet::setup() {
   if (cfg_.proto->setup.calls.empty()) co_return;
-  worker dummy;
-  client_t& c = new_generation(dummy);
-  const boost::system::error_code ec = co_await c.setup();
+  // On a connection of its own, straight to the server (as an operator's deploy step would run it).
+  setup_transports_.push_back(std::make_unique<gate::resp_transport>(io_.get_executor(), endpoint(), call_timeout()));
+  setup_clients_.push_back(std::make_unique<client_t>(
+      io_.get_executor(), *setup_transports_.back(), cfg_,
+      [] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+      },
+      [](std::int64_t) { return std::int64_t{0}; }));
+  const boost::system::error_code ec = co_await setup_clients_.back()->setup();
   if (ec) fail("the protocol's set-up failed against redis-server: " + ec.message());
+}
+
+awaitable<void> real_fleet::replica_synced() {
+  if (!replica_) co_return;
+  setup_transports_.push_back(
+      std::make_unique<gate::resp_transport>(io_.get_executor(), loopback(replica_->port()), std::chrono::seconds(1)));
+  gate::resp_transport& ask = *setup_transports_.back();
+  gate::command_request req;
+  req.argv = {"INFO", "replication"};
+  const steady::time_point deadline = steady::now() + std::chrono::seconds(10);
+  while (!done_) {
+    auto [ec, answer] = co_await ask.async_command(req, asio::as_tuple(asio::use_awaitable));
+    if (!ec && answer.type == redis::reply::kind::bulk && answer.text.find("master_link_status:up") != std::string::npos)
+      co_return;
+    if (steady::now() >= deadline) {
+      fail("the replica a failover needs did not sync with the primary within 10 s; its log ends: " + replica_->log_tail());
+      co_return;
+    }
+    co_await sleep_until(steady::now() + std::chrono::milliseconds(10));
+  }
+}
+
+std::vector<link_proxy*> real_fleet::links_cut_by(const scenario::fault_spec& f) {
+  using nk = scenario::node_ref::kind;
+  std::optional<std::int64_t> worker;
+  if (f.between) worker = f.between->first.k == nk::worker ? f.between->first.worker : f.between->second.worker;
+  else if (f.target && f.target->k == nk::worker) worker = f.target->worker;
+  std::vector<link_proxy*> out;
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    if (!worker || static_cast<std::int64_t>(i) == *worker) out.push_back(links_[i].get());
+  ADMIT_ASSERT(!out.empty(), "a partition cuts a link of the fleet's");
+  return out;
 }
 
 awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
@@ -408,8 +466,41 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
       if (cfg_.proto->setup.again_after_restart) co_await setup();
       break;
     }
-    case fk::partition:
-    case fk::redis_failover:
+    case fk::partition: {
+      // Bytes either way are dropped at the worker's link for the cut's duration (link_proxy.hpp).
+      const std::vector<link_proxy*> cut = links_cut_by(f);
+      for (link_proxy* l : cut) l->cut();
+      co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
+      for (link_proxy* l : cut) l->heal();
+      break;
+    }
+    case fk::redis_failover: {
+      ADMIT_ASSERT(replica_ && replication_, "run() starts a replica when the schedule holds a failover");
+      // The primary dies with the writes its replica had not yet been sent (those of the last
+      // replication_lag), the replica is made primary, and the workers reach it after the downtime.
+      if (server_->paused()) server_->resume();
+      replication_->close();
+      server_->crash();
+      switching_ = true;
+      for (auto& l : links_) l->cut();
+      if (!replica_->promote()) {
+        fail("the failover at " + at_text(f.at_ns) + " could not be made: the replica did not take REPLICAOF NO ONE; its "
+             "log ends: " + replica_->log_tail());
+        co_return;
+      }
+      retired_.push_back(std::move(server_));
+      server_ = std::move(replica_);
+      if (dur > 0) co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
+      for (auto& l : links_) {
+        l->retarget(server_->port());
+        l->heal();
+      }
+      watches_.push_back(std::make_unique<gate::resp_transport>(io_.get_executor(), endpoint(), std::chrono::seconds(1)));
+      switching_ = false;
+      if (done_) co_return;
+      if (cfg_.proto->setup.again_after_restart) co_await setup();
+      break;
+    }
     case fk::client_timeout_burst: ADMIT_ASSERT(false, "unsupported() refuses the faults a real run cannot make");
   }
 }
@@ -421,6 +512,9 @@ void real_fleet::finish() {
   result_.ended_ns = scenario_now();
   notify();
   if (server_ && server_->up() && server_->paused()) server_->resume();
+  // The links end every connection they carry (and so their pending reads): the loop can run out.
+  for (auto& l : links_) l->close();
+  if (replication_) replication_->close();
   for (auto& w : workers_) ++w->generation;
   // Every coroutine stops at what it waits on (from the loop, not from inside the coroutine that ended the run).
   asio::post(io_, [this] {
@@ -460,7 +554,25 @@ run_result real_fleet::run() {
     return result_;
   }
   result_.server_version = server_->version();
-  watch_ = std::make_unique<gate::resp_transport>(io_.get_executor(), endpoint(), std::chrono::seconds(1));
+  watches_.push_back(std::make_unique<gate::resp_transport>(io_.get_executor(), endpoint(), std::chrono::seconds(1)));
+  // The failover's replica, behind a link that holds what the primary sends for the replication lag.
+  for (const auto& f : sc_.faults.schedule)
+    if (f.kind == fk::redis_failover) {
+      replication_ = std::make_unique<link_proxy>(
+          io_.get_executor(), server_->port(),
+          link_proxy::delays{std::chrono::nanoseconds(0), std::chrono::nanoseconds(real_ns(f.replication_lag_ns))});
+      try {
+        replica_ = std::make_unique<redis_server>(opts_.redis_program, keep, replication_->port());
+      } catch (const server_error& e) {
+        result_.inconclusive = std::string("the replica a failover needs could not start: ") + e.what();
+        return result_;
+      }
+      break;
+    }
+  // The simulated one-way latency between a worker and Redis, made real on each worker's link.
+  const std::chrono::nanoseconds latency(real_ns(world::redis_latency_ns));
+  for (std::int64_t i = 0; i < sc_.fleet.workers; ++i)
+    links_.push_back(std::make_unique<link_proxy>(io_.get_executor(), server_->port(), link_proxy::delays{latency, latency}));
   for (std::int64_t i = 0; i < sc_.fleet.workers; ++i) {
     auto w = std::make_unique<worker>();
     w->index = static_cast<std::size_t>(i);
@@ -471,6 +583,8 @@ run_result real_fleet::run() {
     workers_.push_back(std::move(w));
   }
   spawn([](real_fleet* self) -> awaitable<void> {
+    co_await self->replica_synced();
+    if (self->done_) co_return;
     co_await self->setup();
     if (self->done_) co_return;
     self->t0_ = steady::now();
@@ -560,6 +674,7 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
     if (r.cancel_at_ns || r.fail != scenario::failure::none)
       return P{"/workload/requests/" + std::to_string(i), "a real run's requests are neither cancelled nor failed"};
   }
+  int failovers = 0;
   for (std::size_t i = 0; i < sc.faults.schedule.size(); ++i) {
     const scenario::fault_spec& f = sc.faults.schedule[i];
     const std::string path = "/faults/schedule/" + std::to_string(i);
@@ -574,8 +689,10 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
         if (!on_worker && !(f.target && f.target->k == scenario::node_ref::kind::redis))
           return P{path, "a pause strikes a worker or redis"};
         break;
-      case fk::partition:
+      case fk::partition: break;
       case fk::redis_failover:
+        if (++failovers > 1) return P{path, "a second failover is not made real yet (a run has one replica)"};
+        break;
       case fk::client_timeout_burst:
         return P{path, "a " + std::string(scenario::fault_kind_names[static_cast<std::size_t>(f.kind)]) + " is not made real yet (docs/confirm.md)"};
     }
