@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # admitsim confirm (docs/confirm.md) against the redis-server on PATH, each run on servers of its own, at a
-# tenth of real time: the catalogue's counterexamples of three fault kinds (a skewed clock, a paused holder,
-# a restart) confirmed, and the same scenarios' holding designs (and a fleet whose holders crash) not
-# confirmed; a run too fast for its timing said to have strayed; a report as input (its seed); what cannot be made real yet, and a server that cannot start,
+# tenth of real time: the catalogue's counterexamples of four fault kinds (a skewed clock, a paused holder,
+# a restart, a failover) confirmed, and the same scenarios' holding designs (and a fleet whose holders crash,
+# and one cut off from Redis) not confirmed; a run too fast for its timing said to have strayed; a report as input (its seed); what cannot be made real yet, and a server that cannot start,
 # inconclusive; bad options refused with one line; SIGINT ending the run with the report marked, and
 # nothing left behind: no server, no folder (TMPDIR is the test's own).
 set -euo pipefail
@@ -76,10 +76,40 @@ confirm 0 "$tmp/from_report.json" "$tmp/report.json" --variant seed
 expect_verdict "$tmp/from_report.json" seed confirmed
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["seed"] == 21' "$tmp/from_report.json"
 
-# Inconclusive: a fault not made real yet; a server that cannot start.
-confirm 1 "$tmp/failover.json" scenarios/redis_failover.json --variant seed
-expect_verdict "$tmp/failover.json" seed inconclusive
-grep -qF "not made real yet: /faults/schedule/0" "$tmp/err" || fail "the failover's reason: $(cat "$tmp/err")"
+# A failover: the replica, two seconds behind, never saw the first four grants; once promoted it grants
+# them again while the first four still work, as simulated.
+confirm 0 "$tmp/failover.json" scenarios/redis_failover.json --variant seed
+expect_verdict "$tmp/failover.json" seed confirmed
+python3 - "$tmp/failover.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]
+p = r["invariants"]["portal_inflight_le_cap"]
+assert not p["holds"] and p["bound"] == 4 and p["peak"] == 5, p
+assert 13_000_000_000 <= p["first_violation"]["at_ns"] < 14_000_000_000, p
+assert [x["kind"] for x in r["timing"]["faults"]] == ["redis_failover"], r["timing"]
+PY
+# A partition of Redis, then of one worker: the workers fail closed, as simulated.
+confirm 0 "$tmp/partition.json" scenarios/redis_partition.json --variant seed
+expect_verdict "$tmp/partition.json" seed not_confirmed
+python3 - "$tmp/partition.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]
+assert [x["kind"] for x in r["timing"]["faults"]] == ["partition", "partition"], r["timing"]
+assert r["metrics"]["items"] == 150 and r["metrics"]["deferred"] + r["metrics"]["completed"] >= 150, r["metrics"]
+PY
+
+# Inconclusive: a fault not made real yet (a second failover: a run has one replica); a server that cannot start.
+python3 - scenarios/redis_failover.json "$tmp/two_failovers.json" <<'PY'
+import json, sys
+sc = json.load(open(sys.argv[1]))
+sc["faults"]["schedule"].append({"at": "12s", "kind": "redis_failover", "duration": "500ms"})
+sc["gate"].pop("protocol")
+sc.pop("expect")
+json.dump(sc, open(sys.argv[2], "w"))
+PY
+confirm 1 "$tmp/failover2.json" "$tmp/two_failovers.json" --variant seed
+expect_verdict "$tmp/failover2.json" seed inconclusive
+grep -qF "not made real yet: /faults/schedule/1: a second failover" "$tmp/err" || fail "the second failover's reason: $(cat "$tmp/err")"
 confirm 1 "$tmp/noserver.json" scenarios/clock_skew.json --variant seed --redis-server "$tmp/no-such-redis-server"
 expect_verdict "$tmp/noserver.json" seed inconclusive
 grep -qF "redis-server could not start" "$tmp/err" || fail "the missing server: $(cat "$tmp/err")"
