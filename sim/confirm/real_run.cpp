@@ -61,7 +61,7 @@ struct item {
   std::uint64_t number = 0;
   std::int64_t at_ns = 0;
   std::int64_t service_ns = 0;
-  std::optional<std::int64_t> client_timeout_ns;
+  std::int64_t client_timeout_ns = 0;  // its read timeout at the portal (scenario time)
 };
 
 struct worker {
@@ -90,6 +90,17 @@ class real_fleet {
   void stop_server() noexcept { server_.reset(); }
 
  private:
+  // An item's read timeout, as the simulated portal gives it (portal::read_timeout_for): its own, else the
+  // service's, else the portal's default; shortened to a client-timeout burst's while the last burst applied
+  // by its arrival lasts (a burst at the arrival's own instant included).
+  std::int64_t read_timeout_at(std::int64_t at_ns, std::optional<std::int64_t> asked) const {
+    const std::int64_t t = asked.value_or(sc_.service.client_timeout_ns.value_or(world::default_portal_read_timeout_ns));
+    const scenario::fault_spec* last = nullptr;
+    for (const scenario::fault_spec& f : sc_.faults.schedule)
+      if (f.kind == fk::client_timeout_burst && f.at_ns <= at_ns && (last == nullptr || f.at_ns >= last->at_ns)) last = &f;
+    if (last == nullptr || at_ns >= last->at_ns + last->duration_ns.value_or(0)) return t;
+    return std::min(t, last->client_timeout_ns);
+  }
   std::int64_t real_ns(std::int64_t scenario_ns) const {
     return static_cast<std::int64_t>(std::llround(static_cast<double>(scenario_ns) * opts_.time_scale));
   }
@@ -299,9 +310,8 @@ awaitable<void> real_fleet::work(worker& w, std::uint64_t gen) {
     spawn(portal_work(w.index, it));
     // The client waits for the work to end, or until its read timeout when its protocol releases then.
     std::int64_t waits = it.service_ns;
-    if (it.client_timeout_ns && *it.client_timeout_ns < waits &&
-        cfg_.proto->client.on_client_timeout == redis::timeout_permit::release)
-      waits = *it.client_timeout_ns;
+    if (it.client_timeout_ns < waits && cfg_.proto->client.on_client_timeout == redis::timeout_permit::release)
+      waits = it.client_timeout_ns;
     co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(waits)));
     if (!co_await checkpoint(w, gen)) co_return;  // crashed at work: it never releases
     *holding = false;
@@ -501,7 +511,9 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
       if (cfg_.proto->setup.again_after_restart) co_await setup();
       break;
     }
-    case fk::client_timeout_burst: ADMIT_ASSERT(false, "unsupported() refuses the faults a real run cannot make");
+    case fk::client_timeout_burst:
+      // Made with the items (run()): those that arrive in its window carry its shorter read timeout.
+      break;
   }
 }
 
@@ -536,7 +548,7 @@ run_result real_fleet::run() {
       it.number = a->number + 1;
       it.at_ns = a->at_ns;
       it.service_ns = a->service_ns ? *a->service_ns : sc_.service.service_time.sample(service);
-      it.client_timeout_ns = a->client_timeout_ns ? a->client_timeout_ns : sc_.service.client_timeout_ns;
+      it.client_timeout_ns = read_timeout_at(a->at_ns, a->client_timeout_ns);
       items_.push_back(it);
     }
   }
@@ -693,8 +705,7 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
       case fk::redis_failover:
         if (++failovers > 1) return P{path, "a second failover is not made real yet (a run has one replica)"};
         break;
-      case fk::client_timeout_burst:
-        return P{path, "a " + std::string(scenario::fault_kind_names[static_cast<std::size_t>(f.kind)]) + " is not made real yet (docs/confirm.md)"};
+      case fk::client_timeout_burst: break;
     }
   }
   return std::nullopt;

@@ -14,8 +14,12 @@
 // the pause ends) and crash (it stops at its next step and never releases;
 // with a duration it comes back as a new process would), and the server's
 // pause (SIGSTOP, SIGCONT) and restart (SIGKILL, then a start on the same
-// port with the fault's persistence, after its downtime). What is not made
-// real yet is refused before anything starts (`unsupported`).
+// port with the fault's persistence, after its downtime), a partition (each
+// worker reaches the server through a link_proxy, which also holds the
+// simulated latency), a failover (a replica behind a link as late as the
+// replication lag, promoted) and a client-timeout burst (the read timeouts
+// of the items that arrive in it). What is not made real yet is refused
+// before anything starts (`unsupported`).
 //
 // Time. Every duration admitsim knows (the scenario's, the gate's, the client
 // policy's) is multiplied by the time scale; a script's own literal durations
