@@ -98,6 +98,25 @@ assert [x["kind"] for x in r["timing"]["faults"]] == ["partition", "partition"],
 assert r["metrics"]["items"] == 150 and r["metrics"]["deferred"] + r["metrics"]["completed"] >= 150, r["metrics"]
 PY
 
+# A client-timeout burst: the catalogue's matrix base with process_grace, whose client releases at its read
+# timeout while the work goes on; simulated, the portal sees more than its cap from about 21 s.
+python3 - scenarios/matrix/lease_base.json "$PWD/scenarios/designs/process_grace/protocol.json" "$tmp/burst.scenario.json" <<'PY'
+import json, sys
+sc = json.load(open(sys.argv[1]))
+sc["seed"] = 0
+sc["gate"]["protocol"] = sys.argv[2]
+sc["faults"] = {"schedule": [{"at": "5s", "kind": "client_timeout_burst", "client_timeout": "2s", "duration": "20s"}]}
+json.dump(sc, open(sys.argv[3], "w"))
+PY
+confirm 0 "$tmp/burst.json" "$tmp/burst.scenario.json"
+expect_verdict "$tmp/burst.json" process_grace confirmed
+python3 - "$tmp/burst.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"]["process_grace"]["real_runs"][0]
+assert [x["kind"] for x in r["timing"]["faults"]] == ["client_timeout_burst"], r["timing"]
+assert 15_000_000_000 <= r["invariants"]["portal_inflight_le_cap"]["first_violation"]["at_ns"] <= 25_000_000_000, r
+PY
+
 # Inconclusive: a fault not made real yet (a second failover: a run has one replica); a server that cannot start.
 python3 - scenarios/redis_failover.json "$tmp/two_failovers.json" <<'PY'
 import json, sys
