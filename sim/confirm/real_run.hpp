@@ -27,10 +27,9 @@
 // the scale); lateness is real time.
 //
 // What is watched: portal_inflight_le_cap (work running at the portal at
-// once, against its cap) and gate_inflight_le_cap (the live members of the
-// protocol's holders key, as the simulator counts them, on the server's
-// clock; sampled on a connection of its own every sample_every of real
-// time, against the limit). A run ends when its last
+// once, against its cap) and gate_inflight_le_cap (the members of the
+// protocol's holders key, sampled on a connection of its own every
+// sample_every of real time, against the limit). A run ends when its last
 // item has ended (or no worker is left to take one), or at the first break
 // of either: that break is what it had to show.
 #pragma once
