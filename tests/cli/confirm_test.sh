@@ -98,6 +98,20 @@ assert [x["kind"] for x in r["timing"]["faults"]] == ["partition", "partition"],
 assert r["metrics"]["items"] == 150 and r["metrics"]["deferred"] + r["metrics"]["completed"] >= 150, r["metrics"]
 PY
 
+# The permit gate's own count broken on the real server: a protocol that reaps nothing leaves the crashed
+# holders' permits in the set, and admits a fourth live one beside them (simulated at 8.23 s). In real time:
+# at a tenth of it, which workers hold a permit at their crash drifts from the simulated run.
+scale=1 confirm 0 "$tmp/unreaped.json" tests/cli/data/unreaped/scenario.json
+expect_verdict "$tmp/unreaped.json" unreaped confirmed
+python3 - "$tmp/unreaped.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"]["unreaped"]["real_runs"][0]
+g = r["invariants"]["gate_inflight_le_cap"]
+assert not g["holds"] and g["peak"] == 5 and g["bound"] == 4, g
+assert 8_000_000_000 <= g["first_violation"]["at_ns"] <= 12_000_000_000, g
+assert "permits held at the server" in g["first_violation"]["detail"], g
+PY
+
 # A client-timeout burst: the catalogue's matrix base with process_grace, whose client releases at its read
 # timeout while the work goes on; simulated, the portal sees more than its cap from about 21 s.
 python3 - scenarios/matrix/lease_base.json "$PWD/scenarios/designs/process_grace/protocol.json" "$tmp/burst.scenario.json" <<'PY'
