@@ -113,6 +113,11 @@ const char* to_string(cell_status s) {
   return "?";
 }
 
+std::string confirmation_words(const matrix_cell& c) {
+  if (!c.counterexample || !c.counterexample->confirmation) return "";
+  return "broke (" + c.counterexample->confirmation->words() + ")";
+}
+
 std::uint64_t matrix_cell::violation_rate_ppm() const {
   if (seeds_run == 0) return 0;
   // seeds_violating <= seeds_run <= 10^6 (the matrix file's bound on seeds), so the product fits.
@@ -193,6 +198,14 @@ json matrix_cell::to_json() const {
     xj["requests"] = x.requests;
     xj["workers"] = x.workers;
     xj["faults"] = x.faults;
+    if (x.confirmation) {
+      // The cell's words first, then the confirmation's own keys.
+      json cj = json::object();
+      cj["words"] = confirmation_words(c);
+      const json record = x.confirmation->to_json();  // kept: the loop reads into it
+      for (const auto& [key, value] : record.items()) cj[key] = value;
+      xj["confirmation"] = std::move(cj);
+    }
     j["counterexample"] = std::move(xj);
   } else {
     j["counterexample"] = nullptr;
@@ -284,7 +297,19 @@ matrix_cell matrix_cell::from_json(const json& j, const std::string& path) {
     m.requests = read_u64(x, p, "requests");
     m.workers = read_i64(x, p, "workers");
     m.faults = read_u64(x, p, "faults");
-    c.counterexample = std::move(m);
+    if (x.contains("confirmation")) {
+      const std::string cp = p + "/confirmation";
+      json cj = read_object(x, p, "confirmation");
+      const std::string words = read_string(cj, cp, "words");
+      cj.erase("words");
+      m.confirmation = confirmation_record::from_json(cj, cp);
+      c.counterexample = std::move(m);
+      if (words != confirmation_words(c))
+        throw codec_error(cp + "/words", "expected \"" + confirmation_words(c) + "\" (its label's words), got " +
+                                             shown(json(words)));
+    } else {
+      c.counterexample = std::move(m);
+    }
   }
   return c;
 }
@@ -392,6 +417,8 @@ std::string render_matrix_markdown(const matrix_table& t) {
           if (c.worst_overshoot)
             s += ", +" + std::to_string(c.worst_overshoot->value - c.worst_overshoot->bound);
           if (c.ev.first_violating_seed) s += ", seed " + std::to_string(*c.ev.first_violating_seed);
+          // "seed 0 broke (confirmed on redis-server 7.0.15)": the counterexample is that seed's.
+          if (const std::string w = confirmation_words(c); !w.empty()) s += (c.ev.first_violating_seed ? " " : ", ") + w;
           break;
         case cell_status::inconclusive:
           s = "inconclusive (" + std::to_string(c.seeds_inconclusive) +
@@ -461,6 +488,8 @@ std::string render_matrix_html(const matrix_table& t) {
       if (c.counterexample)
         o << "<span class=\"fig\"><a href=\"" << html_esc(c.counterexample->href) << "\">counterexample</a> · <a href=\"#"
           << html_esc(c.design + "." + c.fault) << "\">why</a></span>";
+      if (const std::string w = confirmation_words(c); !w.empty())
+        o << "<span class=\"fig confirmation\">" << html_esc(w) << "</span>";
       if (c.expected) o << "<span class=\"fig muted\">expected: " << html_esc(*c.expected) << "</span>";
       o << "</td>";
     }
@@ -504,6 +533,9 @@ std::string render_matrix_html(const matrix_table& t) {
         << html_esc(x.invariant) << "; " << x.requests << " requests, " << x.workers << " workers, " << x.faults
         << " faults" << (x.reproduced ? "" : "; DID NOT REPRODUCE") << "): <a href=\"" << html_esc(x.href) << "\">"
         << html_esc(x.scenario) << "</a>; replay: <code>" << html_esc(x.replay) << "</code></p>\n";
+      if (x.confirmation)
+        o << "<p>On a real redis-server (time scale " << html_esc(x.confirmation->scale_text())
+          << "): <b>" << html_esc(confirmation_words(c)) << "</b>: " << html_esc(x.confirmation->why()) << "</p>\n";
     }
     o << "</section>\n";
   }
@@ -545,9 +577,16 @@ std::string render_matrix_junit(const matrix_table& t) {
       }
       if (c.counterexample)
         text += "counterexample: " + c.counterexample->scenario + "\nreplay: " + c.counterexample->replay + "\n";
+      const std::string confirmed = confirmation_words(c);
+      if (!confirmed.empty()) {
+        k.message += "; " + confirmed;
+        text += "on a real redis-server (time scale " + c.counterexample->confirmation->scale_text() +
+                "): " + confirmed + ": " + c.counterexample->confirmation->why() + "\n";
+      }
       text += cell_line(c) + "\n";
       if (k.result != junit_case::outcome::passed) k.text = text;
       std::string out = cell_line(c);
+      if (!confirmed.empty()) out += "; " + confirmed;
       if (c.expected) out += "; expected: " + *c.expected + (c.as_expected ? " (as expected)" : " (NOT as expected)");
       k.system_out = out;
       s.cases.push_back(std::move(k));

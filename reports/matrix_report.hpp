@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/confirmation_record.hpp"
 #include "reports/evidence.hpp"
 #include "reports/junit.hpp"
 
@@ -64,6 +65,9 @@ struct matrix_counterexample {
   std::int64_t workers = 0;
   std::uint64_t faults = 0;
   std::string href;  // the scenario file relative to the HTML page (not in the JSON)
+  // With --confirm only: the counterexample run on a real redis-server (a measurement; a summary
+  // without it keeps its bytes). Every writer shows it as confirmation_words says.
+  std::optional<confirmation_record> confirmation;
 };
 
 struct matrix_cell {
@@ -102,6 +106,11 @@ struct matrix_cell {
   nlohmann::ordered_json to_json() const;
   static matrix_cell from_json(const nlohmann::ordered_json& j, const std::string& path);
 };
+
+// The words of a cell whose counterexample was run on a real redis-server (--confirm), the same in
+// every output: "broke (confirmed on redis-server 7.0.15)", "broke (not confirmed in 3 real runs)",
+// "broke (confirmation inconclusive)"; "" for a cell with no confirmation.
+std::string confirmation_words(const matrix_cell& c);
 
 // The most seeds a matrix runs per cell (the matrix file's bound).
 inline constexpr std::uint64_t matrix_seeds_max = 1'000'000;

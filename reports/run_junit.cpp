@@ -76,6 +76,7 @@ std::string break_text(const std::string& what, const explore_junit_break& b) {
   o += "replay: " + b.replay + "\n";
   if (b.explored_scenario) o += "replay the seed's scenario: admitsim run " + shell_quote(*b.explored_scenario) + "\n";
   if (b.minimal_scenario) o += "minimal scenario: admitsim run " + shell_quote(*b.minimal_scenario) + "\n";
+  if (b.confirmation) o += "on a real redis-server: " + *b.confirmation + "\n";
   return o;
 }
 

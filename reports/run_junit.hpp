@@ -54,6 +54,8 @@ struct explore_junit_break {
   std::string replay;                // the summary's replay command of the seed
   std::optional<std::string> explored_scenario;  // the seed's scenario file, when a shrink wrote one
   std::optional<std::string> minimal_scenario;   // its minimal scenario, when the shrink made one
+  // With --confirm: "broke X (confirmed on redis-server 7.0.15): FILE, time scale 0.1: why".
+  std::optional<std::string> confirmation;
 };
 
 // What a search found for one variant ("" for a FIFO scenario).

@@ -33,19 +33,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-double parse_scale(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(v >= 0.01 && v <= 100))
-    throw input_error{"--time-scale", "expected a number from 0.01 to 100, got \"" + text + "\""};
-  return v;
-}
-
 // The scenario of FILE: a scenario file, or the one a report embeds (with the report's seed).
 loaded load_subject(const std::string& file, std::optional<std::uint64_t>& report_seed) {
   const std::string bytes = read_input(file, "scenario or report");
@@ -88,7 +75,7 @@ class confirm_verb final : public verb {
   int run() const override {
     const int runs = static_cast<int>(parse_number("--runs", runs_text_, 1, confirm::runs_max));
     confirm::run_options opts;
-    opts.time_scale = parse_scale(scale_text_);
+    opts.time_scale = parse_time_scale("--time-scale", scale_text_);
     opts.redis_program = program_;
     opts.wall_limit = std::chrono::seconds(parse_number("--wall-limit", wall_text_, 1, 86'400));
     if (out_ != "-")

@@ -77,13 +77,16 @@ std::string seed_name(const std::string& name, std::uint64_t seed, const std::st
   return name.substr(0, tail.size() >= 64 ? 0 : 64 - tail.size()) + tail;
 }
 
-// Writes a scenario file and the report `admitsim run` would write for it; returns the run records.
+// Writes a scenario file and the report `admitsim run` would write for it; returns the run records,
+// and the scenario as the file reads back in `loaded_out` when given.
 std::vector<world::run_record> write_scenario_and_report(const scenario::scenario& sc, const std::string& scenario_path,
-                                                        const std::string& report_path) {
+                                                        const std::string& report_path,
+                                                        scenario::scenario* loaded_out = nullptr) {
   const std::string bytes = explore::render_scenario(sc);
   write_file(scenario_path, bytes);
   json doc;
   const scenario::scenario loaded = scenario::load_scenario_text(bytes, doc);
+  if (loaded_out != nullptr) *loaded_out = loaded;
   std::vector<world::run_record> runs = world::run_all(loaded, loaded.seed);
   reports::report_input in;
   in.sc = &loaded;
@@ -140,6 +143,7 @@ struct seed_search {
   std::string dir;
   std::string summary_path;
   std::optional<std::string> junit;  // --junit PATH
+  std::optional<confirm_settings> confirm;  // --confirm
   const scenario::scenario* base = nullptr;
   // --until-bound P: the share (ppm), and the clean seeds each variant needs for its bound to fall below it.
   std::optional<std::uint64_t> until_ppm;
@@ -295,12 +299,22 @@ explore::explore_totals search_seeds(const scenario::scenario& base, const seed_
   return sum;
 }
 
+// A shrunk finding's counterexample, kept for --confirm: the file the confirmation runs (the
+// minimal scenario when it reproduced, else the seed's explored one), as it reads back.
+struct counterexample_file {
+  std::size_t entry = 0;  // its shrunk entry
+  std::string path;
+  scenario::scenario sc;
+};
+
 // What shrinking the findings gave: an entry of the summary and a line of stderr each.
 struct shrink_report {
   std::vector<explore::shrunk_entry> shrunk;
   std::vector<std::string> lines;
   bool failed = false;       // a minimal scenario did not reproduce its violation
   bool interrupted = false;  // SIGINT stopped the shrinking
+  std::vector<counterexample_file> to_confirm;  // with --confirm
+  bool confirm_interrupted = false;  // SIGINT or SIGTERM cut a confirmation (--confirm)
 };
 
 // The scenario a finding's seed ran, written out as a file `admitsim run` runs, and its seed.
@@ -396,7 +410,9 @@ void shrink_one(const scenario::scenario& base, const finding_kind& k, const see
   const std::string seed_file = seed_name(base.name, k.first_seed, "");
   f.explored_scenario = (fs::path(s.dir) / (seed_file + ".scenario.json")).string();
   f.explored_report = (fs::path(s.dir) / (seed_file + ".report.json")).string();
-  write_scenario_and_report(x.e.sc, f.explored_scenario, f.explored_report);
+  counterexample_file confirm_file;
+  write_scenario_and_report(x.e.sc, f.explored_scenario, f.explored_report, s.confirm ? &confirm_file.sc : nullptr);
+  confirm_file.path = f.explored_scenario;
 
   explore::shrink_limits limits;
   limits.max_runs = s.shrink_runs;
@@ -406,8 +422,16 @@ void shrink_one(const scenario::scenario& base, const finding_kind& k, const see
   r.minimal.name = seed_name(base.name, k.first_seed, (k.variant.empty() ? "" : "-" + k.variant) + "-min");
   f.minimal_scenario = (fs::path(s.dir) / (r.minimal.name + ".json")).string();
   f.minimal_report = (fs::path(s.dir) / (r.minimal.name + ".report.json")).string();
-  if (r.started) write_scenario_and_report(r.minimal, f.minimal_scenario, f.minimal_report);
+  if (r.started) {
+    const bool confirm_minimal = s.confirm && r.reproduced;
+    write_scenario_and_report(r.minimal, f.minimal_scenario, f.minimal_report, confirm_minimal ? &confirm_file.sc : nullptr);
+    if (confirm_minimal) confirm_file.path = f.minimal_scenario;
+  }
   const bool needs_order = !r.started && (s.perturb_ties || s.ties_only);
+  if (s.confirm) {
+    confirm_file.entry = out.shrunk.size();
+    out.to_confirm.push_back(std::move(confirm_file));
+  }
   out.shrunk.push_back(shrink_entry(k, f, r, needs_order, s));
   if (out.shrunk.back().failed()) out.failed = true;
   out.lines.push_back(shrink_line(k, f, r, needs_order, s));
@@ -427,6 +451,33 @@ shrink_report shrink_findings(const scenario::scenario& base, const std::vector<
   return out;
 }
 
+// --confirm: each shrunk finding's counterexample run on a real redis-server, one after another, once
+// every shrink is done; its confirmation goes into its summary entry and a line of stderr.
+void confirm_findings(const seed_search& s, shrink_report& out) {
+  if (!s.confirm || out.to_confirm.empty()) return;
+  confirm_settings settings = *s.confirm;
+  settings.start();
+  const bool stopped_before = sigint_seen();  // the search or the shrinks said so already
+  const bool tty = isatty(STDERR_FILENO) == 1 && !s.quiet;
+  for (std::size_t i = 0; i < out.to_confirm.size(); ++i) {
+    counterexample_file& f = out.to_confirm[i];
+    explore::shrunk_entry& e = out.shrunk[f.entry];
+    if (tty)
+      std::fprintf(stderr, "explore: confirming %zu of %zu on a real redis-server: %s%s\n", i + 1, out.to_confirm.size(),
+                   f.path.c_str(), variant_label(e.variant).c_str());
+    e.confirmation = confirm_on_redis(f.sc, e.variant, e.invariant, settings);
+    e.confirmed_scenario = f.path;
+    if (e.confirmation->interrupted) out.confirm_interrupted = true;
+    out.lines.push_back("  seed " + std::to_string(e.seed) + variant_label(e.variant) + " broke " + e.invariant + " (" +
+                        e.confirmation->words() + "): " + f.path + ", time scale " +
+                        e.confirmation->scale_text() + ": " + e.confirmation->why());
+    f.sc = scenario::scenario{};  // done with it
+  }
+  if (out.confirm_interrupted && !stopped_before)
+    print_error("explore", "interrupted (SIGINT or SIGTERM) while confirming on a real redis-server: the summary marks "
+                           "the confirmations cut (\"interrupted\": true) and says \"complete\": false");
+}
+
 // Why no seed ran: the shard held none of the range, or the time ran out first.
 std::string no_seed_reason(const seed_search& s) {
   return s.opt.seeds.count ? "--shard " + s.shard + " holds none of the " + std::to_string(*s.opt.seeds.count) +
@@ -441,6 +492,8 @@ std::vector<std::string> reasons_not_as_expected(const explore::explore_totals& 
   if (sum.stopped || shrunk.interrupted)
     why.push_back("interrupted by SIGINT " + std::string(sum.stopped ? "after " + std::to_string(sum.ran) + " seeds"
                                                                      : "while shrinking"));
+  else if (shrunk.confirm_interrupted)
+    why.push_back("interrupted by SIGINT or SIGTERM while confirming on a real redis-server");
   if (sum.ran == 0) why.push_back("no seed ran (" + no_seed_reason(s) + ")");
   if (sum.counterexamples != 0)
     why.push_back(std::to_string(sum.counterexamples) + " seeds broke an invariant their expectation does not allow");
@@ -501,6 +554,8 @@ reports::explore_junit_input junit_of(const scenario::scenario& base, const seed
     in.search_errors.push_back("interrupted by SIGINT " + std::string(sum.stopped ? "after " + std::to_string(sum.ran) +
                                                                                         " seeds"
                                                                                   : "while shrinking"));
+  else if (shrunk.confirm_interrupted)
+    in.search_errors.push_back("interrupted by SIGINT or SIGTERM while confirming on a real redis-server");
   if (sum.ran == 0) in.search_errors.push_back("no seed ran (" + no_seed_reason(s) + ")");
   if (sum.errors != 0)
     in.search_errors.push_back(std::to_string(sum.errors) + " seeds ended in an internal error" +
@@ -529,6 +584,10 @@ reports::explore_junit_input junit_of(const scenario::scenario& base, const seed
         if (!*b || (*b)->seed != e.seed) continue;
         (*b)->explored_scenario = e.explored_scenario;
         if (e.minimal_scenario) (*b)->minimal_scenario = *e.minimal_scenario;
+        if (e.confirmation && (*b)->invariant == e.invariant)
+          (*b)->confirmation = "broke " + e.invariant + " (" + e.confirmation->words() + "): " + e.confirmed_scenario +
+                               ", time scale " + e.confirmation->scale_text() + ": " +
+                               e.confirmation->why();
       }
     }
     in.variants.push_back(std::move(v));
@@ -594,7 +653,7 @@ explore::search_summary summary_of(const std::string& bytes, const scenario::sce
                                     int rc) {
   explore::search_summary out;
   out.scenario = explore::scenario_ref{base.name, s.file, reports::sha256_hex(bytes)};
-  out.seeds = seeds_of(s, sum, !(sum.stopped || shrunk.interrupted));
+  out.seeds = seeds_of(s, sum, !(sum.stopped || shrunk.interrupted || shrunk.confirm_interrupted));
   // "swarm" is the default search's (and was every search's); plain and guided name their search.
   out.mode = s.ties_only ? "ties_only" : s.perturb_ties ? "perturb_ties" : explore::to_string(s.strategy);
   out.bounds = bounds_of(base);
@@ -750,6 +809,8 @@ explore_verb::explore_verb(CLI::App& app)
   sub_->add_option("--trace", trace_,
                    "With --order: also write every trace entry of the order's run as JSON lines to this file ('-' "
                    "for stdout; docs/trace.md)");
+  confirm_.add_to(sub_, "each shrunk counterexample (its minimal scenario, else the seed's explored one; not with "
+                        "--no-shrink or --shard)");
   max_delays->needs(exhaustive);
   max_orders->needs(exhaustive);
   variant->needs(order);
@@ -766,6 +827,7 @@ explore_verb::explore_verb(CLI::App& app)
   for (CLI::Option* o : {exhaustive, order, placements}) {
     o->excludes(junit);
     o->excludes(coverage);
+    o->excludes(confirm_.flag());  // a seed search's counterexamples
   }
 }
 
@@ -778,7 +840,10 @@ int explore_verb::run() const {
     throw input_error{"--trace", "expected --order as well: a trace is the story of one run, and a seed search or "
                                  "--exhaustive runs many (trace a finding with admitsim run FILE --trace PATH, an "
                                  "order with --order ORDER --trace PATH)"};
-  if (exhaustive_ || order_ || placements_) return run_order_modes(bytes, base, jobs);
+  if (exhaustive_ || order_ || placements_) {
+    (void)confirm_.read();  // refuses an option of --confirm, which they do not take
+    return run_order_modes(bytes, base, jobs);
+  }
   return run_seeds(bytes, base, jobs);
 }
 
@@ -867,6 +932,15 @@ seed_search explore_verb::read_seed_options(const scenario::scenario& base, unsi
   s.summary_path = (fs::path(s.dir) / (base.name + "-explore.json")).string();
   s.junit = junit_;
   s.base = &base;
+  s.confirm = confirm_.read();
+  if (s.confirm && !s.shrink)
+    throw input_error{"--confirm", "expected no --no-shrink: explore confirms each shrunk counterexample (the minimal "
+                                   "scenario file a shrink writes), and --no-shrink writes none; to confirm a seed "
+                                   "unshrunk, run admitsim confirm on its scenario or report"};
+  if (s.confirm && s.shard_count > 1)
+    throw input_error{"--confirm", "expected no --shard: a shard's summary is merged (admitsim merge) into the bytes "
+                                   "of the search as one, and a confirmation is a measurement; run admitsim confirm "
+                                   "on the merged search's minimal scenarios"};
   return s;
 }
 
@@ -879,6 +953,7 @@ int explore_verb::run_seeds(const std::string& bytes, const scenario::scenario& 
   const explore::explore_totals sum = search_seeds(base, s, tally);
   const std::vector<finding_kind> kinds = tally.kinds_in_order();
   shrink_report shrunk = shrink_findings(base, kinds, s, tally);
+  confirm_findings(s, shrunk);
   const std::vector<std::string> why = reasons_not_as_expected(sum, tally, shrunk, s);
   const int rc = why.empty() ? exit_as_expected : exit_not_expected;
   // The one line a quiet search still prints: a search that ran nothing is no pass.

@@ -3,7 +3,8 @@
 //   admitsim explore FILE [--seeds N | --time 60s] [--first-seed S] [--jobs N]
 //                         [--shard I/N] [--out DIR] [--quiet] [--no-shrink]
 //                         [--shrink-max K] [--shrink-runs R] [--perturb-ties | --ties-only]
-//                         [--junit PATH|-]
+//                         [--junit PATH|-] [--confirm [--confirm-runs N] [--time-scale X]
+//                         [--redis-server PATH] [--confirm-wall-limit S]]
 //   admitsim explore FILE --exhaustive [--max-delays K] [--max-orders N] [--out DIR]
 //   admitsim explore FILE --order ORDER [--variant V] [--trace PATH|-]
 //
@@ -17,7 +18,8 @@
 // stopped the search (its summary then says "complete": false); 2 bad input
 // or usage, checked before anything runs (docs/limits.md).
 // --exhaustive and --order enumerate or replay same-instant orders instead
-// (explore_orders.hpp).
+// (explore_orders.hpp). --confirm runs each shrunk counterexample on a real
+// redis-server once the shrinks are done (confirm_options.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -26,6 +28,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/cli/confirm_options.hpp"
 #include "sim/cli/verb.hpp"
 #include "sim/scenario/scenario.hpp"
 
@@ -84,6 +87,7 @@ class explore_verb final : public verb {
   std::string variant_;
   std::optional<std::string> trace_;
   std::optional<std::string> junit_;
+  confirm_options confirm_;  // --confirm and its options
 };
 
 }  // namespace admit::cli

@@ -2,15 +2,22 @@
 //
 //   admitsim matrix FILE [--seeds N | --until-bound P] [--jobs N] [--out DIR] [--html PATH] [--junit PATH]
 //                        [--markdown PATH] [--no-shrink] [--shrink-runs R] [--quiet]
+//                        [--confirm [--confirm-runs N] [--time-scale X] [--redis-server PATH]
+//                        [--confirm-wall-limit S]]
 //
 // Loads a matrix file (sim/explore/matrix.hpp: rows of designs, columns of
 // faults over one base lease scenario), validates every cell's scenario, checks
 // every output path, then explores each cell over the seed budget on --jobs
 // threads, writes each broken cell's counterexample (a scenario file and its
 // report) in DIR, and the summary DIR/<name>-matrix.json, with the HTML table,
-// JUnit XML and Markdown table when asked. Exit codes: 0 every cell came out as
-// the matrix file expects, 1 otherwise (an inconclusive or error cell, a
-// counterexample that did not reproduce), 2 bad input or usage.
+// JUnit XML and Markdown table when asked. With --confirm, once every
+// simulated run and shrink is done, each counterexample is run on a real
+// redis-server, one at a time, and the cell says how it went
+// (confirm_options.hpp). Exit codes: 0 every cell came out as the matrix file
+// expects, 1 otherwise (an inconclusive or error cell, a counterexample that
+// did not reproduce, a confirmation SIGINT cut), 2 bad input or usage.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +32,7 @@
 #include "reports/matrix_report.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
+#include "sim/cli/confirm_options.hpp"
 #include "sim/cli/errors.hpp"
 #include "sim/cli/explore.hpp"
 #include "sim/cli/interrupt.hpp"
@@ -58,14 +66,15 @@ std::string relative_link(const std::string& target, const std::string& from_fil
 }
 
 // Writes a counterexample's scenario file and the report `admitsim run` writes for it; whether
-// that run breaks `invariant`.
+// that run breaks `invariant`. The scenario as the file reads back goes to `loaded_out` when given.
 bool write_counterexample(const scenario::scenario& sc, const std::string& invariant, const std::string& scenario_path,
-                          const std::string& report_path) {
+                          const std::string& report_path, scenario::scenario* loaded_out) {
   const std::string bytes = explore::render_scenario(sc);
   write_file(scenario_path, bytes);
   nlohmann::ordered_json doc;
   const scenario::json_dismantler teardown{doc};
   const scenario::scenario loaded = scenario::load_scenario_text(bytes, doc);
+  if (loaded_out != nullptr) *loaded_out = loaded;
   const std::vector<world::run_record> runs = world::run_all(loaded, loaded.seed);
   reports::report_input in;
   in.sc = &loaded;
@@ -115,6 +124,7 @@ class matrix_verb final : public verb {
     sub_->add_option("--shrink-runs", shrink_runs_, "Runs one shrink may use: 1 to 100000000 (default 2000)")
         ->type_name("R");
     sub_->add_flag("--quiet,-q", quiet_, "No summary on stderr");
+    confirm_.add_to(sub_, "each broken cell's counterexample (shrunk, or the explored seed's with --no-shrink)");
   }
 
   int run() const override {
@@ -145,6 +155,7 @@ class matrix_verb final : public verb {
                                          : std::clamp(std::thread::hardware_concurrency(), 1u, jobs_max);
     opt.shrink = !no_shrink_;
     opt.shrink_runs = parse_number("--shrink-runs", shrink_runs_, 1, 100'000'000);
+    const std::optional<confirm_settings> confirm = confirm_.read();
 
     // Every output path before anything runs.
     const std::string summary = (fs::path(out_dir_) / (spec.table.name + "-matrix.json")).string();
@@ -182,6 +193,7 @@ class matrix_verb final : public verb {
     t.file = file_;
     t.sha256 = reports::sha256_hex(bytes);
     t.seeds = opt.seeds.value_or(spec.seeds);
+    std::vector<std::pair<std::size_t, scenario::scenario>> to_confirm;  // cell, its counterexample as written
     for (auto& o : outcomes) {
       if (o.cell.counterexample && o.counterexample) {
         auto& ce = *o.cell.counterexample;
@@ -189,22 +201,32 @@ class matrix_verb final : public verb {
                                  (ce.shrunk ? "-min" : "");
         ce.scenario = (fs::path(out_dir_) / (stem + ".json")).string();
         ce.report = (fs::path(out_dir_) / (stem + ".report.json")).string();
-        const bool breaks = write_counterexample(*o.counterexample, ce.invariant, ce.scenario, ce.report);
+        scenario::scenario* written = nullptr;
+        if (confirm) written = &to_confirm.emplace_back(t.cells.size(), scenario::scenario{}).second;
+        const bool breaks = write_counterexample(*o.counterexample, ce.invariant, ce.scenario, ce.report, written);
         ce.reproduced = breaks && (ce.reproduced || !ce.shrunk);
         ce.replay = "admitsim run " + reports::shell_quote(ce.scenario);
         if (html_) ce.href = relative_link(ce.scenario, *html_);
       }
       t.cells.push_back(std::move(o.cell));
     }
+    const std::size_t confirm_cut = confirm ? confirm_cells(*confirm, to_confirm, t) : 0;
     std::uint64_t not_run = 0;
     for (const auto& c : t.cells) not_run += c.seeds_not_run;
-    t.complete = not_run == 0;
+    t.complete = not_run == 0 && confirm_cut == 0;
     explore::judge_matrix(t);
-    if (!t.complete) {
+    if (not_run != 0) {
       t.why.insert(t.why.begin(), "interrupted by SIGINT: " + std::to_string(not_run) + " of " +
                                       std::to_string(t.seeds * t.cells.size()) + " (cell, seed) runs not run");
       t.exit_code = 1;
       print_error("matrix", "interrupted (SIGINT): " + t.why.front() + "; the outputs cover what ran, marked incomplete");
+    } else if (confirm_cut != 0) {
+      t.why.insert(t.why.begin(), "interrupted by SIGINT or SIGTERM while confirming on a real redis-server: " +
+                                      std::to_string(confirm_cut) + " of " + std::to_string(to_confirm.size()) +
+                                      " counterexamples not confirmed in full");
+      t.exit_code = 1;
+      print_error("matrix", "interrupted (SIGINT or SIGTERM): " + t.why.front() +
+                                "; the outputs cover what ran, marked incomplete");
     }
     write_file(summary, reports::render_matrix_json(t));
     if (html_) write_file(*html_, reports::render_matrix_html(t));
@@ -215,6 +237,34 @@ class matrix_verb final : public verb {
   }
 
  private:
+  // --confirm: each counterexample run on a real redis-server, one after another, after every
+  // simulated run; its confirmation goes onto its cell. Returns how many SIGINT or SIGTERM cut.
+  std::size_t confirm_cells(confirm_settings settings, std::vector<std::pair<std::size_t, scenario::scenario>>& cells,
+                            reports::matrix_table& t) const {
+    if (cells.empty()) return 0;
+    settings.start();
+    const bool tty = isatty(STDERR_FILENO) == 1 && !quiet_;
+    std::size_t cut = 0;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      auto& [index, sc] = cells[i];
+      reports::matrix_cell& c = t.cells[index];
+      reports::matrix_counterexample& ce = *c.counterexample;
+      if (tty)
+        std::fprintf(stderr, "matrix: confirming %zu of %zu on a real redis-server: %s x %s, %s\n", i + 1, cells.size(),
+                     c.design.c_str(), c.fault.c_str(), ce.scenario.c_str());
+      // A cell runs one variant or protocol: its name is the run's.
+      std::string run;
+      if (sc.gates.size() == 1 && sc.gates[0].kind == scenario::gate_kind::lease) {
+        const std::vector<std::string> names = scenario::run_names(sc.gates[0].lease);
+        if (!names.empty()) run = names.front();
+      }
+      ce.confirmation = confirm_on_redis(sc, run, ce.invariant, settings);
+      if (ce.confirmation->interrupted) ++cut;
+      sc = scenario::scenario{};  // done with it
+    }
+    return cut;
+  }
+
   static void print_summary(const reports::matrix_table& t, const explore::matrix_options& opt,
                             const std::string& summary, double wall_s) {
     std::size_t n[4] = {0, 0, 0, 0};
@@ -231,11 +281,13 @@ class matrix_verb final : public verb {
     if (weakest) std::fprintf(stderr, "  every cell that held: %s\n", weakest->statement().c_str());
     for (const auto& c : t.cells) {
       if (c.as_expected && c.status == reports::cell_status::holds) continue;
-      std::fprintf(stderr, "  %s%s x %s: %s %llu/%llu seeds%s%s\n", c.as_expected ? "" : "NOT AS EXPECTED ",
+      const std::string confirmed = reports::confirmation_words(c);
+      std::fprintf(stderr, "  %s%s x %s: %s %llu/%llu seeds%s%s%s\n", c.as_expected ? "" : "NOT AS EXPECTED ",
                    c.design.c_str(), c.fault.c_str(),
                    c.status == reports::cell_status::holds ? "held" : reports::to_string(c.status),
                    static_cast<unsigned long long>(c.seeds_violating), static_cast<unsigned long long>(c.seeds_run),
                    c.first_violation ? (", first " + c.first_violation->invariant).c_str() : "",
+                   confirmed.empty() ? "" : (", " + confirmed + ": " + c.counterexample->confirmation->why()).c_str(),
                    c.counterexample ? ("; replay: " + c.counterexample->replay).c_str() : "");
     }
     for (const auto& w : t.why) std::fprintf(stderr, "  not as expected: %s\n", w.c_str());
@@ -252,6 +304,7 @@ class matrix_verb final : public verb {
   bool no_shrink_ = false;
   std::string shrink_runs_ = "2000";
   bool quiet_ = false;
+  confirm_options confirm_;  // --confirm and its options
 };
 
 }  // namespace

@@ -397,6 +397,13 @@ json shrunk_entry::to_json() const {
   j["rebased_by_ns"] = rebased_by_ns;
   j["violation_at_ns"] = violation_at_ns;
   j["detail"] = detail;
+  if (confirmation) {
+    json c = json::object();
+    c["scenario"] = confirmed_scenario;
+    const json record = confirmation->to_json();  // kept: the loop reads into it
+    for (const auto& [key, value] : record.items()) c[key] = value;
+    j["confirmation"] = std::move(c);
+  }
   return j;
 }
 
@@ -423,6 +430,13 @@ shrunk_entry shrunk_entry::from_json(const json& j, const std::string& path) {
   s.rebased_by_ns = read_i64(j, path, "rebased_by_ns");
   s.violation_at_ns = read_i64(j, path, "violation_at_ns");
   s.detail = read_string(j, path, "detail");
+  if (j.contains("confirmation")) {
+    const std::string p = path + "/confirmation";
+    json c = read_object(j, path, "confirmation");
+    s.confirmed_scenario = read_string(c, p, "scenario");
+    c.erase("scenario");
+    s.confirmation = reports::confirmation_record::from_json(c, p);
+  }
   return s;
 }
 

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reports/confirmation_record.hpp"
 #include "reports/evidence.hpp"
 #include "sim/codec/json_codec.hpp"
 #include "sim/check/results.hpp"
@@ -201,6 +202,10 @@ struct shrunk_entry {
   std::int64_t rebased_by_ns = 0;
   std::int64_t violation_at_ns = 0;
   std::string detail;
+  // With --confirm only (a measurement: a summary without it keeps its bytes): the scenario run on a
+  // real redis-server (the minimal one when it reproduced, else the seed's explored one), and how it went.
+  std::string confirmed_scenario;  // written only with a confirmation
+  std::optional<reports::confirmation_record> confirmation;
   // Neither reproduced nor waiting on a perturbed order: the search is not as expected.
   bool failed() const { return !reproduced && !needs_perturbed_order; }
   nlohmann::ordered_json to_json() const;

@@ -130,3 +130,25 @@ TEST_CASE("search_summary: from_json refuses a malformed summary at its JSON pat
     CHECK(refusal(edited([](json& d) { d["seeds"]["shard"] = "4/4"; })).path == "/seeds/shard");
   }
 }
+
+TEST_CASE("search_summary: a shrunk entry's confirmation (explore --confirm) reads back to its bytes",
+          "[explore][summary][confirm]") {
+  // A confirmation is written only with --confirm: the fixtures have none, and keep their bytes above.
+  json doc = fixture(fixtures[0]);
+  REQUIRE_FALSE(doc["shrunk"].empty());
+  CHECK_FALSE(doc["shrunk"][0].contains("confirmation"));
+  doc["shrunk"][0]["confirmation"] = json::parse(R"({"scenario": "out/x-seed1-seed-min.json",
+    "label": "not confirmed in 2 real runs", "time_scale": 0.5,
+    "simulated": {"verdict": "violation", "broken": ["portal_inflight_le_cap"]}, "verdict": "not_confirmed",
+    "as_expected": false, "why": "no watched invariant broke in 2 real runs", "real_runs": []})");
+  const std::string bytes = codec::render_json(doc);
+  const explore::search_summary s = explore::search_summary::from_json(doc);
+  REQUIRE(s.shrunk[0].confirmation.has_value());
+  CHECK(s.shrunk[0].confirmed_scenario == "out/x-seed1-seed-min.json");
+  CHECK(s.shrunk[0].confirmation->words() == "not confirmed in 2 real runs");
+  CHECK(s.render() == bytes);
+  doc["shrunk"][0]["confirmation"]["verdict"] = "confirmed";
+  CHECK(refusal(doc).path == "/shrunk/0/confirmation/label");
+  doc["shrunk"][0]["confirmation"].erase("scenario");
+  CHECK(refusal(doc).path == "/shrunk/0/confirmation/scenario");
+}

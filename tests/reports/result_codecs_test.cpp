@@ -95,3 +95,89 @@ TEST_CASE("report_header: a real report's header, and replay's refusals", "[repo
   core["gate_core"] = json{{"name", "theirs"}, {"origin", "own"}};
   CHECK(reports::report_header::from_json(core).gate_core == std::optional<std::string>("theirs"));
 }
+
+namespace {
+
+// A confirmation as `admitsim matrix --confirm` writes it (reports/confirmation_record.hpp), its
+// real run's figures made up: the codec and the writers read only its verdict, label and why.
+reports::confirmation_record confirmed_on_redis() {
+  reports::confirmation_record r;
+  r.verdict = "confirmed";
+  r.label = "confirmed on redis-server 7.0.15";
+  r.time_scale = 0.1;
+  r.detail = json::parse(R"({"simulated": {"verdict": "violation", "broken": ["portal_inflight_le_cap"]},
+    "verdict": "confirmed", "as_expected": true,
+    "why": "portal_inflight_le_cap broke on redis-server 7.0.15 in real run 1: peak 3 against 2 at 2981 ms",
+    "real_runs": [{"redis_server": "7.0.15"}]})");
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("matrix_cell: a confirmed counterexample reads back, and every writer says how it went",
+          "[reports][codec][confirm]") {
+  const json doc = read_json("tests/fixtures/matrix/small-matrix.json");
+  reports::matrix_cell cell = reports::matrix_cell::from_json(doc.at("cells").at(1), "/cells/1");
+  REQUIRE(cell.counterexample.has_value());
+  const std::string without = codec::render_json(cell.to_json());
+  cell.counterexample->confirmation = confirmed_on_redis();
+  CHECK(reports::confirmation_words(cell) == "broke (confirmed on redis-server 7.0.15)");
+
+  // The JSON: the cell's words, then the record; read back to the same bytes; without a
+  // confirmation the cell keeps the bytes it had.
+  const json j = cell.to_json();
+  const json& c = j.at("counterexample").at("confirmation");
+  CHECK(c.at("words") == "broke (confirmed on redis-server 7.0.15)");
+  CHECK(c.at("label") == "confirmed on redis-server 7.0.15");
+  CHECK(c.at("verdict") == "confirmed");
+  CHECK_FALSE(c.contains("interrupted"));
+  CHECK(codec::render_json(reports::matrix_cell::from_json(j, "/cells/1").to_json()) == codec::render_json(j));
+  reports::matrix_cell plain = cell;
+  plain.counterexample->confirmation.reset();
+  CHECK(codec::render_json(plain.to_json()) == without);
+
+  // Interrupted: marked in the words and the JSON.
+  reports::matrix_cell cut = cell;
+  cut.counterexample->confirmation->verdict = "inconclusive";
+  cut.counterexample->confirmation->label = "confirmation inconclusive";
+  cut.counterexample->confirmation->interrupted = true;
+  CHECK(reports::confirmation_words(cut) == "broke (confirmation inconclusive, interrupted)");
+  CHECK(cut.to_json().at("counterexample").at("confirmation").at("interrupted") == true);
+
+  // Every writer of the table carries the words.
+  reports::matrix_table t;
+  t.name = "small";
+  t.file = "small.json";
+  t.designs = {{"seed", "variant seed"}};
+  t.faults = {{"clock_skew", "fault", "schedule: clock_step at 0ms"}};
+  t.cells = {cell};
+  for (const std::string& out : {reports::render_matrix_json(t), reports::render_matrix_markdown(t),
+                                 reports::render_matrix_html(t), reports::render_matrix_junit(t)})
+    CHECK(out.find("broke (confirmed on redis-server 7.0.15)") != std::string::npos);
+  CHECK(reports::render_matrix_markdown(t).find("seed 0 broke (confirmed on redis-server 7.0.15)") != std::string::npos);
+}
+
+TEST_CASE("matrix_cell: from_json refuses a malformed confirmation at its JSON path", "[reports][codec][confirm]") {
+  const json doc = read_json("tests/fixtures/matrix/small-matrix.json");
+  reports::matrix_cell cell = reports::matrix_cell::from_json(doc.at("cells").at(1), "/cells/1");
+  REQUIRE(cell.counterexample.has_value());
+  cell.counterexample->confirmation = confirmed_on_redis();
+  const json good = cell.to_json();
+  const auto refused = [&](const std::function<void(json&)>& edit) -> std::string {
+    json c = good;
+    edit(c.at("counterexample").at("confirmation"));
+    try {
+      (void)reports::matrix_cell::from_json(c, "/cells/1");
+    } catch (const codec::codec_error& e) {
+      return e.path;
+    }
+    return "accepted";
+  };
+  const std::string at = "/cells/1/counterexample/confirmation";
+  CHECK(refused([](json& c) { c["verdict"] = "maybe"; }) == at + "/verdict");
+  CHECK(refused([](json& c) { c["label"] = "not confirmed in 1 real run"; }) == at + "/label");
+  CHECK(refused([](json& c) { c["words"] = "broke (who knows)"; }) == at + "/words");
+  CHECK(refused([](json& c) { c["time_scale"] = 0; }) == at + "/time_scale");
+  CHECK(refused([](json& c) { c.erase("why"); }) == at + "/why");
+  CHECK(refused([](json& c) { c["interrupted"] = "yes"; }) == at + "/interrupted");
+}
