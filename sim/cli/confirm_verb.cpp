@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
 #include "reports/report.hpp"
 #include "sim/cli/errors.hpp"
 #include "sim/cli/interrupt.hpp"
@@ -99,9 +100,12 @@ class confirm_verb final : public verb {
       for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
       throw input_error{"--variant", "expected one of the gate's runs (" + all + "), got \"" + variant_name_ + "\""};
     }
-    for (const std::string& n : chosen)
-      if (!world::lease_client_config_of(with_faults, n))
-        throw run_error{"confirm", "the gate's run " + n + " has no client configuration"};
+    std::vector<gate::lease_client_config> configs;
+    for (const std::string& n : chosen) {
+      std::optional<gate::lease_client_config> cfg = world::lease_client_config_of(with_faults, n);
+      if (!cfg) throw run_error{"confirm", "the gate's run " + n + " has no client configuration"};
+      configs.push_back(std::move(*cfg));
+    }
     // The simulation first: what each run breaks.
     const run_output sim = run_one(l, seed);
     catch_sigint();
@@ -117,15 +121,17 @@ class confirm_verb final : public verb {
     out["time_scale"] = opts.time_scale;
     json results = json::object();
     bool all_expected = true;
-    for (const std::string& n : chosen) {
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+      const std::string& n = chosen[i];
+      const gate::lease_client_config& cfg = configs[i];
       confirm::simulated simulated;
       for (const world::run_record& rec : sim.runs) {
-        if (rec.variant != n && !(rec.variant.empty() && names.size() == 1)) continue;
+        if (rec.variant != n) continue;  // (a lease gate's every run is named: a variant or its protocol)
         simulated.verdict = rec.verdict();
         for (const auto& inv : rec.invariants)
           if (inv.first) simulated.broken.push_back(inv.name);
       }
-      const gate::lease_client_config cfg = *world::lease_client_config_of(with_faults, n);
+      ADMIT_ASSERT(!simulated.verdict.empty(), "the simulation ran every run of the gate");
       confirm::confirmation c;
       if (const auto no = confirm::unsupported(with_faults, cfg)) {
         // What a real run cannot make yet: this run is not judged (the others are).
