@@ -140,6 +140,9 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
       server.async_connect(up, [self = shared_from_this(), gen](boost::system::error_code ec) {
         if (self->done || gen != self->server_generation) return;
         self->connecting = false;
+        if ((ec == boost::system::errc::too_many_files_open || ec == boost::system::errc::too_many_files_open_in_system) &&
+            self->proxy != nullptr)
+          self->proxy->failed("cannot open a connection to the server: " + ec.message());
         if (ec) {
           self->server_lost();  // refused: what it carried is lost
           return;
@@ -203,8 +206,9 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
   }
 };
 
-link_proxy::link_proxy(asio::any_io_executor ex, std::uint16_t upstream_port, delays d)
-    : ex_(std::move(ex)), acceptor_(ex_), upstream_port_(upstream_port), delays_(d) {
+link_proxy::link_proxy(asio::any_io_executor ex, std::uint16_t upstream_port, delays d,
+                       std::function<void(const std::string&)> on_failure)
+    : ex_(std::move(ex)), acceptor_(ex_), upstream_port_(upstream_port), delays_(d), on_failure_(std::move(on_failure)) {
   ADMIT_ASSERT(d.to_server.count() >= 0 && d.to_client.count() >= 0, "a link's delays are not negative");
   const tcp::endpoint any(asio::ip::make_address("127.0.0.1"), 0);
   acceptor_.open(any.protocol());
@@ -220,9 +224,14 @@ link_proxy::~link_proxy() { close(); }
 void link_proxy::accept() {
   auto c = std::make_shared<conn>(ex_, *this);
   acceptor_.async_accept(c->client, [this, c, open = open_](boost::system::error_code ec) {
-    if (ec || !*open) {  // (`this` is touched only while the proxy is open: it may be gone once closed)
+    if (!*open) {  // (`this` is touched only while the proxy is open: it may be gone once closed)
       c->end();
-      return;  // closed (or out of descriptors: no new connection, the clients' calls time out)
+      return;
+    }
+    if (ec) {
+      c->end();
+      failed("cannot accept a worker's connection: " + ec.message());
+      return;
     }
     ++accepted_;
     // Keep the live ones only.
@@ -233,6 +242,12 @@ void link_proxy::accept() {
     c->start();
     accept();
   });
+}
+
+void link_proxy::failed(const std::string& why) {
+  if (failed_) return;
+  failed_ = true;
+  if (on_failure_) on_failure_(why);
 }
 
 void link_proxy::cut() {

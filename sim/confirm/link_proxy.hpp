@@ -22,7 +22,10 @@
 //     as a client behind a virtual address would see it;
 //   - a client's close closes its upstream once what it sent has been written.
 // close() drops everything: the listening socket, every connection, every byte
-// queued. The proxy runs on its executor's thread (no locks) and must outlive
+// queued. What the proxy itself cannot do (accept a connection, or open one
+// upstream, for want of a file descriptor) is no loss of the simulated
+// network's: it is reported to `on_failure`, once, and the run that made it
+// cannot be judged. The proxy runs on its executor's thread (no locks) and must outlive
 // nothing: its handlers hold their connection, not the proxy, once close() ran.
 #pragma once
 
@@ -30,7 +33,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace admit::confirm {
@@ -41,8 +46,10 @@ class link_proxy {
     std::chrono::nanoseconds to_server{0};  // client -> upstream
     std::chrono::nanoseconds to_client{0};  // upstream -> client
   };
-  // Listens on a free loopback port; connections go to 127.0.0.1:upstream_port.
-  link_proxy(boost::asio::any_io_executor ex, std::uint16_t upstream_port, delays d);
+  // Listens on a free loopback port; connections go to 127.0.0.1:upstream_port. `on_failure` hears why the
+  // proxy could not carry a connection (at most once).
+  link_proxy(boost::asio::any_io_executor ex, std::uint16_t upstream_port, delays d,
+             std::function<void(const std::string&)> on_failure = {});
   ~link_proxy();
   link_proxy(const link_proxy&) = delete;
   link_proxy& operator=(const link_proxy&) = delete;
@@ -63,6 +70,7 @@ class link_proxy {
 
  private:
   void accept();
+  void failed(const std::string& why);
 
   boost::asio::any_io_executor ex_;
   boost::asio::ip::tcp::acceptor acceptor_;
@@ -75,6 +83,8 @@ class link_proxy {
   std::int64_t accepted_ = 0;
   std::int64_t damaged_ = 0;
   std::vector<std::weak_ptr<conn>> conns_;
+  std::function<void(const std::string&)> on_failure_;
+  bool failed_ = false;
 };
 
 }  // namespace admit::confirm

@@ -10,6 +10,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -552,6 +554,24 @@ run_result real_fleet::run() {
       items_.push_back(it);
     }
   }
+  // File descriptors: a worker's connection is three here (its socket and its link's two), a crashed
+  // generation's may linger, and the monitor, the set-up and the links' listeners take a few more. The soft
+  // limit is raised as far as the hard one allows; a run that would still run out cannot be judged.
+  {
+    const auto need = static_cast<rlim_t>(sc_.fleet.workers * 6 + 64);
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need) {
+      lim.rlim_cur = lim.rlim_max == RLIM_INFINITY ? need : std::min(need, lim.rlim_max);
+      (void)::setrlimit(RLIMIT_NOFILE, &lim);
+      (void)::getrlimit(RLIMIT_NOFILE, &lim);
+      if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need) {
+        result_.inconclusive = "a real run of " + std::to_string(sc_.fleet.workers) + " workers needs " +
+                               std::to_string(need) + " file descriptors, and the limit is " +
+                               std::to_string(lim.rlim_cur) + " (ulimit -n)";
+        return result_;
+      }
+    }
+  }
   // The server's persistence: the first restart's (what the restarts keep is what it writes before them).
   persistence keep = persistence::none;
   for (const auto& f : sc_.faults.schedule)
@@ -572,7 +592,8 @@ run_result real_fleet::run() {
     if (f.kind == fk::redis_failover) {
       replication_ = std::make_unique<link_proxy>(
           io_.get_executor(), server_->port(),
-          link_proxy::delays{std::chrono::nanoseconds(0), std::chrono::nanoseconds(real_ns(f.replication_lag_ns))});
+          link_proxy::delays{std::chrono::nanoseconds(0), std::chrono::nanoseconds(real_ns(f.replication_lag_ns))},
+          [this](const std::string& why) { fail("the replication link failed: " + why); });
       try {
         replica_ = std::make_unique<redis_server>(opts_.redis_program, keep, replication_->port());
       } catch (const server_error& e) {
@@ -584,7 +605,10 @@ run_result real_fleet::run() {
   // The simulated one-way latency between a worker and Redis, made real on each worker's link.
   const std::chrono::nanoseconds latency(real_ns(world::redis_latency_ns));
   for (std::int64_t i = 0; i < sc_.fleet.workers; ++i)
-    links_.push_back(std::make_unique<link_proxy>(io_.get_executor(), server_->port(), link_proxy::delays{latency, latency}));
+    links_.push_back(std::make_unique<link_proxy>(io_.get_executor(), server_->port(), link_proxy::delays{latency, latency},
+                                                  [this, i](const std::string& why) {
+                                                    fail("worker " + std::to_string(i) + "'s link failed: " + why);
+                                                  }));
   for (std::int64_t i = 0; i < sc_.fleet.workers; ++i) {
     auto w = std::make_unique<worker>();
     w->index = static_cast<std::size_t>(i);

@@ -143,6 +143,20 @@ PY
 confirm 1 "$tmp/failover2.json" "$tmp/two_failovers.json" --variant seed
 expect_verdict "$tmp/failover2.json" seed inconclusive
 grep -qF "not made real yet: /faults/schedule/1: a second failover" "$tmp/err" || fail "the second failover's reason: $(cat "$tmp/err")"
+# Too few file descriptors for the fleet's connections (three a worker here): inconclusive, saying so.
+python3 - scenarios/clock_skew.json "$tmp/wide.scenario.json" <<'PY'
+import json, sys
+sc = json.load(open(sys.argv[1]))
+sc["fleet"]["workers"] = 100
+sc.pop("expect")
+json.dump(sc, open(sys.argv[2], "w"))
+PY
+rc=0
+(ulimit -n 200 && exec timeout 120 "$bin" confirm "$tmp/wide.scenario.json" --variant seed --time-scale 0.1 \
+  --out "$tmp/wide.json" >"$tmp/stdout" 2>"$tmp/err" </dev/null) || rc=$?
+[ "$rc" -eq 1 ] || { cat "$tmp/err" >&2; fail "too few descriptors: exit $rc, wanted 1"; }
+expect_verdict "$tmp/wide.json" seed inconclusive
+grep -qF "file descriptors, and the limit is 200 (ulimit -n)" "$tmp/err" || fail "the descriptors' reason: $(cat "$tmp/err")"
 confirm 1 "$tmp/noserver.json" scenarios/clock_skew.json --variant seed --redis-server "$tmp/no-such-redis-server"
 expect_verdict "$tmp/noserver.json" seed inconclusive
 grep -qF "redis-server could not start" "$tmp/err" || fail "the missing server: $(cat "$tmp/err")"

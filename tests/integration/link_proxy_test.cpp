@@ -6,7 +6,8 @@
 // closes it, while one that lost nothing goes on after the heal; a server that
 // goes away while nothing is awaited costs the client nothing, its next
 // request going to the server the link now names (a failover); close() ends
-// everything.
+// everything; a link that cannot accept a connection (no descriptor left)
+// says so, once, rather than leave its workers' calls to time out.
 //
 // Method. Each case starts its own redis-server (redis_server.hpp) and runs
 // the proxy's io_context on a thread of its own; the test speaks RESP inline
@@ -16,7 +17,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "sim/confirm/link_proxy.hpp"
 #include "sim/confirm/redis_server.hpp"
@@ -195,4 +199,47 @@ TEST_CASE("a server that goes away while a reply is awaited loses it", "[confirm
   CHECK(c.line("PING", 300ms) == std::nullopt);  // damaged: silent
   CHECK(proxy.damaged() == 1);
   l.on_loop([&] { proxy.close(); });
+}
+
+TEST_CASE("a link that runs out of file descriptors says so, once", "[confirm][redis]") {
+  redis_server s("redis-server", persistence::none);
+  loop l;
+  std::promise<std::string> failure;
+  int failures = 0;
+  link_proxy proxy(l.io.get_executor(), s.port(), link_proxy::delays{}, [&](const std::string& why) {
+    if (++failures == 1) failure.set_value(why);
+  });
+  auto told = failure.get_future();
+  rlimit before{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &before) == 0);
+  std::vector<int> held;
+  {
+    // The clients' sockets first; then no descriptor is left to the process (the limit at its lowest free
+    // one), and as they connect the link's accept finds none.
+    for (int i = 0; i < 4; ++i) {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      REQUIRE(fd >= 0);
+      held.push_back(fd);
+    }
+    const int lowest_free = ::open("/dev/null", O_RDONLY);
+    REQUIRE(lowest_free >= 0);
+    ::close(lowest_free);
+    rlimit none_left = before;
+    none_left.rlim_cur = static_cast<rlim_t>(lowest_free);
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &none_left) == 0);
+    for (const int fd : held) {
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(proxy.port());
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      (void)::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);  // the kernel's backlog completes it
+    }
+  }
+  const bool heard = told.wait_for(5s) == std::future_status::ready;
+  for (const int fd : held) ::close(fd);
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &before) == 0);
+  REQUIRE(heard);
+  CHECK(told.get().find("cannot accept a worker's connection") != std::string::npos);
+  l.on_loop([&] { proxy.close(); });
+  CHECK(failures == 1);
 }
