@@ -26,8 +26,9 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 std::string timing_note(const run_result& r) {
   if (!r.late_beyond_margin()) return "";
   std::int64_t late = r.arrival_late_max_real_ns;
-  for (const fault_timing& f : r.faults) late = std::max(late, f.late_real_ns);
-  return "; its timing strayed: an arrival or fault came " + std::to_string(late / 1'000'000) +
+  for (const fault_timing& f : r.faults) late = std::max(late, f.latest_real_ns());
+  return "; its timing strayed: an arrival or a fault (its start, or its server's return) came " +
+         std::to_string(late / 1'000'000) +
          " ms late (real time), beyond the protocol's margin of " + std::to_string(r.margin_real_ns / 1'000'000) +
          " ms (a twentieth of the lease)";
 }
@@ -188,6 +189,11 @@ json to_json(const run_result& r) {
     j["intended_ns"] = f.intended_ns;
     j["achieved_ns"] = f.achieved_ns;
     j["late_real_ns"] = f.late_real_ns;
+    if (f.back_intended_ns) {
+      j["back_intended_ns"] = *f.back_intended_ns;
+      j["back_achieved_ns"] = *f.back_achieved_ns;
+      j["back_late_real_ns"] = *f.back_late_real_ns;
+    }
     faults.push_back(std::move(j));
   }
   t["faults"] = std::move(faults);

@@ -123,6 +123,13 @@ class real_fleet {
     return (sys + w.offset_real_ns + drift) / 1'000'000;
   }
   client_t& new_generation(worker& w);
+  // The server of fault `timing` serves again (a restart's or failover's end), meant at scenario time `intended_ns`.
+  void came_back(std::size_t timing, std::int64_t intended_ns) {
+    fault_timing& t = result_.faults.at(timing);
+    t.back_intended_ns = intended_ns;
+    t.back_achieved_ns = scenario_now();
+    t.back_late_real_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - real_at(intended_ns)).count();
+  }
   awaitable<void> sleep_until(steady::time_point t);
   // Waits out the worker's pause; false once its generation is over (a crash, the run's end).
   awaitable<bool> checkpoint(worker& w, std::uint64_t gen);
@@ -425,6 +432,7 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
   t.achieved_ns = scenario_now();
   t.late_real_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - real_at(f.at_ns)).count();
   result_.faults.push_back(t);
+  const std::size_t timing = result_.faults.size() - 1;
   const bool on_worker = f.target && f.target->k == scenario::node_ref::kind::worker;
   const std::int64_t dur = f.duration_ns.value_or(0);
   switch (f.kind) {
@@ -469,12 +477,30 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
       server_->crash();
       if (dur > 0) co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
       if (done_) co_return;
+      // The loop runs on while the server starts: the workers' calls meanwhile are refused at their links and
+      // lost, as a node's that is down. (No co_await inside a try-block: see work().)
+      std::optional<std::string> failed;
       try {
-        server_->start(persistence_of(f.persist));
+        server_->launch(persistence_of(f.persist));
       } catch (const server_error& e) {
-        fail(std::string("the restart at ") + at_text(f.at_ns) + " could not be made: " + e.what());
+        failed = e.what();
+      }
+      while (!failed) {
+        bool up = false;
+        try {
+          up = server_->ready();
+        } catch (const server_error& e) {
+          failed = e.what();
+        }
+        if (up || failed) break;
+        co_await sleep_until(steady::now() + std::chrono::milliseconds(1));
+        if (done_) co_return;
+      }
+      if (failed) {
+        fail(std::string("the restart at ") + at_text(f.at_ns) + " could not be made: " + *failed);
         co_return;
       }
+      came_back(timing, f.at_ns + dur);
       if (cfg_.proto->setup.again_after_restart) co_await setup();
       break;
     }
@@ -509,6 +535,7 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
       }
       watches_.push_back(std::make_unique<gate::resp_transport>(io_.get_executor(), endpoint(), std::chrono::seconds(1)));
       switching_ = false;
+      came_back(timing, f.at_ns + dur);
       if (done_) co_return;
       if (cfg_.proto->setup.again_after_restart) co_await setup();
       break;

@@ -177,27 +177,30 @@ void redis_server::spawn() {
   ::setpgid(pid, pid);
   pid_ = pid;
   paused_ = false;
+  launched_ = clock::now();
 }
 
 void redis_server::wait_ready() {
-  const clock::time_point deadline = clock::now() + start_timeout;
-  for (;;) {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      throw server_error("redis-server (" + program_ + ") on port " + std::to_string(port_) + " exited before it answered" +
-                         (WIFEXITED(status) ? " (status " + std::to_string(WEXITSTATUS(status)) + ")" : "") +
-                         "; its log ends: " + log_tail());
-    }
-    const auto pong = probe(port_, "PING", std::chrono::milliseconds(200));
-    if (pong && *pong == "+PONG") return;
-    if (pong && pong->rfind("-LOADING", 0) != 0)
-      throw server_error("redis-server on port " + std::to_string(port_) + " answered PING with " + *pong);
-    if (clock::now() >= deadline)
-      throw server_error("redis-server on port " + std::to_string(port_) + " did not answer PING within " +
-                         std::to_string(start_timeout.count()) + " ms; its log ends: " + log_tail());
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (!ready()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
+bool redis_server::ready() {
+  ADMIT_ASSERT(pid_ > 0, "a launched server is asked whether it answers");
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    pid_ = -1;
+    throw server_error("redis-server (" + program_ + ") on port " + std::to_string(port_) + " exited before it answered" +
+                       (WIFEXITED(status) ? " (status " + std::to_string(WEXITSTATUS(status)) + ")" : "") +
+                       "; its log ends: " + log_tail());
   }
+  const auto pong = probe(port_, "PING", std::chrono::milliseconds(200));
+  if (pong && *pong == "+PONG") return true;
+  if (pong && pong->rfind("-LOADING", 0) != 0)
+    throw server_error("redis-server on port " + std::to_string(port_) + " answered PING with " + *pong);
+  if (clock::now() >= launched_ + start_timeout)
+    throw server_error("redis-server on port " + std::to_string(port_) + " did not answer PING within " +
+                       std::to_string(start_timeout.count()) + " ms; its log ends: " + log_tail());
+  return false;
 }
 
 void redis_server::kill_and_reap() noexcept {
@@ -234,10 +237,14 @@ bool redis_server::promote() {
 }
 
 void redis_server::start(persistence keep) {
+  launch(keep);
+  wait_ready();
+}
+
+void redis_server::launch(persistence keep) {
   ADMIT_ASSERT(pid_ < 0, "a server is started again after its crash");
   keep_ = keep;
   spawn();
-  wait_ready();
 }
 
 std::string redis_server::log_tail() const {

@@ -53,8 +53,14 @@ class redis_server {
   // A crash (SIGKILL); the server is down until start().
   void crash();
   bool up() const noexcept { return pid_ > 0; }
-  // Starts it again on the same port and folder, with `keep` as its persistence (after crash()).
+  // Starts it again on the same port and folder, with `keep` as its persistence (after crash()), and waits
+  // for its PONG.
   void start(persistence keep);
+  // The same in two steps, for a caller that must not block while the server starts: launch() starts the
+  // process; ready() says whether it answers PING yet (a server_error once it exited, or once start_timeout
+  // has passed since launch()).
+  void launch(persistence keep);
+  bool ready();
 
   // A replica made a primary (REPLICAOF NO ONE): true when it said OK; it starts again as a primary.
   bool promote();
@@ -80,6 +86,7 @@ class redis_server {
   pid_t pid_ = -1;
   bool paused_ = false;
   std::string version_;
+  std::chrono::steady_clock::time_point launched_{};
 };
 
 // One command on a fresh connection to 127.0.0.1:port within `timeout`: its reply's first line (RESP: "+PONG",

@@ -49,6 +49,8 @@ import json, sys
 f = json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]["timing"]["faults"]
 assert [x["kind"] for x in f] == ["redis_restart"], f
 assert f[0]["achieved_ns"] >= f[0]["intended_ns"] and f[0]["late_real_ns"] >= 0, f
+# Its end: the new server answered after its start, which takes real time.
+assert f[0]["back_achieved_ns"] > f[0]["back_intended_ns"] and f[0]["back_late_real_ns"] > 0, f
 PY
 
 # A run whose schedule strayed says so: at a hundredth of real time the restart's wait for the new server
