@@ -360,13 +360,19 @@ awaitable<void> real_fleet::monitor() {
   const redis::protocol& p = *cfg_.proto;
   const bool hash = p.holders.shape == redis::holders_shape::hash;
   gate::command_request req;
-  req.argv = {hash ? "HLEN" : "ZCARD", cfg_.key};
+  // The protocol's holders key, its placeholders filled as the simulator fills them (lease_world.cpp).
+  redis::call_values values;
+  values.key = cfg_.key;
+  values.limit = cfg_.limit;
+  values.lease_ms = cfg_.lease_ms;
+  const std::string holders = redis::expand(p.holders.key, values);
+  req.argv = {hash ? "HLEN" : "ZCARD", holders};
   while (!done_) {
     if (!switching_ && server_->up() && !server_->paused()) {
       auto [ec, answer] = co_await watches_.back()->async_command(req, asio::as_tuple(asio::use_awaitable));
       if (!ec && answer.type == redis::reply::kind::integer) {
         result_.holders.see(answer.integer, scenario_now(),
-                            std::to_string(answer.integer) + " permits held at the server (" + cfg_.key +
+                            std::to_string(answer.integer) + " permits held at the server (" + holders +
                                 "), above the limit " + std::to_string(result_.holders.bound));
         if (!result_.holders.holds()) stop_at_break();
       }
@@ -730,8 +736,6 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
   if (cfg.proto->client.acknowledge) return P{"/gate/protocol", "a client that waits for replicas (client.acknowledge) is not run for real yet"};
   if (cfg.renew_every_ns > 0 && cfg.proto->client.on_renewal_lost != redis::renewal_loss::keep_working)
     return P{"/gate/protocol", "a real run keeps working after a lost renewal (client.on_renewal_lost \"keep_working\")"};
-  if (cfg.proto->holders.key.text() != "{key}")
-    return P{"/gate/protocol/holders/key", "a real run watches holders at the gate's key (\"{key}\") so far"};
   for (std::size_t i = 0; i < sc.requests.size(); ++i) {
     const scenario::request_spec& r = sc.requests[i];
     if (r.cancel_at_ns || r.fail != scenario::failure::none)

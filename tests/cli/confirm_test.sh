@@ -114,6 +114,18 @@ assert 8_000_000_000 <= g["first_violation"]["at_ns"] <= 12_000_000_000, g
 assert "permits held at the server" in g["first_violation"]["detail"], g
 PY
 
+# A protocol whose holders live at a key of their own (permit_ids: a hash at {key}:taken) is watched there.
+python3 - scenarios/matrix/lease_base.json "$PWD/scenarios/protocols/permit_ids/protocol.json" "$tmp/ids.scenario.json" <<'PY'
+import json, sys
+sc = json.load(open(sys.argv[1]))
+sc["seed"] = 3
+sc["gate"]["protocol"] = sys.argv[2]
+json.dump(sc, open(sys.argv[3], "w"))
+PY
+confirm 0 "$tmp/ids.json" "$tmp/ids.scenario.json"
+expect_verdict "$tmp/ids.json" permit_ids not_confirmed
+python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["runs"]["permit_ids"]["real_runs"][0]["invariants"]["gate_inflight_le_cap"]; assert g["peak"] == g["bound"] == 4, g' "$tmp/ids.json"
+
 # A client-timeout burst: the catalogue's matrix base with process_grace, whose client releases at its read
 # timeout while the work goes on; simulated, the portal sees more than its cap from about 21 s.
 python3 - scenarios/matrix/lease_base.json "$PWD/scenarios/designs/process_grace/protocol.json" "$tmp/burst.scenario.json" <<'PY'
