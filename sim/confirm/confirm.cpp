@@ -174,6 +174,8 @@ json to_json(const run_result& r) {
   m["completed"] = r.completed;
   m["deferred"] = r.deferred;
   m["crashed_workers"] = r.crashed;
+  m["aborted"] = r.aborted;
+  m["retired_workers"] = r.retired;
   m["ended_ns"] = r.ended_ns;
   m["stopped_at_break"] = r.stopped_at_break;
   o["metrics"] = std::move(m);

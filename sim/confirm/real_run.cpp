@@ -78,6 +78,9 @@ struct worker {
   std::vector<std::unique_ptr<gate::resp_transport>> transports;
   std::vector<std::unique_ptr<client_t>> clients;
   task* live = nullptr;  // the current generation's loop, cancelled by its crash
+  bool retired = false;  // a lost renewal under stop_new_work: it takes no new item until it is restarted
+  bool aborted = false;  // a lost renewal under abort_request ended its wait for the work
+  std::unique_ptr<asio::steady_timer> portal_wait;  // its wait for the work (abort_request cancels it)
   std::unique_ptr<asio::steady_timer> idle;   // its wait for an item (notify() ends it)
 };
 
@@ -141,6 +144,12 @@ class real_fleet {
   awaitable<void> portal_work(std::size_t wi, item it);
   awaitable<void> monitor();
   awaitable<void> fault(const scenario::fault_spec& f);
+  // The worker's process dies at once (its calls and waits end, it never releases); with `restart_after` it
+  // comes back as a new process after it.
+  awaitable<void> crash_worker(worker& w, std::optional<std::int64_t> restart_after_ns);
+  // A holder's renewals (the client's keep_renewed), and what its protocol does when one is lost
+  // (client.on_renewal_lost), as the simulated world does (lease_world.cpp, renew_loop).
+  awaitable<void> renewer(worker& w, std::uint64_t gen, client_t& c, std::string token, std::shared_ptr<bool> holding);
   awaitable<void> setup();
   // Waits until the replica has synced with the primary (before the run's start).
   awaitable<void> replica_synced();
@@ -165,7 +174,8 @@ class real_fleet {
   // portal, and the queue empty or no worker alive to take it (nor one to come back).
   void maybe_finish() {
     if (!arrivals_done_ || busy_ != 0 || in_portal_ != 0) return;
-    const bool any_alive = std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->alive; });
+    const bool any_alive =
+        std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->alive && !w->retired; });
     if (queue_.empty() || (!any_alive && restarts_pending_ == 0)) finish();
   }
   void fail(std::string why) {
@@ -272,6 +282,10 @@ awaitable<void> real_fleet::work(worker& w, std::uint64_t gen) {
   // handler (spawn's), which a try-block around it keeps from happening under GCC 12.
   for (;;) {
     if (!co_await checkpoint(w, gen)) co_return;
+    if (w.retired) {
+      maybe_finish();
+      co_return;
+    }
     if (queue_.empty()) {
       if (arrivals_done_) {
         maybe_finish();
@@ -305,28 +319,22 @@ awaitable<void> real_fleet::work(worker& w, std::uint64_t gen) {
       std::shared_ptr<bool> h;
       ~stop_renewing() { *h = false; }
     } renewing{holding};
-    if (cfg_.renew_every_ns > 0) {
-      // keep_renewed answers whether the permit was kept to the end; a real run keeps working either way.
-      // A paused process renews nothing: each renewal first waits out the worker's pause.
-      worker* raw = &w;
-      // (A plain lambda that returns the coroutine: a coroutine lambda's captures would be its own.)
-      std::function<awaitable<void>()> ready = [this, raw] { return wait_out_pause(*raw); };
-      spawn([](client_t& c, std::string tok, std::shared_ptr<bool> h,
-               std::function<awaitable<void>()> r) -> awaitable<void> {
-        (void)co_await c.keep_renewed(std::move(tok), std::move(h), std::move(r));
-      }(client, got.token, holding, std::move(ready)));
-    }
+    if (cfg_.renew_every_ns > 0) spawn(renewer(w, gen, client, got.token, holding));
     spawn(portal_work(w.index, it));
-    // The client waits for the work to end, or until its read timeout when its protocol releases then.
+    // The client waits for the work to end, or until its read timeout when its protocol releases then (or
+    // until a lost renewal aborts the request, under abort_request).
     std::int64_t waits = it.service_ns;
     if (it.client_timeout_ns < waits && cfg_.proto->client.on_client_timeout == redis::timeout_permit::release)
       waits = it.client_timeout_ns;
-    co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(waits)));
+    if (!w.portal_wait) w.portal_wait = std::make_unique<asio::steady_timer>(io_);
+    w.aborted = false;
+    w.portal_wait->expires_after(std::chrono::nanoseconds(real_ns(waits)));
+    (void)co_await w.portal_wait->async_wait(asio::as_tuple(asio::use_awaitable));
     if (!co_await checkpoint(w, gen)) co_return;  // crashed at work: it never releases
     *holding = false;
     (void)co_await client.release(got.token);
     if (!co_await checkpoint(w, gen)) co_return;
-    ++result_.completed;
+    ++(w.aborted ? result_.aborted : result_.completed);
   }
 }
 
@@ -349,6 +357,52 @@ void real_fleet::cancel(task& t) {
   t.signal.emit(asio::cancellation_type::terminal);
   auto again = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(1));
   again->async_wait([this, &t, again](const boost::system::error_code&) { cancel(t); });
+}
+
+awaitable<void> real_fleet::crash_worker(worker& w, std::optional<std::int64_t> restart_after_ns) {
+  if (!w.alive) co_return;
+  w.alive = false;
+  ++w.generation;
+  ++result_.crashed;
+  // The process dies at once: whatever its loop waits on (a backoff, a call, its work) ends now.
+  if (w.live != nullptr) cancel(*w.live);
+  w.live = nullptr;
+  if (!restart_after_ns) {
+    maybe_finish();
+    co_return;
+  }
+  ++restarts_pending_;
+  co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(*restart_after_ns)));
+  --restarts_pending_;
+  if (done_) co_return;
+  w.alive = true;
+  w.retired = false;  // a new process
+  spawn_worker(w);
+}
+
+awaitable<void> real_fleet::renewer(worker& w, std::uint64_t gen, client_t& c, std::string token,
+                                    std::shared_ptr<bool> holding) {
+  // A paused process renews nothing: each renewal first waits out the worker's pause.
+  worker* raw = &w;
+  // (A plain lambda that returns the coroutine: a coroutine lambda's captures would be its own.)
+  std::function<awaitable<void>()> ready = [this, raw] { return wait_out_pause(*raw); };
+  const bool kept = co_await c.keep_renewed(std::move(token), holding, std::move(ready));
+  if (kept || !*holding || done_ || w.generation != gen || !w.alive) co_return;
+  switch (cfg_.proto->client.on_renewal_lost) {
+    case redis::renewal_loss::keep_working: break;
+    case redis::renewal_loss::stop_new_work:
+      if (!w.retired) ++result_.retired;
+      w.retired = true;
+      break;
+    case redis::renewal_loss::abort_request:
+      w.aborted = true;
+      if (w.portal_wait) w.portal_wait->cancel();
+      break;
+    case redis::renewal_loss::crash_process:
+      // The unhandled lost-lock error: the process dies with its work, and its supervisor restarts it.
+      co_await crash_worker(w, cfg_.proto->client.restart_after_ns);
+      break;
+  }
 }
 
 void real_fleet::spawn_worker(worker& w) {
@@ -456,28 +510,10 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
         if (server_->up() && server_->paused()) server_->resume();
       }
       break;
-    case fk::crash: {
+    case fk::crash:
       ADMIT_ASSERT(on_worker, "a crash strikes a worker");
-      worker& w = *workers_[static_cast<std::size_t>(f.target->worker)];
-      if (!w.alive) break;
-      w.alive = false;
-      ++w.generation;
-      ++result_.crashed;
-      // The process dies at once: whatever its loop waits on (a backoff, a call, its work) ends now.
-      if (w.live != nullptr) cancel(*w.live);
-      w.live = nullptr;
-      if (f.duration_ns) {
-        ++restarts_pending_;
-        co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
-        --restarts_pending_;
-        if (done_) co_return;
-        w.alive = true;
-        spawn_worker(w);
-      } else {
-        maybe_finish();
-      }
+      co_await crash_worker(*workers_[static_cast<std::size_t>(f.target->worker)], f.duration_ns);
       break;
-    }
     case fk::redis_restart: {
       if (server_->paused()) server_->resume();
       server_->crash();
@@ -734,8 +770,6 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
   if (cfg.quorum) return P{"/gate/protocol", "a quorum client needs several servers"};
   if (cfg.proto->client.wake_on) return P{"/gate/protocol", "a client woken by pub/sub (client.wake_on) is not run for real yet"};
   if (cfg.proto->client.acknowledge) return P{"/gate/protocol", "a client that waits for replicas (client.acknowledge) is not run for real yet"};
-  if (cfg.renew_every_ns > 0 && cfg.proto->client.on_renewal_lost != redis::renewal_loss::keep_working)
-    return P{"/gate/protocol", "a real run keeps working after a lost renewal (client.on_renewal_lost \"keep_working\")"};
   for (std::size_t i = 0; i < sc.requests.size(); ++i) {
     const scenario::request_spec& r = sc.requests[i];
     if (r.cancel_at_ns || r.fail != scenario::failure::none)

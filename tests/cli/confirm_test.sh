@@ -126,6 +126,40 @@ confirm 0 "$tmp/ids.json" "$tmp/ids.scenario.json"
 expect_verdict "$tmp/ids.json" permit_ids not_confirmed
 python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["runs"]["permit_ids"]["real_runs"][0]["invariants"]["gate_inflight_le_cap"]; assert g["peak"] == g["bound"] == 4, g' "$tmp/ids.json"
 
+# What a client does when a renewal reports its permit lost (client.on_renewal_lost), made real: a restart
+# without persistence at 3 s forgets the four permits held; at their next renewal the holders crash and come
+# back (crash_process), give their request up (abort_request), or finish it and take no more (stop_new_work),
+# as simulated (the portal's cap is wide, so nothing breaks and the runs go to their end).
+for pol in crash_process abort_request stop_new_work; do
+  python3 - "$pol" "$PWD" "$tmp" <<'PY'
+import json, os, sys
+pol, root, tmp = sys.argv[1:]
+p = json.load(open(os.path.join(root, "scenarios/designs/stop_new_work.json")))
+for s in p["scripts"].values():
+    s["file"] = os.path.normpath(os.path.join(root, "scenarios/designs", s["file"]))
+p["name"] = "renewal_" + pol
+p["client"] = {"on_renewal_lost": pol, **({"restart_after": "2s"} if pol == "crash_process" else {})}
+json.dump(p, open(os.path.join(tmp, pol + ".protocol.json"), "w"))
+sc = json.load(open(os.path.join(root, "scenarios/matrix/lease_base.json")))
+sc["seed"] = 1
+sc["gate"]["protocol"] = pol + ".protocol.json"
+sc["service"].update({"portal_cap": 100, "service_time": "6s"})
+sc["workload"] = {"arrivals": [{"kind": "constant", "count": 16, "every": "250ms"}]}
+sc["faults"] = {"schedule": [{"at": "3s", "kind": "redis_restart", "persistence": "none"}]}
+json.dump(sc, open(os.path.join(tmp, pol + ".scenario.json"), "w"))
+PY
+  confirm 0 "$tmp/$pol.json" "$tmp/$pol.scenario.json"
+  expect_verdict "$tmp/$pol.json" "renewal_$pol" not_confirmed
+done
+python3 - "$tmp" <<'PY'
+import json, sys
+m = lambda pol: json.load(open(f"{sys.argv[1]}/{pol}.json"))["runs"]["renewal_" + pol]["real_runs"][0]["metrics"]
+c, a, s = m("crash_process"), m("abort_request"), m("stop_new_work")
+assert c["crashed_workers"] == 4 and c["completed"] == 12, c
+assert a["aborted"] == 4 and a["completed"] == 12 and a["crashed_workers"] == 0, a
+assert s["retired_workers"] == 4 and s["completed"] == 16, s
+PY
+
 # A client-timeout burst: the catalogue's matrix base with process_grace, whose client releases at its read
 # timeout while the work goes on; simulated, the portal sees more than its cap from about 21 s.
 python3 - scenarios/matrix/lease_base.json "$PWD/scenarios/designs/process_grace/protocol.json" "$tmp/burst.scenario.json" <<'PY'
