@@ -176,6 +176,7 @@ json to_json(const run_result& r) {
   m["crashed_workers"] = r.crashed;
   m["aborted"] = r.aborted;
   m["retired_workers"] = r.retired;
+  m["requeued"] = r.requeued;
   m["ended_ns"] = r.ended_ns;
   m["stopped_at_break"] = r.stopped_at_break;
   o["metrics"] = std::move(m);

@@ -80,6 +80,7 @@ struct worker {
   task* live = nullptr;  // the current generation's loop, cancelled by its crash
   bool retired = false;  // a lost renewal under stop_new_work: it takes no new item until it is restarted
   bool aborted = false;  // a lost renewal under abort_request ended its wait for the work
+  bool exited = false;   // requeue_and_exit: its acquire gave up, its item went back, its loop ended
   std::unique_ptr<asio::steady_timer> portal_wait;  // its wait for the work (abort_request cancels it)
   std::unique_ptr<asio::steady_timer> idle;   // its wait for an item (notify() ends it)
 };
@@ -175,7 +176,7 @@ class real_fleet {
   void maybe_finish() {
     if (!arrivals_done_ || busy_ != 0 || in_portal_ != 0) return;
     const bool any_alive =
-        std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->alive && !w->retired; });
+        std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->alive && !w->retired && !w->exited; });
     if (queue_.empty() || (!any_alive && restarts_pending_ == 0)) finish();
   }
   void fail(std::string why) {
@@ -310,6 +311,14 @@ awaitable<void> real_fleet::work(worker& w, std::uint64_t gen) {
     const std::string token = "w" + std::to_string(w.index) + "-" + std::to_string(it.number);
     const gate::acquire_outcome got = co_await client.acquire(token);
     if (!co_await checkpoint(w, gen)) co_return;
+    if (got.ec && sc_.fleet.on_acquire_timeout == scenario::acquire_timeout_policy::requeue_and_exit) {
+      // run_fleet: the item goes back to the tail of the queue and this worker's loop ends.
+      queue_.push_back(it);
+      ++result_.requeued;
+      w.exited = true;
+      notify();
+      co_return;
+    }
     if (got.ec) {
       ++result_.deferred;
       continue;
@@ -377,6 +386,7 @@ awaitable<void> real_fleet::crash_worker(worker& w, std::optional<std::int64_t> 
   if (done_) co_return;
   w.alive = true;
   w.retired = false;  // a new process
+  w.exited = false;
   spawn_worker(w);
 }
 
@@ -763,8 +773,6 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
   if (g.process) return P{"/gate/process", "a real run drives the shipped Asio client, not a process client"};
   if (g.world_mut != scenario::world_mutation::none)
     return P{"/gate/mutation", "a mutant is the simulator's own, with nothing real to confirm"};
-  if (sc.fleet.on_acquire_timeout != scenario::acquire_timeout_policy::defer)
-    return P{"/fleet/on_acquire_timeout", "a real run defers an item whose acquire gave up (expected \"defer\")"};
   if (sc.service.on_client_close != scenario::service_spec::client_close_policy::keep_work)
     return P{"/service/on_client_close", "a real run's portal keeps the work going (expected \"keep_work\")"};
   if (cfg.quorum) return P{"/gate/protocol", "a quorum client needs several servers"};

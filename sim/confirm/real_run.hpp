@@ -97,6 +97,7 @@ struct run_result {
   std::int64_t items = 0, completed = 0, deferred = 0, crashed = 0;
   std::int64_t aborted = 0;  // requests a lost renewal gave up (abort_request)
   std::int64_t retired = 0;  // workers a lost renewal stopped taking new work (stop_new_work)
+  std::int64_t requeued = 0;  // items an acquire gave up put back, its worker exiting (requeue_and_exit)
   std::int64_t arrival_late_max_real_ns = 0;  // the latest an item was queued after its time
   // The lateness the protocol's timing tolerates: a twentieth of its (scaled) lease, in real ns. An arrival
   // or a fault later than that may have changed what the run shows (late_beyond_margin).

@@ -179,6 +179,20 @@ assert [x["kind"] for x in r["timing"]["faults"]] == ["client_timeout_burst"], r
 assert 15_000_000_000 <= r["invariants"]["portal_inflight_le_cap"]["first_violation"]["at_ns"] <= 25_000_000_000, r
 PY
 
+# run_fleet's worker loop (fleet.on_acquire_timeout requeue_and_exit): an acquire that gives up under the
+# partitions puts its item back and its worker exits, as simulated (which workers do is a matter of timing).
+python3 - scenarios/redis_partition.json "$tmp/requeue.scenario.json" <<'PY'
+import json, sys
+sc = json.load(open(sys.argv[1]))
+sc["fleet"]["on_acquire_timeout"] = "requeue_and_exit"
+sc["gate"]["variant"] = ["seed"]
+sc.pop("expect")
+json.dump(sc, open(sys.argv[2], "w"))
+PY
+confirm 0 "$tmp/requeue.json" "$tmp/requeue.scenario.json"
+expect_verdict "$tmp/requeue.json" seed not_confirmed
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]["metrics"]; assert m["requeued"] >= 1 and m["deferred"] == 0, m' "$tmp/requeue.json"
+
 # Inconclusive: a fault not made real yet (a second failover: a run has one replica); a server that cannot start.
 python3 - scenarios/redis_failover.json "$tmp/two_failovers.json" <<'PY'
 import json, sys
