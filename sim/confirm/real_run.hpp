@@ -9,9 +9,11 @@
 // thread, each with its own client, connection and wall clock: the system
 // clock plus its offset, drift and steps), the portal (work runs its service
 // time; the client stops waiting at its read timeout and releases, or holds
-// to the end when its protocol says so), renewals, a protocol's set-up, and
-// the faults: a worker's clock step, pause (it stops at its next step until
-// the pause ends) and crash (it stops at its next step and never releases;
+// to the end when its protocol says so), renewals and what a lost one makes
+// the client do (client.on_renewal_lost), an acquire that gives up (deferred,
+// or requeued with its worker's exit: fleet.on_acquire_timeout), a protocol's
+// set-up, and the faults: a worker's clock step, pause (it stops at its next
+// step until the pause ends) and crash (it stops at once and never releases;
 // with a duration it comes back as a new process would), and the server's
 // pause (SIGSTOP, SIGCONT) and restart (SIGKILL, then a start on the same
 // port with the fault's persistence, after its downtime), a partition (each
