@@ -59,6 +59,20 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
     if (proxy != nullptr) ++proxy->damaged_;
   }
 
+  // The proxy is held: an upstream connection that awaits nothing is closed (its server is going away),
+  // one with a request under way loses it.
+  void on_hold() {
+    if (done || !server_open) return;
+    if (awaiting || writing_server) {
+      server_lost();
+      return;
+    }
+    boost::system::error_code ignored;
+    server.close(ignored);
+    server_open = false;
+    ++server_generation;
+  }
+
   // The proxy's cut began: bytes on their way are lost with it.
   void on_cut() {
     if (!to_server.empty() || !to_client.empty()) damage();
@@ -133,7 +147,7 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
     }
     if (!server_open) {
       if (connecting) return;
-      if (proxy == nullptr) return;
+      if (proxy == nullptr || proxy->is_held()) return;  // (release() pumps it again)
       connecting = true;  // (a closed socket opens again to connect)
       const tcp::endpoint up(asio::ip::make_address("127.0.0.1"), proxy->upstream_port_);
       const std::uint64_t gen = server_generation;
@@ -254,6 +268,19 @@ void link_proxy::cut() {
   ++cuts_;
   for (const auto& w : conns_)
     if (const auto c = w.lock()) c->on_cut();
+}
+
+void link_proxy::hold() {
+  ++holds_;
+  for (const auto& w : conns_)
+    if (const auto c = w.lock()) c->on_hold();
+}
+
+void link_proxy::release() {
+  ADMIT_ASSERT(holds_ > 0, "a release ends a hold");
+  if (--holds_ > 0) return;
+  for (const auto& w : conns_)
+    if (const auto c = w.lock()) c->pump_server();
 }
 
 void link_proxy::heal() {

@@ -58,6 +58,14 @@ class link_proxy {
   void cut();
   void heal();
   bool is_cut() const noexcept { return cuts_ > 0; }
+  // While held (hold() .. release(), nested holds counted), no upstream connection is opened and what
+  // the clients send waits in the link: a server that restarts with no downtime (its start takes real
+  // time the simulated restart does not) loses nothing sent meanwhile. hold() closes the upstream
+  // connections that await nothing (they would reach the server that is gone); a request already
+  // written to it is lost with it.
+  void hold();
+  void release();
+  bool is_held() const noexcept { return holds_ > 0; }
   // Where new upstream connections go from now on.
   void retarget(std::uint16_t upstream_port) noexcept { upstream_port_ = upstream_port; }
   void close();
@@ -78,6 +86,7 @@ class link_proxy {
   std::uint16_t upstream_port_ = 0;
   delays delays_;
   int cuts_ = 0;
+  int holds_ = 0;
   bool closed_ = false;
   std::shared_ptr<bool> open_ = std::make_shared<bool>(true);  // what a pending accept's handler may read
   std::int64_t accepted_ = 0;

@@ -526,11 +526,18 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
       break;
     case fk::redis_restart: {
       if (server_->paused()) server_->resume();
+      // The links hold what the workers send from the kill until the server answers again, past the downtime:
+      // the simulated restart takes no time but its downtime, the real server's start does. What is sent
+      // during the downtime is lost, as to a node that is down.
+      for (auto& l : links_) l->hold();
       server_->crash();
-      if (dur > 0) co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
+      if (dur > 0) {
+        for (auto& l : links_) l->cut();
+        co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
+        for (auto& l : links_) l->heal();
+      }
       if (done_) co_return;
-      // The loop runs on while the server starts: the workers' calls meanwhile are refused at their links and
-      // lost, as a node's that is down. (No co_await inside a try-block: see work().)
+      // The loop runs on while the server starts. (No co_await inside a try-block: see work().)
       std::optional<std::string> failed;
       try {
         server_->launch(persistence_of(f.persist));
@@ -553,6 +560,7 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
         co_return;
       }
       came_back(timing, f.at_ns + dur);
+      for (auto& l : links_) l->release();
       if (cfg_.proto->setup.again_after_restart) co_await setup();
       break;
     }

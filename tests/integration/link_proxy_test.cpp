@@ -7,7 +7,8 @@
 // goes away while nothing is awaited costs the client nothing, its next
 // request going to the server the link now names (a failover); close() ends
 // everything; a link that cannot accept a connection (no descriptor left)
-// says so, once, rather than leave its workers' calls to time out.
+// says so, once, rather than leave its workers' calls to time out; a held
+// link keeps what is sent while its server restarts, and delivers it after.
 //
 // Method. Each case starts its own redis-server (redis_server.hpp) and runs
 // the proxy's io_context on a thread of its own; the test speaks RESP inline
@@ -242,4 +243,25 @@ TEST_CASE("a link that runs out of file descriptors says so, once", "[confirm][r
   CHECK(told.get().find("cannot accept a worker's connection") != std::string::npos);
   l.on_loop([&] { proxy.close(); });
   CHECK(failures == 1);
+}
+
+TEST_CASE("a held link keeps what is sent until it is released: a restart loses nothing sent meanwhile",
+          "[confirm][redis]") {
+  redis_server s("redis-server", persistence::none);
+  loop l;
+  link_proxy proxy(l.io.get_executor(), s.port(), link_proxy::delays{});
+  client c(proxy.port());
+  REQUIRE(c.line("PING") == std::optional<std::string>("+PONG"));
+  l.on_loop([&] { proxy.hold(); });
+  s.crash();
+  std::promise<std::optional<std::string>> answer;
+  std::thread asker([&] { answer.set_value(c.line("SET k v", 3000ms)); });
+  s.start(persistence::none);  // the server comes back while the request waits in the link
+  std::this_thread::sleep_for(100ms);
+  l.on_loop([&] { proxy.release(); });
+  asker.join();
+  CHECK(answer.get_future().get() == std::optional<std::string>("+OK"));
+  CHECK(ask(s, "GET k") == std::optional<std::string>("v"));
+  CHECK(proxy.damaged() == 0);
+  l.on_loop([&] { proxy.close(); });
 }
