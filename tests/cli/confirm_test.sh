@@ -53,9 +53,13 @@ assert f[0]["achieved_ns"] >= f[0]["intended_ns"] and f[0]["late_real_ns"] >= 0,
 assert f[0]["back_achieved_ns"] > f[0]["back_intended_ns"] and f[0]["back_late_real_ns"] > 0, f
 PY
 
-# A run whose schedule strayed says so: at a hundredth of real time the restart's wait for the new server
-# holds the arrivals back by more than the protocol's margin (a twentieth of a 150 ms lease).
-scale=0.01 confirm 0 "$tmp/fast.json" scenarios/redis_restart.json --variant seed
+# A run whose schedule strayed says so: at a hundredth of real time the new server's start comes back later
+# than the protocol's margin (a twentieth of a 150 ms lease) allows. Whether the break still shows then is a
+# matter of that timing: exit 0 (confirmed) or 1 (not), the stray said either way.
+rc=0
+timeout 120 "$bin" confirm scenarios/redis_restart.json --variant seed --time-scale 0.01 --out "$tmp/fast.json" \
+  >"$tmp/stdout" 2>"$tmp/err" </dev/null || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || { cat "$tmp/err" >&2; fail "a hundredth of real time: exit $rc, wanted 0 or 1"; }
 python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]["timing"]; assert t["late_beyond_margin"] is True and t["margin_real_ns"] == 7500000, t' "$tmp/fast.json"
 grep -qF "its timing strayed" "$tmp/err" || fail "the stray timing is not said: $(cat "$tmp/err")"
 

@@ -202,6 +202,17 @@ TEST_CASE("a server that goes away while a reply is awaited loses it", "[confirm
   l.on_loop([&] { proxy.close(); });
 }
 
+// The sanitizers' runtime opens descriptors of its own as it checks (a symbolizer's pipe, /proc reads): a
+// process left with none makes it report what it could not check. This case is built in the plain trees only.
+#if defined(__SANITIZE_ADDRESS__)
+#define ADMITSIM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ADMITSIM_SANITIZED 1
+#endif
+#endif
+
+#ifndef ADMITSIM_SANITIZED
 TEST_CASE("a link that runs out of file descriptors says so, once", "[confirm][redis]") {
   redis_server s("redis-server", persistence::none);
   loop l;
@@ -244,6 +255,7 @@ TEST_CASE("a link that runs out of file descriptors says so, once", "[confirm][r
   l.on_loop([&] { proxy.close(); });
   CHECK(failures == 1);
 }
+#endif
 
 TEST_CASE("a held link keeps what is sent until it is released: a restart loses nothing sent meanwhile",
           "[confirm][redis]") {
