@@ -58,6 +58,16 @@ command -v clang++ >/dev/null 2>&1 || {
   echo "test.sh: clang++ is missing, which stages 2, 3 and 5 need (scripts/setup.sh installs the clang package)" >&2
   exit 1
 }
+# The process-gate tests start hundreds of Python children. Where `python3` on PATH is a shim (pyenv's is a
+# shell script that finds the interpreter, about 0.25 s a start against 0.05 s), the interpreter's own folder
+# goes first on PATH, so that the children start as they would on a machine without the shim.
+if py_exe="$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)" && [ -x "$py_exe" ]; then
+  py_dir="$(dirname "$py_exe")"
+  if [ -x "$py_dir/python3" ] && [ "$(command -v python3)" != "$py_dir/python3" ]; then
+    echo "test.sh: python3 on PATH is $(command -v python3), a stand-in for $py_exe; $py_dir goes first on PATH" >&2
+    export PATH="$py_dir:$PATH"
+  fi
+fi
 stage "1/5 Release build (build/)"
 scripts/build.sh
 # The clang++ Release and libFuzzer trees (stages 3 and 5) wait for no test: they are built in the background
