@@ -21,17 +21,26 @@ constexpr std::size_t read_size = 16 * 1024;
 
 }  // namespace
 
-// One direction's queue and writer, and one connection's two sockets. Every handler holds the connection
+// One connection's two sockets and its two directions. Every handler holds the connection
 // (shared_from_this) and checks `done` first: once the connection ended, what is still pending only unwinds.
 struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
-  conn(asio::any_io_executor ex, link_proxy& p)
-      : proxy(&p), client(ex), server(ex), server_timer(ex), client_timer(ex) {}
+  conn(asio::any_io_executor ex, link_proxy& p) : proxy(&p), client(ex), server(ex), to_server(ex), to_client(ex) {}
 
   // Bytes on their way one direction: when they may be written.
   struct chunk {
     steady::time_point due;
     std::string bytes;
   };
+  // One direction: the bytes on their way, and the writer that delivers each once its delay is over.
+  struct lane {
+    explicit lane(asio::any_io_executor ex) : timer(std::move(ex)) {}
+    std::deque<chunk> queue;
+    asio::steady_timer timer;
+    bool writing = false;  // an async_write under way
+    bool waiting = false;  // a delay's timer under way
+    bool idle() const { return queue.empty() && !writing && !waiting; }
+  };
+  enum class side { server, client };  // where a lane's bytes go
 
   link_proxy* proxy;  // nullptr once the proxy closed (then `done` is true too)
   tcp::socket client;
@@ -43,10 +52,7 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
   bool damaged = false;
   bool client_closed = false;  // the client's side ended: upstream closes once its queue is written
   bool done = false;
-  std::deque<chunk> to_server, to_client;
-  bool writing_server = false, writing_client = false;  // an async_write under way
-  bool waiting_server = false, waiting_client = false;  // a delay's timer under way
-  asio::steady_timer server_timer, client_timer;
+  lane to_server, to_client;
   std::array<char, read_size> client_buf{}, server_buf{};
 
   void start() { read_client(); }
@@ -54,8 +60,8 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
   void damage() {
     if (damaged) return;
     damaged = true;
-    to_server.clear();
-    to_client.clear();
+    to_server.queue.clear();
+    to_client.queue.clear();
     if (proxy != nullptr) ++proxy->damaged_;
   }
 
@@ -63,7 +69,7 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
   // one with a request under way loses it.
   void on_hold() {
     if (done || !server_open) return;
-    if (awaiting || writing_server) {
+    if (awaiting || to_server.writing) {
       server_lost();
       return;
     }
@@ -75,19 +81,19 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
 
   // The proxy's cut began: bytes on their way are lost with it.
   void on_cut() {
-    if (!to_server.empty() || !to_client.empty()) damage();
+    if (!to_server.queue.empty() || !to_client.queue.empty()) damage();
   }
 
   void end() {
     if (done) return;
     done = true;
-    to_server.clear();
-    to_client.clear();
+    to_server.queue.clear();
+    to_client.queue.clear();
     boost::system::error_code ignored;
     client.close(ignored);
     server.close(ignored);
-    server_timer.cancel();
-    client_timer.cancel();
+    to_server.timer.cancel();
+    to_client.timer.cancel();
   }
 
   bool cut() const { return proxy == nullptr || proxy->is_cut(); }
@@ -97,12 +103,12 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
       if (self->done) return;
       if (ec) {
         self->client_closed = true;
-        if (self->to_server.empty() && !self->writing_server && !self->waiting_server) self->end();
+        if (self->to_server.idle()) self->end();
         return;
       }
       if (self->cut()) self->damage();
       if (!self->damaged) {
-        self->to_server.push_back({steady::now() + self->proxy->delays_.to_server, std::string(self->client_buf.data(), n)});
+        self->to_server.queue.push_back({steady::now() + self->proxy->delays_.to_server, std::string(self->client_buf.data(), n)});
         self->awaiting = true;
         self->pump_server();
       }
@@ -119,7 +125,7 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
       }
       if (self->cut()) self->damage();
       if (!self->damaged) {
-        self->to_client.push_back({steady::now() + self->proxy->delays_.to_client, std::string(self->server_buf.data(), n)});
+        self->to_client.queue.push_back({steady::now() + self->proxy->delays_.to_client, std::string(self->server_buf.data(), n)});
         self->awaiting = false;
         self->pump_client();
       }
@@ -135,14 +141,14 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
     connecting = false;
     ++server_generation;
     // A reply awaited, or a request not yet written, is lost: the client waits out its timeout.
-    if (awaiting || !to_server.empty()) damage();
-    writing_server = false;
+    if (awaiting || !to_server.queue.empty()) damage();
+    to_server.writing = false;
     if (client_closed) end();
   }
 
   void pump_server() {
-    if (done || writing_server || waiting_server || to_server.empty()) {
-      if (!done && client_closed && to_server.empty() && !writing_server && !waiting_server) end();
+    if (done || to_server.writing || to_server.waiting || to_server.queue.empty()) {
+      if (!done && client_closed && to_server.idle()) end();
       return;
     }
     if (!server_open) {
@@ -167,56 +173,51 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
       });
       return;
     }
-    const steady::time_point due = to_server.front().due;
-    if (due > steady::now()) {
-      waiting_server = true;
-      server_timer.expires_at(due);
-      server_timer.async_wait([self = shared_from_this()](boost::system::error_code) {
-        if (self->done) return;
-        self->waiting_server = false;
-        self->pump_server();
-      });
-      return;
-    }
-    writing_server = true;
-    const std::uint64_t gen = server_generation;
-    asio::async_write(server, asio::buffer(to_server.front().bytes),
-                      [self = shared_from_this(), gen](boost::system::error_code ec, std::size_t) {
-                        if (self->done || gen != self->server_generation) return;
-                        self->writing_server = false;
-                        if (ec) {
-                          self->server_lost();
-                          return;
-                        }
-                        if (!self->to_server.empty()) self->to_server.pop_front();
-                        self->pump_server();
-                      });
+    deliver(side::server);
   }
 
   void pump_client() {
-    if (done || writing_client || waiting_client || to_client.empty()) return;
-    const steady::time_point due = to_client.front().due;
+    if (done || to_client.writing || to_client.waiting || to_client.queue.empty()) return;
+    deliver(side::client);
+  }
+
+  lane& lane_to(side s) { return s == side::server ? to_server : to_client; }
+  void pump(side s) { s == side::server ? pump_server() : pump_client(); }
+
+  // The same either way: waits out the front chunk's delay, writes it, and pumps the lane again. A write
+  // that fails loses the upstream connection (server) or ends the connection (client: it is gone). An
+  // upstream write acts only on the upstream connection it was made on.
+  void deliver(side s) {
+    lane& l = lane_to(s);
+    ADMIT_ASSERT(!done && !l.writing && !l.waiting && !l.queue.empty(), "a lane delivers one chunk at a time");
+    const steady::time_point due = l.queue.front().due;
     if (due > steady::now()) {
-      waiting_client = true;
-      client_timer.expires_at(due);
-      client_timer.async_wait([self = shared_from_this()](boost::system::error_code) {
+      l.waiting = true;
+      l.timer.expires_at(due);
+      l.timer.async_wait([self = shared_from_this(), s](boost::system::error_code) {
         if (self->done) return;
-        self->waiting_client = false;
-        self->pump_client();
+        self->lane_to(s).waiting = false;
+        self->pump(s);
       });
       return;
     }
-    writing_client = true;
-    asio::async_write(client, asio::buffer(to_client.front().bytes), [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
-      if (self->done) return;
-      self->writing_client = false;
-      if (ec) {
-        self->end();  // the client is gone
-        return;
-      }
-      if (!self->to_client.empty()) self->to_client.pop_front();
-      self->pump_client();
-    });
+    l.writing = true;
+    const std::uint64_t gen = server_generation;
+    asio::async_write(s == side::server ? server : client, asio::buffer(l.queue.front().bytes),
+                      [self = shared_from_this(), s, gen](boost::system::error_code ec, std::size_t) {
+                        if (self->done || (s == side::server && gen != self->server_generation)) return;
+                        lane& written = self->lane_to(s);
+                        written.writing = false;
+                        if (ec) {
+                          if (s == side::server)
+                            self->server_lost();
+                          else
+                            self->end();
+                          return;
+                        }
+                        if (!written.queue.empty()) written.queue.pop_front();
+                        self->pump(s);
+                      });
   }
 };
 
