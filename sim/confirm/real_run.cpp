@@ -156,6 +156,10 @@ class real_fleet {
   awaitable<void> replica_synced();
   // The links a partition cuts: a worker's, or every worker's (a cut of redis).
   std::vector<link_proxy*> links_cut_by(const scenario::fault_spec& f);
+  // Every worker's link does the same (hold, release, cut, heal, close).
+  void all_links(void (link_proxy::*act)()) {
+    for (auto& l : links_) ((*l).*act)();
+  }
   void spawn_worker(worker& w);
   // Runs `a` on the loop; finish() (or a crash) cancels it through the task returned.
   task& spawn(awaitable<void> a);
@@ -529,12 +533,12 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
       // The links hold what the workers send from the kill until the server answers again, past the downtime:
       // the simulated restart takes no time but its downtime, the real server's start does. What is sent
       // during the downtime is lost, as to a node that is down.
-      for (auto& l : links_) l->hold();
+      all_links(&link_proxy::hold);
       server_->crash();
       if (dur > 0) {
-        for (auto& l : links_) l->cut();
+        all_links(&link_proxy::cut);
         co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
-        for (auto& l : links_) l->heal();
+        all_links(&link_proxy::heal);
       }
       if (done_) co_return;
       // The loop runs on while the server starts. (No co_await inside a try-block: see work().)
@@ -560,7 +564,7 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
         co_return;
       }
       came_back(timing, f.at_ns + dur);
-      for (auto& l : links_) l->release();
+      all_links(&link_proxy::release);
       if (cfg_.proto->setup.again_after_restart) co_await setup();
       break;
     }
@@ -580,7 +584,7 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
       replication_->close();
       server_->crash();
       switching_ = true;
-      for (auto& l : links_) l->cut();
+      all_links(&link_proxy::cut);
       if (!replica_->promote()) {
         fail("the failover at " + at_text(f.at_ns) + " could not be made: the replica did not take REPLICAOF NO ONE; its "
              "log ends: " + replica_->log_tail());
@@ -614,7 +618,7 @@ void real_fleet::finish() {
   notify();
   if (server_ && server_->up() && server_->paused()) server_->resume();
   // The links end every connection they carry (and so their pending reads): the loop can run out.
-  for (auto& l : links_) l->close();
+  all_links(&link_proxy::close);
   if (replication_) replication_->close();
   for (auto& w : workers_) ++w->generation;
   // Every coroutine stops at what it waits on (from the loop, not from inside the coroutine that ended the run).

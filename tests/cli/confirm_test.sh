@@ -9,9 +9,7 @@ set -euo pipefail
 bin="$1/admitsim"
 name=confirm
 source "$(dirname "$0")/lib.sh"
-command -v redis-server >/dev/null || fail "redis-server is not on PATH (scripts/setup.sh installs it)"
-export TMPDIR="$tmp/tmpdir"
-mkdir -p "$TMPDIR"
+confirm_tmpdir
 
 # confirm WANT_RC OUT.json ARGS...: runs admitsim confirm (120 s at most).
 confirm() {
@@ -244,8 +242,5 @@ grep -qF "interrupted (SIGINT or SIGTERM)" "$tmp/int.err" || fail "SIGINT: $(cat
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["interrupted"] is True and d["runs"]["server_time"]["verdict"] == "inconclusive", d' "$tmp/int.json"
 
 # Nothing left behind: every server stopped, every folder removed.
-sleep 0.5
-left="$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'admitsim-confirm.*' | wc -l)"
-[ "$left" -eq 0 ] || fail "$left folders left in $TMPDIR"
-if pgrep -f -- "--dir $TMPDIR/admitsim-confirm" >/dev/null; then fail "a redis-server of the test is still running"; fi
+nothing_left_behind
 echo "$name: ok"

@@ -12,9 +12,7 @@ set -euo pipefail
 bin="$1/admitsim"
 name=explore_confirm
 source "$(dirname "$0")/lib.sh"
-command -v redis-server >/dev/null || fail "redis-server is not on PATH (scripts/setup.sh installs it)"
-export TMPDIR="$tmp/tmpdir"
-mkdir -p "$TMPDIR"
+confirm_tmpdir
 
 # run WANT_RC ARGS...: admitsim ARGS (60 s at most), its stderr in $tmp/err.
 run() {
@@ -177,8 +175,5 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"
   "$tmp/int-mx/confirm_small-matrix.json"
 
 # --- nothing left behind: every server stopped, every folder removed -----------------------------------------
-sleep 0.5
-left="$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'admitsim-confirm.*' | wc -l)"
-[ "$left" -eq 0 ] || fail "$left folders left in $TMPDIR"
-if pgrep -f -- "--dir $TMPDIR/admitsim-confirm" >/dev/null; then fail "a redis-server of the test is still running"; fi
+nothing_left_behind
 echo "$name: ok"

@@ -6,6 +6,10 @@
 #                           (fails if it does not); its exit code in $rc
 #   sanitized               true when the binary is built with a sanitizer: it needs terabytes of address
 #                           space (no ulimit -v) and its memory figures are the sanitizer's
+#   confirm_tmpdir          for the tests of admitsim confirm: fails unless redis-server is on PATH, and makes
+#                           TMPDIR the test's own ($tmp/tmpdir), where every run's servers keep their folders
+#   nothing_left_behind     fails if a folder of a confirmation is left in that TMPDIR, or one of its servers
+#                           still runs
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/admitsim-$name.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "$name: $*" >&2; exit 1; }
@@ -48,4 +52,16 @@ interrupt() {
   if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fail "admitsim $1 did not stop within 15 s of SIGINT"; fi
   rc=0
   wait "$pid" || rc=$?
+}
+confirm_tmpdir() {
+  command -v redis-server >/dev/null || fail "redis-server is not on PATH (scripts/setup.sh installs it)"
+  export TMPDIR="$tmp/tmpdir"
+  mkdir -p "$TMPDIR"
+}
+nothing_left_behind() {
+  sleep 0.5  # (a server killed at the run's end is reaped by then)
+  local left
+  left="$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'admitsim-confirm.*' | wc -l)"
+  [ "$left" -eq 0 ] || fail "$left folders left in $TMPDIR"
+  if pgrep -f -- "--dir $TMPDIR/admitsim-confirm" >/dev/null; then fail "a redis-server of the test is still running"; fi
 }
