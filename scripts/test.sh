@@ -7,14 +7,14 @@
 #  2. the sanitizer build (preset asan: clang++ Debug, ASan + UBSan, build-asan/):
 #     the same suite but the long property budgets (and a quarter of the agreement
 #     properties' cases), halting on the first report;
-#  3. clang++ Release with libstdc++ (preset clang-release, admitsim only),
-#     and the libFuzzer build of stage 5: both built in the background at
-#     nice 19 from the start of stage 1's tests; stage 3 waits for them;
+#  3. the libFuzzer build of stage 5, built in the background at nice 19 from
+#     the start of stage 1's tests; stage 3 waits for what is left of it;
 #  4. determinism across builds: the catalogue's reports must be the same
-#     bytes from g++ Release, clang++ Debug (the asan tree) and clang++ Release
-#     (tests/determinism/cross_build.sh; ctest has already run the catalogue,
-#     replayed every report and checked every example in the first two trees,
-#     and their kept reports are compared: only clang runs the catalogue here);
+#     bytes from g++ -O3 (Release) and clang++ -O0/-O1 with the sanitizers (the
+#     asan tree) (tests/determinism/cross_build.sh; ctest has already run the
+#     catalogue, replayed every report and checked every example in both trees,
+#     and their kept reports are compared). The clang++ Release tree (preset
+#     clang-release, no unity build) is not built here (docs/ci.md);
 #  5. fuzzing (preset fuzz): each libFuzzer target for a fixed time, all at
 #     once (docs/fuzzing.md).
 # Stages 2, 3 and 5 need clang++ (scripts/setup.sh installs it). Environment:
@@ -70,10 +70,10 @@ if py_exe="$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)" && [ -
 fi
 stage "1/5 Release build (build/)"
 scripts/build.sh
-# The clang++ Release and libFuzzer trees (stages 3 and 5) wait for no test: they are built in the background
-# from here on, at the lowest priority (nice 19), on the CPU that the tests leave idle (a test waiting on
-# redis-server, the last long test alone on one core, a link); stage 3 waits for what is left of them.
-clang_presets=(clang-release)
+# The libFuzzer tree (stages 3 and 5) waits for no test: it is built in the background from here on, at the
+# lowest priority (nice 19), on the CPU that the tests leave idle (a test waiting on redis-server, the last
+# long test alone on one core, a link); stage 3 waits for what is left of it.
+clang_presets=()
 ((fuzz_seconds == 0)) || clang_presets+=(fuzz)
 set -m  # its own process group, so that an early exit can stop the whole build (the trap below)
 (
@@ -93,7 +93,7 @@ set -m  # its own process group, so that an early exit can stop the whole build 
 ) &
 clang_builds=$!
 set +m
-echo "test.sh: building ${clang_presets[*]} in the background (nice 19; build-<preset>.log)" >&2
+((${#clang_presets[@]} == 0)) || echo "test.sh: building ${clang_presets[*]} in the background (nice 19; build-<preset>.log)" >&2
 stage "1/5 Release tests"
 # The property tests run once with a pinned seed and once with this fresh one.
 ADMITSIM_FRESH_SEED="${ADMITSIM_FRESH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
@@ -108,10 +108,10 @@ stage "2/5 sanitizer tests (ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTI
 # sanitizers they look for memory errors on the same paths, at some twenty times the cost.
 ADMITSIM_AGREEMENT_CASES=25 ctest_all build-asan -LE "property-long|cli-long"
 
-stage "3/5 clang++ Release build of admitsim (build-clang/) and the libFuzzer build (build-fuzz/): what is left of them"
+stage "3/5 the libFuzzer build (build-fuzz/): what is left of it"
 wait "$clang_builds"
 clang_builds=""
-builds=(release=build debug-asan=build-asan clang-release=build-clang)
+builds=(release=build debug-asan=build-asan)
 
 stage "4/5 determinism across builds: ${builds[*]}"
 tests/determinism/cross_build.sh --no-replay --reuse "${builds[@]}"

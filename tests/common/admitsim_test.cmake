@@ -2,12 +2,19 @@
 # Builds one Catch2 binary and registers it with ctest as a single test
 # (fast: one process per binary). Label "unit" is the default; long property
 # budgets use "property-long", tests needing a real redis-server "redis".
+# In a sanitizer tree (ADMITSIM_SANITIZE) the cases tagged [heavy] are passed
+# over: each runs, many times over, paths that the tree's other tests run
+# under the sanitizers too (docs/testing.md, "Heavy cases").
 function(admitsim_add_test)
   cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE admitsim_catch_main admitsim_common Catch2::Catch2 ${T_LIBS})
   admitsim_test_files_o1(${T_NAME})  # -O1 in an optimised build (CMakeLists.txt)
-  add_test(NAME ${T_NAME} COMMAND ${T_NAME} --order decl --warn NoAssertions
+  set(spec)
+  if(ADMITSIM_SANITIZE)
+    set(spec "~[heavy]")
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME} ${spec} --order decl --warn NoAssertions
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   if(NOT T_LABELS)
     set(T_LABELS unit)

@@ -21,7 +21,7 @@ const explore::variant_placements& of(const explore::placement_summary& s, const
 
 }  // namespace
 
-TEST_CASE("placements: a failover at every instant breaks the unacknowledged gate, never WAIT's", "[explore][placement]") {
+TEST_CASE("placements: a failover at every instant breaks the unacknowledged gate, never WAIT's", "[explore][placement][heavy]") {
   const scenario::scenario base = test::catalogue_file("redis_failover");
   explore::placement_limits lim;
   lim.jobs = 2;

@@ -63,7 +63,7 @@ TEST_CASE("durations are written exactly and read back", "[explore][json]") {
   }
 }
 
-TEST_CASE("every catalogue scenario survives the writer and runs the same", "[explore][json]") {
+TEST_CASE("every catalogue scenario survives the writer and runs the same", "[explore][json][heavy]") {
   // Goal: the writer is the loader's inverse. Method: write, load, write again; compare the documents and the
   // reports of both runs (bench scenarios are only compared as documents: they are long).
   const admit::test::schema_subset_validator validator(

@@ -42,7 +42,7 @@ TEST_CASE("plain: each seed runs the scenario as admitsim run --seed does", "[ex
   }
 }
 
-TEST_CASE("guided: every plan stays inside the fault model and is a scenario the loader takes back", "[explore][search]") {
+TEST_CASE("guided: every plan stays inside the fault model and is a scenario the loader takes back", "[explore][search][heavy]") {
   for (const char* name : {"explore_redis_faults", "explore_clock_steps", "explore_crashed_renewer"}) {
     INFO(name);
     const scenario::scenario base = test::catalogue_file(name);
@@ -72,7 +72,7 @@ TEST_CASE("guided: every plan stays inside the fault model and is a scenario the
   }
 }
 
-TEST_CASE("guided: a mutant's run is its scenario's run (what a finding's explored file reproduces)", "[explore][search]") {
+TEST_CASE("guided: a mutant's run is its scenario's run (what a finding's explored file reproduces)", "[explore][search][heavy]") {
   const scenario::scenario base = test::catalogue_file("explore_redis_faults");
   const explore::explore_summary s = search(base, search_strategy::guided, 40, 2);
   std::size_t compared = 0;

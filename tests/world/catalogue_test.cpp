@@ -20,7 +20,7 @@ std::vector<std::string> catalogue() {
 
 }  // namespace
 
-TEST_CASE("every catalogue scenario comes out as it expects", "[world][catalogue]") {
+TEST_CASE("every catalogue scenario comes out as it expects", "[world][catalogue][heavy]") {
   // Goal: the catalogue's declared verdicts hold, per lease variant too. Method: run each file with its
   // own seed through run_all and check each run against its expectation.
   const auto files = catalogue();

@@ -7,7 +7,7 @@
 namespace fs = std::filesystem;
 
 TEST_CASE("the committed example reports regenerate byte for byte but for their diagnostics",
-          "[world][examples]") {
+          "[world][examples][heavy]") {
   // Goal: any change of behaviour shows up as a change of reports/examples/, and a change of the kernel
   // alone does not. Method: for each committed report, re-run its scenario file with its seed and compare
   // the bytes with every `diagnostics` object left out of both (scripts/regen-examples.sh rewrites them
