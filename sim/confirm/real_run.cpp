@@ -440,8 +440,9 @@ awaitable<void> real_fleet::monitor() {
       auto [ec, answer] = co_await watches_.back()->async_command(req, asio::as_tuple(asio::use_awaitable));
       if (!ec && answer.type == redis::reply::kind::integer) {
         result_.holders.see(answer.integer, scenario_now(),
-                            std::to_string(answer.integer) + " permits held at the server (" + holders +
-                                "), above the limit " + std::to_string(result_.holders.bound));
+                            std::to_string(answer.integer) + " members in the holders key at the server (" + req.argv[0] +
+                                " " + holders + ", a member counted until it is removed, past its lease too), above the limit " +
+                                std::to_string(result_.holders.bound));
         if (!result_.holders.holds()) stop_at_break();
       }
     }

@@ -27,8 +27,8 @@
 //    not even its release), pause (it stops for a while), partition, clock
 //    step, redis restart and failover.
 //
-// Monitors: live members of the set <= limit after every script (the gate's
-// view); open portal connections <= the portal's cap (the true view); no
+// Monitors: members of the set (until removed) <= limit after every script
+// (the gate's view); open portal connections <= the portal's cap (the true view); no
 // token granted while already a member; at the end every item ended and,
 // one lease after the end, no lease is left in the set. Each violation names
 // its causes from what the parts recorded (lease/lease_causes.hpp).

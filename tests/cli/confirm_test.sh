@@ -105,15 +105,16 @@ PY
 # The permit gate's own count broken on the real server: a protocol that reaps nothing leaves the crashed
 # holders' permits in the set, and admits a fourth live one beside them (simulated at 8.23 s). In real time:
 # at a tenth of it, which workers hold a permit at their crash drifts from the simulated run.
-scale=1 confirm 0 "$tmp/unreaped.json" tests/cli/data/unreaped/scenario.json
+# Three runs at most (a confirmed break stops them): on a loaded machine the crashes' timing can drift too.
+scale=1 confirm 0 "$tmp/unreaped.json" tests/cli/data/unreaped/scenario.json --runs 3
 expect_verdict "$tmp/unreaped.json" unreaped confirmed
 python3 - "$tmp/unreaped.json" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1]))["runs"]["unreaped"]["real_runs"][0]
+r = json.load(open(sys.argv[1]))["runs"]["unreaped"]["real_runs"][-1]  # the one that confirmed
 g = r["invariants"]["gate_inflight_le_cap"]
 assert not g["holds"] and g["peak"] == 5 and g["bound"] == 4, g
 assert 8_000_000_000 <= g["first_violation"]["at_ns"] <= 12_000_000_000, g
-assert "permits held at the server" in g["first_violation"]["detail"], g
+assert "members in the holders key at the server (ZCARD " in g["first_violation"]["detail"], g
 PY
 
 # A protocol whose holders live at a key of their own (permit_ids: a hash at {key}:taken) is watched there.

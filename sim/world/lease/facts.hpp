@@ -111,7 +111,7 @@ struct script_ran {
   redis::script_op op;
   const std::string& token;
   const redis::script_reply& reply;
-  // The live members of the gate key after it (a quorum run: the fullest node's).
+  // The members of the gate key after it, expired ones not yet removed too (a quorum run: the fullest node's).
   std::int64_t members;
   // An acquire: the token was a member before it ran.
   bool was_member = false;

@@ -25,8 +25,10 @@ std::pair<std::size_t, std::size_t> expired_range(const fact::script_ran& f) {
   return range;
 }
 
-// gate_inflight_le_cap: the live members of the gate key after every script (and after the add of a
-// non-atomic check-then-add) against the limit.
+// gate_inflight_le_cap: the members of the gate key after every script (and after the add of a
+// non-atomic check-then-add) against the limit. Every member counts until it is removed, a permit past its
+// lease too: the key is the gate's own count (what ZCARD or HLEN answers), and a design that leaves expired
+// permits in it and admits beside them holds more than the limit by its own key.
 class gate_inflight final : public fact_sink {
  public:
   explicit gate_inflight(lease_monitors& hub) : hub_(hub) {}
@@ -38,8 +40,9 @@ class gate_inflight final : public fact_sink {
     ADMIT_ASSERT(members >= 0, "a count of members");
     const std::int64_t limit = hub_.limit();
     hub_.level(l_gate_inflight, members, limit, [&] {
-      return check::finding{"the gate key holds " + std::to_string(members) + " live members, above the limit " +
-                                std::to_string(limit) + (split_add ? " (a non-atomic check-then-add)" : ""),
+      return check::finding{"the gate key holds " + std::to_string(members) + " members, above the limit " +
+                                std::to_string(limit) + (split_add ? " (a non-atomic check-then-add)" : "") +
+                                " (a member counts until it is removed, past its lease too)",
                             hub_.causes_of([&](cause_finder& c, auto& out) { c.gate(out, wi, op, token, members, split_add); })};
     });
   }

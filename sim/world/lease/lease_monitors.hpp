@@ -2,7 +2,7 @@
 // check::monitor (invariants, probes, trace ring, what a violation does).
 //
 // It hears the parts' facts (facts.hpp) and keeps the trace, the probes and
-// the metrics. The five invariants, in the report's order (live members of
+// the metrics. The five invariants, in the report's order (members of
 // the gate key <= the limit after every script; connections asked of the
 // portal <= its true cap; no permit past its expiry survives an acquire;
 // liveness; capacity conserved for a protocol that counts free permits) are
@@ -98,7 +98,7 @@ class cause_finder {
   // worker has let its permit go gives what filled the portal when it was
   // refused).
   virtual void portal(std::vector<check::cause>& out) = 0;
-  // gate_inflight_le_cap: the live members after worker `wi`'s `op` for `token`.
+  // gate_inflight_le_cap: the members (expired ones not yet removed too) after worker `wi`'s `op` for `token`.
   virtual void gate(std::vector<check::cause>& out, std::size_t wi, redis::script_op op, std::string_view token,
                     std::int64_t members, bool split_add) = 0;
   // Not a violation: `token`, already a member, granted again to worker `wi`

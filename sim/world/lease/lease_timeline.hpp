@@ -2,7 +2,7 @@
 // (the run record's timeline): the three levels, the fault windows and one
 // lane per early item.
 //
-// It hears the world's facts (facts.hpp): the live members of the gate key
+// It hears the world's facts (facts.hpp): the members of the gate key
 // after a script, the open connections at the portal, the items waiting; it
 // samples all three at the instant one of them changes, and fills the lanes
 // from the items' facts (arrived, granted, at the portal, gave up, ended). A

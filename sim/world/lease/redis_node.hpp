@@ -81,7 +81,7 @@ class redis_node {
   vtime_ns paused_until() const noexcept { return paused_until_ns_; }
 
   // check_then_add's second round trip (the mutant's client adds what its count allowed): ZADD of `token`
-  // at `score_ms` and PEXPIRE of the key, as two commands. Returns the live members after them.
+  // at `score_ms` and PEXPIRE of the key, as two commands. Returns the members after them.
   std::int64_t add_after_check(vtime_ns now, std::int64_t now_us, std::string_view key, std::string_view token,
                                std::int64_t score_ms, std::int64_t lease_ms);
   // Where the permits live: a sorted set (the default, and every built-in
