@@ -30,8 +30,8 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 t0=$SECONDS
 times_file="$(mktemp "${TMPDIR:-/tmp}/admitsim-test-times.XXXXXX")"
-clang_builds=""
-trap 'rm -f "$times_file"; [ -z "$clang_builds" ] || kill -- "-$clang_builds" 2>/dev/null || true' EXIT
+fuzz_build=""
+trap 'rm -f "$times_file"; [ -z "$fuzz_build" ] || kill -- "-$fuzz_build" 2>/dev/null || true' EXIT
 stage() {  # with the CPU time of every child so far (user, system), to keep CI time in view
   times >"$times_file"  # in this shell: a command substitution would count a subshell's children
   echo "=== test.sh [$((SECONDS - t0))s wall; cpu $(tail -1 "$times_file")] $*" >&2
@@ -73,27 +73,23 @@ scripts/build.sh
 # The libFuzzer tree (stages 3 and 5) waits for no test: it is built in the background from here on, at the
 # lowest priority (nice 19), on the CPU that the tests leave idle (a test waiting on redis-server, the last
 # long test alone on one core, a link); stage 3 waits for what is left of it.
-clang_presets=()
-((fuzz_seconds == 0)) || clang_presets+=(fuzz)
-set -m  # its own process group, so that an early exit can stop the whole build (the trap below)
-(
-  for preset in "${clang_presets[@]}"; do
+if ((fuzz_seconds > 0)); then
+  set -m  # its own process group, so that an early exit can stop the whole build (the trap below)
+  (
     # The fuzz preset also builds fuzz_inline_protocol, a helper that seeds a corpus: stage 5 takes the
     # Release tree's (fuzz/seed_corpus.sh), so only the three targets that run are built here.
     targets=()
-    if [ "$preset" = fuzz ]; then
-      for t in "${fuzz_targets[@]}"; do targets+=(--target "$t"); done
-    fi
-    nice -n 19 scripts/build.sh --preset "$preset" "${targets[@]}" >"build-$preset.log" 2>&1 || {
-      echo "test.sh: the $preset build failed; the end of build-$preset.log:" >&2
-      tail -60 "build-$preset.log" >&2
+    for t in "${fuzz_targets[@]}"; do targets+=(--target "$t"); done
+    nice -n 19 scripts/build.sh --preset fuzz "${targets[@]}" >build-fuzz.log 2>&1 || {
+      echo "test.sh: the fuzz build failed; the end of build-fuzz.log:" >&2
+      tail -60 build-fuzz.log >&2
       exit 1
     }
-  done
-) &
-clang_builds=$!
-set +m
-((${#clang_presets[@]} == 0)) || echo "test.sh: building ${clang_presets[*]} in the background (nice 19; build-<preset>.log)" >&2
+  ) &
+  fuzz_build=$!
+  set +m
+  echo "test.sh: building the fuzz targets in the background (nice 19; build-fuzz.log)" >&2
+fi
 stage "1/5 Release tests"
 # The property tests run once with a pinned seed and once with this fresh one.
 ADMITSIM_FRESH_SEED="${ADMITSIM_FRESH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
@@ -109,8 +105,10 @@ stage "2/5 sanitizer tests (ASAN_OPTIONS=$ASAN_OPTIONS UBSAN_OPTIONS=$UBSAN_OPTI
 ADMITSIM_AGREEMENT_CASES=25 ctest_all build-asan -LE "property-long|cli-long"
 
 stage "3/5 the libFuzzer build (build-fuzz/): what is left of it"
-wait "$clang_builds"
-clang_builds=""
+if [ -n "$fuzz_build" ]; then
+  wait "$fuzz_build"
+  fuzz_build=""
+fi
 builds=(release=build debug-asan=build-asan)
 
 stage "4/5 determinism across builds: ${builds[*]}"

@@ -39,6 +39,7 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
     bool writing = false;  // an async_write under way
     bool waiting = false;  // a delay's timer under way
     bool idle() const { return queue.empty() && !writing && !waiting; }
+    bool ready() const { return !queue.empty() && !writing && !waiting; }  // its front may be delivered
   };
   enum class side { server, client };  // where a lane's bytes go
 
@@ -147,7 +148,7 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
   }
 
   void pump_server() {
-    if (done || to_server.writing || to_server.waiting || to_server.queue.empty()) {
+    if (done || !to_server.ready()) {
       if (!done && client_closed && to_server.idle()) end();
       return;
     }
@@ -177,7 +178,7 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
   }
 
   void pump_client() {
-    if (done || to_client.writing || to_client.waiting || to_client.queue.empty()) return;
+    if (done || !to_client.ready()) return;
     deliver(side::client);
   }
 
@@ -189,7 +190,7 @@ struct link_proxy::conn : std::enable_shared_from_this<link_proxy::conn> {
   // upstream write acts only on the upstream connection it was made on.
   void deliver(side s) {
     lane& l = lane_to(s);
-    ADMIT_ASSERT(!done && !l.writing && !l.waiting && !l.queue.empty(), "a lane delivers one chunk at a time");
+    ADMIT_ASSERT(!done && l.ready(), "a lane delivers one chunk at a time");
     const steady::time_point due = l.queue.front().due;
     if (due > steady::now()) {
       l.waiting = true;
