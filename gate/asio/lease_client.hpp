@@ -41,6 +41,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "gate/admit_assert.hpp"
@@ -91,6 +92,11 @@ class lease_client {
   // From now on the client's operations run on `logic` (a client in a child process) instead of its own
   // core; the core keeps the configuration (renewal timing). `logic` outlives the client's operations.
   void set_remote(remote_logic* logic) noexcept { remote_ = logic; }
+
+  // Told what each answer to an acquire call read as (client_core::op::last_reading), as the answer
+  // comes: a real run's liveness watch (sim/confirm/real_run.cpp). A remote client's answers are not told.
+  using reading = client_core::op::reading;
+  void on_reading(std::function<void(reading)> observer) { observer_ = std::move(observer); }
 
   awaitable<acquire_outcome> acquire(std::string token) {
     boost::system::error_code lost;
@@ -216,6 +222,9 @@ class lease_client {
           auto [ec, answer] = co_await send(s.node, op.command(), as_tuple(use));
           if (ec && !lost) lost = ec;
           s = op.replied(now(), static_cast<bool>(ec), answer);
+          if constexpr (std::is_same_v<Op, client_core::op>) {
+            if (observer_ && op.last_reading() != reading::none) observer_(op.last_reading());
+          }
           break;
         }
         case lease_step::kind::wait: {
@@ -255,6 +264,7 @@ class lease_client {
   std::function<std::int64_t()> wall_ms_;
   client_core core_;
   remote_logic* remote_ = nullptr;
+  std::function<void(reading)> observer_;
 };
 
 }  // namespace admit::gate

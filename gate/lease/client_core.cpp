@@ -156,6 +156,7 @@ lease_step client_core::op::setup_call(const moment& m) {
 
 lease_step client_core::op::replied(const moment& m, bool lost, const redis::reply& answer) {
   advance_clock(m);
+  reading_ = reading::none;
   if (phase_ == phase::setup_call) {
     const redis::protocol& p = *core_.cfg_.proto;
     if (lost || answer.is_error()) return finish(lease_failure::unreachable);
@@ -187,7 +188,11 @@ lease_step client_core::op::replied(const moment& m, bool lost, const redis::rep
     s.node = node_;
     return s;
   }
-  return answered(m, lost, lost ? redis::script_reply{} : redis::read_reply(answer, c.rule));
+  if (lost) return answered(m, true, redis::script_reply{});
+  const redis::script_reply read = redis::read_reply(answer, c.rule);
+  if (phase_ == phase::acquire_call && !answer.is_error())
+    reading_ = read.granted() ? reading::granted : reading::refused;
+  return answered(m, false, read);
 }
 
 lease_step client_core::op::answered(const moment& m, bool lost, const redis::script_reply& read) {

@@ -147,6 +147,12 @@ class client_core {
     // on_lost_acquire "new_token", after a lost attempt) that token with ".<n>" appended, n = 1, 2, ...
     const std::string& token() const noexcept { return token_; }
 
+    // What the last replied() read, for liveness's progress rule (a real run's watch, sim/confirm): an
+    // answer to one node's acquire call read by its rule as a grant or a refusal; `none` for anything else
+    // (a lost call, an error reply such as NOSCRIPT, a release, WAIT, a quorum's node).
+    enum class reading : std::uint8_t { none, granted, refused };
+    reading last_reading() const noexcept { return reading_; }
+
    private:
     enum class phase : std::uint8_t {
       start,
@@ -209,6 +215,7 @@ class client_core {
     std::size_t base_token_size_ = 0;  // the given token's length (a fresh token extends it)
     std::int64_t fresh_tokens_ = 0;
     std::size_t setup_index_ = 0;
+    reading reading_ = reading::none;
     lease_step setup_call(const moment& m);
   };
 

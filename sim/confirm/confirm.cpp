@@ -36,6 +36,7 @@ std::string timing_note(const run_result& r) {
 json level_json(const level_check& c) {
   json o = json::object();
   o["holds"] = c.holds();
+  if (!c.watched) o["watched"] = false;
   o["bound"] = c.bound;
   o["peak"] = c.peak;
   o["peak_at_ns"] = c.peak_at_ns;
@@ -44,6 +45,27 @@ json level_json(const level_check& c) {
     json f = json::object();
     f["at_ns"] = *c.first_at_ns;
     f["detail"] = c.first_detail;
+    o["first_violation"] = std::move(f);
+  }
+  return o;
+}
+
+json liveness_json(const liveness_check& l) {
+  json o = json::object();
+  o["holds"] = l.holds();
+  if (!l.watched) o["watched"] = false;
+  o["bound_ns"] = l.bound_ns;
+  o["grants"] = l.grants;
+  o["refusals"] = l.refusals;
+  o["refusals_with_free_capacity"] = l.refusals_free;
+  o["refusals_unjudged"] = l.refusals_unjudged;
+  o["longest_refused_with_free_capacity_ns"] = l.longest_free_ns;
+  if (l.permits_left_unjudged) o["permits_left_unjudged"] = true;
+  if (l.first_at_ns) {
+    json f = json::object();
+    f["at_ns"] = *l.first_at_ns;
+    f["rule"] = l.first_rule;
+    f["detail"] = l.first_detail;
     o["first_violation"] = std::move(f);
   }
   return o;
@@ -76,11 +98,15 @@ confirmation confirm_run(const scenario::scenario& sc, const std::string& name, 
   }
   std::vector<std::string> target;  // the simulated breaks a real run can see
   for (const std::string& b : sim.broken)
-    if (contains(watched_invariants, b)) target.push_back(b);
+    if (watches(sc, b)) target.push_back(b);
   if (sim.verdict == "violation" && target.empty()) {
     c.verdict = "inconclusive";
-    c.why = "the simulated run broke " + (sim.broken.empty() ? std::string("no named invariant") : sim.broken.front()) +
-            ", which a real run does not watch yet (it watches portal_inflight_le_cap and gate_inflight_le_cap)";
+    const std::string b = sim.broken.empty() ? std::string("no named invariant") : sim.broken.front();
+    c.why = "the simulated run broke " + b +
+            (b == "liveness" && sc.checks.liveness_horizon_ns
+                 ? std::string(", judged at checks.liveness_horizon, which a real run does not make real yet")
+                 : std::string(", which a real run does not watch yet (it watches portal_inflight_le_cap, "
+                               "gate_inflight_le_cap and liveness)"));
     return c;
   }
   const gate::lease_client_config real_cfg = scaled(cfg, opts.time_scale);
@@ -91,16 +117,23 @@ confirmation confirm_run(const scenario::scenario& sc, const std::string& name, 
     const run_result& r = c.real.back();
     if (r.inconclusive) continue;
     ++judged;
-    const bool portal = !r.portal.holds(), holders = !r.holders.holds();
-    const bool hit = sim.verdict == "violation"
-                         ? (portal && contains(target, r.portal.name)) || (holders && contains(target, r.holders.name))
-                         : r.broke();
-    if (hit) {
-      const level_check& l = portal ? r.portal : r.holders;
+    // The breaks of this run that count: of an invariant the simulation broke (or, where it held, any).
+    const auto counts = [&](bool broke, const std::string& name) {
+      return broke && watches(sc, name) && (sim.verdict != "violation" || contains(target, name));
+    };
+    const bool portal = counts(!r.portal.holds(), r.portal.name);
+    const bool holders = counts(!r.holders.holds(), r.holders.name);
+    const bool live = counts(!r.live.holds(), r.live.name);
+    if (portal || holders || live) {
       c.verdict = "confirmed";
-      c.why = l.name + " broke on redis-server " + r.server_version + " in real run " + std::to_string(i + 1) +
-              ": peak " + std::to_string(l.peak) + " against " + std::to_string(l.bound) + " at " +
-              std::to_string(l.peak_at_ns / 1'000'000) + " ms" + timing_note(r);
+      const std::string where = " on redis-server " + r.server_version + " in real run " + std::to_string(i + 1) + ": ";
+      if (portal || holders) {
+        const level_check& l = portal ? r.portal : r.holders;
+        c.why = l.name + " broke" + where + "peak " + std::to_string(l.peak) + " against " + std::to_string(l.bound) +
+                " at " + std::to_string(l.peak_at_ns / 1'000'000) + " ms" + timing_note(r);
+      } else {
+        c.why = r.live.name + " broke" + where + r.live.first_detail + timing_note(r);
+      }
       c.as_expected = sim.verdict == "violation";
       return c;
     }
@@ -168,6 +201,7 @@ json to_json(const run_result& r) {
   json inv = json::object();
   inv[r.portal.name] = level_json(r.portal);
   inv[r.holders.name] = level_json(r.holders);
+  inv[r.live.name] = liveness_json(r.live);
   o["invariants"] = std::move(inv);
   json m = json::object();
   m["items"] = r.items;

@@ -22,8 +22,6 @@
 
 namespace admit::confirm {
 
-// What a real run watches (real_run.hpp), by the simulator's names.
-inline const std::vector<std::string> watched_invariants = {"portal_inflight_le_cap", "gate_inflight_le_cap"};
 inline constexpr int runs_max = 1000;
 
 struct simulated {

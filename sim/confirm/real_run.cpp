@@ -13,8 +13,10 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <memory>
 
 #include "gate/admit_assert.hpp"
@@ -27,6 +29,7 @@
 #include "sim/scenario/duration.hpp"
 #include "sim/scenario/fault_kinds.hpp"
 #include "sim/world/arrivals.hpp"
+#include "sim/world/cause_text.hpp"
 #include "sim/world/lease_world.hpp"
 
 namespace admit::confirm {
@@ -52,6 +55,72 @@ persistence persistence_of(scenario::persistence p) {
 }
 
 std::string at_text(std::int64_t ns) { return scenario::format_duration(ns); }
+
+// The monitor's one call: the server's clock and the holders key's entries, read at one instant (a script
+// of admitsim's own; it writes nothing). KEYS[1] the holders key. Answers {seconds, microseconds, type,
+// entries}: entries flat, member then score (a sorted set's, WITHSCORES) or field then value (a hash's).
+constexpr const char* monitor_script = R"lua(
+local t = redis.call('TIME')
+local kind = redis.call('TYPE', KEYS[1])['ok']
+local entries = {}
+if kind == 'zset' then
+  entries = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+elseif kind == 'hash' then
+  entries = redis.call('HGETALL', KEYS[1])
+end
+return {t[1], t[2], kind, entries}
+)lua";
+
+// What the monitor read: the server's clock, and each holder's score as the simulator reads it
+// (sim/world/lease/redis_node.cpp): a sorted set's score; a hash field's value when it is a finite number,
+// else +inf (never expires).
+struct holders_read {
+  std::int64_t server_now_ms = 0;
+  std::vector<double> scores;
+  // Members live at server time `at_ms`, scores meaning the time of acquiring (`offset_ms` the lease) or
+  // the expiry (`offset_ms` 0).
+  std::int64_t live_at(std::int64_t at_ms, std::int64_t offset_ms) const {
+    const double stale = static_cast<double>(at_ms - offset_ms);
+    return std::count_if(scores.begin(), scores.end(), [stale](double s) { return s > stale; });
+  }
+};
+
+std::optional<std::int64_t> integer_of(const redis::reply& r) {
+  if (r.type != redis::reply::kind::bulk) return std::nullopt;
+  std::int64_t v = 0;
+  const char* first = r.text.data();
+  const char* last = first + r.text.size();
+  const auto [end, ec] = std::from_chars(first, last, v);
+  if (ec != std::errc{} || end != last) return std::nullopt;
+  return v;
+}
+
+// The monitor's answer read; nullopt for an answer of another shape (an error; the key of a type the
+// protocol does not say), which is not a reading.
+std::optional<holders_read> read_holders(const redis::reply& answer, bool hash) {
+  if (answer.type != redis::reply::kind::array || answer.elements.size() != 4) return std::nullopt;
+  const std::optional<std::int64_t> sec = integer_of(answer.elements[0]);
+  const std::optional<std::int64_t> usec = integer_of(answer.elements[1]);
+  const redis::reply& kind = answer.elements[2];
+  const redis::reply& entries = answer.elements[3];
+  if (!sec || !usec || kind.type != redis::reply::kind::bulk || entries.type != redis::reply::kind::array)
+    return std::nullopt;
+  if (kind.text != "none" && kind.text != (hash ? "hash" : "zset")) return std::nullopt;
+  if (entries.elements.size() % 2 != 0) return std::nullopt;
+  holders_read out;
+  out.server_now_ms = *sec * 1000 + *usec / 1000;
+  out.scores.reserve(entries.elements.size() / 2);
+  for (std::size_t i = 1; i < entries.elements.size(); i += 2) {
+    const std::string& t = entries.elements[i].text;
+    double v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    const bool number = ec == std::errc{} && end == t.data() + t.size();
+    if (hash) out.scores.push_back(number && std::isfinite(v) ? v : std::numeric_limits<double>::infinity());
+    else if (number) out.scores.push_back(v);
+    else return std::nullopt;  // a sorted set's scores are numbers ("inf" and "-inf" included)
+  }
+  return out;
+}
 
 // A coroutine of the run: its cancellation, and whether it has ended.
 struct task {
@@ -143,6 +212,18 @@ class real_fleet {
   awaitable<void> feed();
   awaitable<void> work(worker& w, std::uint64_t gen);
   awaitable<void> portal_work(std::size_t wi, item it);
+  // The monitor's call (monitor_script on the protocol's holders key) and how to read its answer.
+  struct holders_watch {
+    gate::command_request req;
+    bool hash = false;           // the holders are a hash (else a sorted set)
+    std::int64_t offset_ms = 0;  // a score's expiry is the score plus this: the lease (scores are times of
+                                 // acquiring) or 0 (scores are expiries)
+    std::string counted;         // how a sentence names the count: "ZCARD <key>", "HLEN <key>"
+  };
+  holders_watch watch_of() const;
+  // One read of the holders on the monitor's connection; nullopt while the server is down, paused or being
+  // switched, or for an answer that is not a reading.
+  awaitable<std::optional<holders_read>> read_now(const holders_watch& w);
   awaitable<void> monitor();
   awaitable<void> fault(const scenario::fault_spec& f);
   // The worker's process dies at once (its calls and waits end, it never releases); with `restart_after` it
@@ -181,8 +262,14 @@ class real_fleet {
     if (!arrivals_done_ || busy_ != 0 || in_portal_ != 0) return;
     const bool any_alive =
         std::any_of(workers_.begin(), workers_.end(), [](const auto& w) { return w->alive && !w->retired && !w->exited; });
-    if (queue_.empty() || (!any_alive && restarts_pending_ == 0)) finish();
+    if (queue_.empty() || (!any_alive && restarts_pending_ == 0)) end_of_work();
   }
+  // The work is over (every item ended, or none can be taken): liveness's rules at the end, then finish().
+  void end_of_work();
+  // The last of liveness's rules: one lease after the end, no permit still live by the server's clock.
+  awaitable<void> permits_left_check();
+  // An answer to worker `wi`'s acquire, read by its protocol's rule: liveness's progress rule.
+  void answered(std::size_t wi, client_t::reading r);
   void fail(std::string why) {
     if (!result_.inconclusive) result_.inconclusive = std::move(why);
     finish();
@@ -195,6 +282,9 @@ class real_fleet {
     finish();
   }
   bool over() const { return done_; }
+  // Whether the scenario checks `name` (checks.invariants; none given: every one): a break of one it does
+  // not check is recorded and ends nothing.
+  bool checked(const char* name) const { return watches(sc_, name); }
 
   const scenario::scenario& sc_;
   gate::lease_client_config cfg_;  // scaled
@@ -226,6 +316,16 @@ class real_fleet {
   std::int64_t in_portal_ = 0;
   std::int64_t busy_ = 0;  // workers on an item
   std::int64_t restarts_pending_ = 0;  // crashed workers that will come back
+  bool ending_ = false;  // end_of_work() ran: the last check is under way
+  // The holders as the monitor last read them: live by the server's clock then, and when (real time).
+  std::int64_t live_read_ = 0;
+  std::optional<steady::time_point> live_read_at_;
+  // A stretch of refusals with capacity free (liveness's progress rule): since when (real time), how many,
+  // the most permits live at them.
+  std::optional<steady::time_point> starved_since_;
+  std::int64_t starved_since_ns_ = 0;  // (scenario time)
+  std::int64_t starved_refusals_ = 0;
+  std::int64_t starved_live_max_ = 0;
   run_result result_;
 };
 
@@ -239,6 +339,10 @@ client_t& real_fleet::new_generation(worker& w) {
         return ceiling <= 0 ? 0
                             : static_cast<std::int64_t>(raw->jitter.uniform_u64(static_cast<std::uint64_t>(ceiling) + 1));
       }));
+  // What this generation's process reads; a crashed one reads nothing more.
+  w.clients.back()->on_reading([this, raw, gen = w.generation](client_t::reading r) {
+    if (raw->alive && raw->generation == gen) answered(raw->index, r);
+  });
   return *w.clients.back();
 }
 
@@ -276,7 +380,7 @@ awaitable<void> real_fleet::portal_work(std::size_t wi, item it) {
                      "worker " + std::to_string(wi) + " started item " + std::to_string(it.number) + ": " +
                          std::to_string(in_portal_) + " requests at work at once at the portal, above its cap " +
                          std::to_string(result_.portal.bound));
-  if (!result_.portal.holds()) stop_at_break();
+  if (!result_.portal.holds() && checked("portal_inflight_le_cap")) stop_at_break();
   co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(it.service_ns)));
   --in_portal_;
   maybe_finish();
@@ -424,30 +528,144 @@ void real_fleet::spawn_worker(worker& w) {
   w.live = &spawn(work(w, w.generation));
 }
 
-awaitable<void> real_fleet::monitor() {
+real_fleet::holders_watch real_fleet::watch_of() const {
   const redis::protocol& p = *cfg_.proto;
-  const bool hash = p.holders.shape == redis::holders_shape::hash;
-  gate::command_request req;
+  holders_watch w;
+  w.hash = p.holders.shape == redis::holders_shape::hash;
+  w.offset_ms = p.holders.scores == redis::score_meaning::acquired_at ? cfg_.lease_ms : 0;
   // The protocol's holders key, its placeholders filled as the simulator fills them (lease_world.cpp).
   redis::call_values values;
   values.key = cfg_.key;
   values.limit = cfg_.limit;
   values.lease_ms = cfg_.lease_ms;
   const std::string holders = redis::expand(p.holders.key, values);
-  req.argv = {hash ? "HLEN" : "ZCARD", holders};
+  w.req.argv = {"EVAL", monitor_script, "1", holders};
+  w.counted = std::string(w.hash ? "HLEN" : "ZCARD") + " " + holders;
+  return w;
+}
+
+awaitable<std::optional<holders_read>> real_fleet::read_now(const holders_watch& w) {
+  if (switching_ || !server_->up() || server_->paused()) co_return std::nullopt;
+  auto [ec, answer] = co_await watches_.back()->async_command(w.req, asio::as_tuple(asio::use_awaitable));
+  if (ec) co_return std::nullopt;
+  co_return read_holders(answer, w.hash);
+}
+
+awaitable<void> real_fleet::monitor() {
+  const holders_watch w = watch_of();
   while (!done_) {
-    if (!switching_ && server_->up() && !server_->paused()) {
-      auto [ec, answer] = co_await watches_.back()->async_command(req, asio::as_tuple(asio::use_awaitable));
-      if (!ec && answer.type == redis::reply::kind::integer) {
-        result_.holders.see(answer.integer, scenario_now(),
-                            std::to_string(answer.integer) + " members in the holders key at the server (" + req.argv[0] +
-                                " " + holders + ", a member counted until it is removed, past its lease too), above the limit " +
+    {
+      const std::optional<holders_read> h = co_await read_now(w);
+      if (h && !done_) {
+        const auto members = static_cast<std::int64_t>(h->scores.size());
+        result_.holders.see(members, scenario_now(),
+                            std::to_string(members) + " members in the holders key at the server (" + w.counted +
+                                ", a member counted until it is removed, past its lease too), above the limit " +
                                 std::to_string(result_.holders.bound));
-        if (!result_.holders.holds()) stop_at_break();
+        live_read_ = h->live_at(h->server_now_ms, w.offset_ms);
+        live_read_at_ = steady::now();
+        if (!result_.holders.holds() && checked("gate_inflight_le_cap")) stop_at_break();
       }
     }
     co_await sleep_until(steady::now() + sample_every);
   }
+}
+
+void real_fleet::answered(std::size_t wi, client_t::reading r) {
+  if (done_ || ending_ || !checked("liveness")) return;
+  liveness_check& l = result_.live;
+  if (r == client_t::reading::granted) {
+    ++l.grants;
+    starved_since_.reset();  // progress
+    return;
+  }
+  ADMIT_ASSERT(r == client_t::reading::refused, "only what the rule read is told");
+  ++l.refusals;
+  const steady::time_point now = steady::now();
+  if (!live_read_at_ || now - *live_read_at_ > sample_fresh) {
+    ++l.refusals_unjudged;  // no fresh read of the holders: neither progress nor starvation
+    return;
+  }
+  if (live_read_ >= cfg_.limit) {
+    starved_since_.reset();  // refused at the limit: the gate is doing its job
+    return;
+  }
+  ++l.refusals_free;
+  const std::int64_t at_ns = scenario_now();
+  if (!starved_since_) {
+    starved_since_ = now;
+    starved_since_ns_ = at_ns;
+    starved_refusals_ = 0;
+    starved_live_max_ = 0;
+  }
+  ++starved_refusals_;
+  starved_live_max_ = std::max(starved_live_max_, live_read_);
+  l.longest_free_ns = std::max(l.longest_free_ns, at_ns - starved_since_ns_);
+  ADMIT_ASSERT(starved_live_max_ < cfg_.limit, "a starved stretch stays below the limit");
+  // The bound in real time: four of the (scaled) leases.
+  if (now - *starved_since_ <= std::chrono::milliseconds(4 * cfg_.lease_ms)) return;
+  l.broke(at_ns, "refused_with_free_capacity",
+          "acquires were refused from " + world::span_text(starved_since_ns_) + " to " + world::span_text(at_ns) + " (" +
+              std::to_string(starved_refusals_) + " refusals, the last worker " + std::to_string(wi) +
+              "'s) while at most " + std::to_string(starved_live_max_) + " of the limit " + std::to_string(cfg_.limit) +
+              " permits were live by the server's clock (as read every " + std::to_string(sample_every.count()) +
+              " ms of real time): longer than the progress bound (" + world::span_text(l.bound_ns) + ", four leases)");
+  stop_at_break();
+}
+
+void real_fleet::end_of_work() {
+  if (done_ || ending_) return;
+  ending_ = true;
+  if (!checked("liveness")) {
+    finish();
+    return;
+  }
+  liveness_check& l = result_.live;
+  const std::int64_t at_ns = scenario_now();
+  if (!queue_.empty()) {
+    std::int64_t exited = 0, retired = 0, dead = 0;
+    for (const auto& w : workers_) {
+      exited += w->exited ? 1 : 0;
+      retired += w->retired ? 1 : 0;
+      dead += w->alive ? 0 : 1;
+    }
+    l.broke(at_ns, "items_never_ended",
+            world::count_text(static_cast<std::int64_t>(queue_.size()), "work item", "work items") +
+                " never ended: no worker was left to take them (" +
+                std::to_string(exited) + " exited when an acquire gave up, " + std::to_string(retired) +
+                " stopped taking work after a lost renewal, " + std::to_string(dead) + " crashed for good)");
+    finish();
+    return;
+  }
+  if (result_.items != 0 && l.grants == 0) {
+    l.broke(at_ns, "never_granted",
+            world::count_text(result_.items, "work item", "work items") + " arrived and no acquire was granted (" +
+                world::count_text(l.refusals, "answer", "answers") + " read as refusals)");
+    finish();
+    return;
+  }
+  spawn(permits_left_check());
+}
+
+awaitable<void> real_fleet::permits_left_check() {
+  // One read of the holders, as soon as the server answers (within a second), judged one lease (and a
+  // millisecond) later by the server's clock, as the simulator judges the end (lease_world.cpp).
+  const holders_watch w = watch_of();
+  const steady::time_point give_up = steady::now() + std::chrono::seconds(1);
+  std::optional<holders_read> h;
+  while (!done_ && !h && steady::now() < give_up) {
+    h = co_await read_now(w);
+    if (!h) co_await sleep_until(steady::now() + sample_every);
+  }
+  if (done_) co_return;
+  if (!h) {
+    result_.live.permits_left_unjudged = true;
+  } else if (const std::int64_t left = h->live_at(h->server_now_ms + cfg_.lease_ms + 1, w.offset_ms); left != 0) {
+    result_.live.broke(scenario_now(), "permits_left",
+                       world::count_text(left, "permit", "permits") +
+                           " still held one lease after the end (by the server's clock)");
+  }
+  finish();
 }
 
 awaitable<void> real_fleet::setup() {
@@ -632,6 +850,10 @@ run_result real_fleet::run() {
   result_.portal.bound = sc_.service.portal_cap.value_or(cfg_.limit);
   result_.margin_real_ns = cfg_.lease_ms * 1'000'000 / 20;
   result_.holders.bound = cfg_.limit;
+  result_.live.bound_ns = 4 * sc_.gates.at(0).lease.lease_ns;
+  result_.live.watched = checked("liveness");
+  result_.portal.watched = checked("portal_inflight_le_cap");
+  result_.holders.watched = checked("gate_inflight_le_cap");
   // The items: arrivals as the simulator draws them; service times their own or drawn.
   {
     world::arrival_source src(sc_, opts_.seed);
@@ -768,6 +990,13 @@ void level_check::see(std::int64_t value, std::int64_t at_ns, const std::string&
     first_at_ns = at_ns;
     first_detail = detail;
   }
+}
+
+bool watches(const scenario::scenario& sc, std::string_view invariant) {
+  const std::vector<std::string>& only = sc.checks.invariants;
+  const bool checked = only.empty() || std::find(only.begin(), only.end(), invariant) != only.end();
+  if (invariant == "liveness") return checked && !sc.checks.liveness_horizon_ns;
+  return checked && (invariant == "portal_inflight_le_cap" || invariant == "gate_inflight_le_cap");
 }
 
 std::optional<std::pair<std::string, std::string>> unsupported(const scenario::scenario& sc,

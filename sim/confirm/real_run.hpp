@@ -29,11 +29,16 @@
 // the scale); lateness is real time.
 //
 // What is watched: portal_inflight_le_cap (work running at the portal at
-// once, against its cap) and gate_inflight_le_cap (the members of the
-// protocol's holders key, sampled on a connection of its own every
-// sample_every of real time, against the limit). A run ends when its last
-// item has ended (or no worker is left to take one), or at the first break
-// of either: that break is what it had to show.
+// once, against its cap), gate_inflight_le_cap (the members of the
+// protocol's holders key, read on a connection of its own every sample_every
+// of real time, against the limit) and liveness, by the simulator's rules
+// (sim/world/lease/lease_invariants.cpp): acquires refused for longer than
+// four leases while fewer than the limit were live by the server's clock (the
+// holders as last read, at most sample_fresh old), work left that no worker
+// is left to take, nothing granted while work arrived, permits still live
+// one lease after the end. A run ends when its last item has ended (or no
+// worker is left to take one), or at the first break of any: that break is
+// what it had to show.
 #pragma once
 
 #include <algorithm>
@@ -42,6 +47,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gate/lease/client_config.hpp"
@@ -50,6 +56,9 @@
 namespace admit::confirm {
 
 inline constexpr std::chrono::milliseconds sample_every{2};
+// A refusal is judged against the holders as last read only when that read is at most this old (real time):
+// while the server is down or paused, or its monitor's connection is being made again, it is not judged.
+inline constexpr std::chrono::milliseconds sample_fresh{10};
 // A real run opens a connection a worker and keeps every item in memory.
 inline constexpr std::int64_t real_workers_max = 1'000;
 inline constexpr std::uint64_t real_items_max = 1'000'000;
@@ -66,6 +75,7 @@ struct run_options {
 struct level_check {
   explicit level_check(std::string n) : name(std::move(n)) {}
   std::string name;
+  bool watched = true;  // the scenario checks it (watches())
   std::int64_t bound = 0;
   std::int64_t peak = 0;
   std::int64_t peak_at_ns = 0;  // scenario time
@@ -74,6 +84,30 @@ struct level_check {
   std::int64_t samples = 0;
   bool holds() const noexcept { return !first_at_ns.has_value(); }
   void see(std::int64_t value, std::int64_t at_ns, const std::string& detail);
+};
+
+// liveness as a real run watches it: the answers to acquires that the protocol's rule read, and the
+// first break of one of its rules (the simulator's, lease_invariants.cpp).
+struct liveness_check {
+  std::string name = "liveness";
+  std::int64_t grants = 0;            // answers read as grants
+  std::int64_t refusals = 0;          // answers read as refusals
+  std::int64_t refusals_free = 0;     // refusals while fewer than the limit were live (by a fresh read)
+  std::int64_t refusals_unjudged = 0;  // refusals with no fresh read of the holders (the server down, paused)
+  std::int64_t longest_free_ns = 0;   // the longest stretch of refusals with capacity free (scenario time)
+  std::int64_t bound_ns = 0;          // the progress bound: four leases (scenario time)
+  std::optional<std::int64_t> first_at_ns;
+  std::string first_detail;
+  bool watched = true;  // the scenario checks liveness (watches())
+  std::string first_rule;  // the rule: refused_with_free_capacity, items_never_ended, never_granted, permits_left
+  bool permits_left_unjudged = false;  // the server did not answer the read at the end (within a second)
+  bool holds() const noexcept { return !first_at_ns.has_value(); }
+  void broke(std::int64_t at_ns, std::string rule, std::string detail) {
+    if (first_at_ns) return;
+    first_at_ns = at_ns;
+    first_rule = std::move(rule);
+    first_detail = std::move(detail);
+  }
 };
 
 // A fault as intended (scenario time) and as made (scenario time; lateness real).
@@ -95,6 +129,7 @@ struct run_result {
   std::string server_version;
   level_check portal{"portal_inflight_le_cap"};
   level_check holders{"gate_inflight_le_cap"};
+  liveness_check live;
   std::vector<fault_timing> faults;
   std::int64_t items = 0, completed = 0, deferred = 0, crashed = 0;
   std::int64_t aborted = 0;  // requests a lost renewal gave up (abort_request)
@@ -111,13 +146,19 @@ struct run_result {
   }
   std::int64_t ended_ns = 0;                   // scenario time at the end
   bool stopped_at_break = false;               // it ended at its first violation (what it had to show)
-  bool broke() const noexcept { return !portal.holds() || !holders.holds(); }
+  bool broke() const noexcept { return !portal.holds() || !holders.holds() || !live.holds(); }
 };
 
 // The first part of `sc` (with its drawn faults) or of `cfg` that a real run cannot make yet: a JSON path
 // and why; nullopt when every part can be made.
 std::optional<std::pair<std::string, std::string>> unsupported(const scenario::scenario& sc,
                                                                const gate::lease_client_config& cfg);
+
+// Whether a real run of `sc` watches `invariant`: portal_inflight_le_cap, gate_inflight_le_cap and liveness,
+// each when the scenario checks it (checks.invariants; none given: every one), liveness not when the scenario
+// sets checks.liveness_horizon (its judgement at that instant is not made real). A break of an invariant it
+// does not watch is recorded and ends nothing.
+bool watches(const scenario::scenario& sc, std::string_view invariant);
 
 // Runs `sc` (its faults drawn for opts.seed already) with every worker's client configured by `cfg`.
 run_result run_real(const scenario::scenario& sc, const gate::lease_client_config& cfg, const run_options& opts);

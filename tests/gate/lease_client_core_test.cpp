@@ -231,6 +231,39 @@ TEST_CASE("a release reports an error reply as unreachable and a lost call as lo
   CHECK(release(true, reply{}) == lease_failure::lost);
 }
 
+TEST_CASE("last_reading tells an acquire's grant and refusal, and nothing of a lost call, an error or a release",
+          "[lease_core]") {
+  // Goal: what a real run's liveness watch is told (client_core::op::last_reading). Method: an acquire
+  // answered NOSCRIPT, then 0, then lost, then 1; a release answered 1.
+  using reading = client_core::op::reading;
+  client_core core(config(protocol()), no_jitter);
+  client_core::op op(core, client_core::op_kind::acquire, "t");
+  CHECK(op.last_reading() == reading::none);
+  lease_step s = op.start(moment{0, 0});
+  s = op.replied(moment{ms, 0}, false, reply::error("NOSCRIPT No matching script."));
+  REQUIRE(s.k == lease_step::kind::command);
+  CHECK(op.last_reading() == reading::none);  // the script did not run
+  s = op.replied(moment{2 * ms, 0}, false, reply::from_integer(0));
+  REQUIRE(s.k == lease_step::kind::wait);
+  CHECK(op.last_reading() == reading::refused);
+  s = op.woke(moment{s.until_ns, 0});
+  s = op.replied(moment{303 * ms, 0}, true, reply{});
+  REQUIRE(s.k == lease_step::kind::wait);
+  CHECK(op.last_reading() == reading::none);  // lost: nothing was read
+  s = op.woke(moment{s.until_ns, 0});
+  s = op.replied(moment{604 * ms, 0}, false, reply::error("ERR something"));
+  CHECK(op.last_reading() == reading::none);  // an error reply is no answer of the rule's
+  s = op.woke(moment{s.until_ns, 0});
+  s = op.replied(moment{905 * ms, 0}, false, reply::from_integer(1));
+  REQUIRE(s.k == lease_step::kind::done);
+  CHECK(op.last_reading() == reading::granted);
+
+  client_core::op rel(core, client_core::op_kind::release, "t");
+  (void)rel.start(moment{0, 0});
+  (void)rel.replied(moment{ms, 0}, false, reply::from_integer(1));
+  CHECK(rel.last_reading() == reading::none);
+}
+
 TEST_CASE("a deadline on the wall clock moves with the caller's clock steps", "[lease_core]") {
   // Goal: client.deadline_clock "wall". Method: the same refusals on two clients, one measuring its 1 s deadline
   // on the monotonic clock, one on a wall clock that steps 600 ms forward during the first backoff.
