@@ -1,5 +1,5 @@
-// confirm_options: `--confirm` and the options that go with it, for `explore` and `matrix`
-// (docs/confirm.md, "explore --confirm and matrix --confirm").
+// confirm_options: `--confirm` and the options that go with it, for `explore`, `merge` and `matrix`
+// (docs/confirm.md, "explore --confirm, merge --confirm and matrix --confirm").
 //
 // With --confirm, once the simulated work is done (the seeds, the shrinks), each counterexample the
 // verb wrote is run on a real redis-server by sim/confirm, one at a time (a real run must not share

@@ -939,8 +939,8 @@ seed_search explore_verb::read_seed_options(const scenario::scenario& base, unsi
                                    "unshrunk, run admitsim confirm on its scenario or report"};
   if (s.confirm && s.shard_count > 1)
     throw input_error{"--confirm", "expected no --shard: a shard's summary is merged (admitsim merge) into the bytes "
-                                   "of the search as one, and a confirmation is a measurement; run admitsim confirm "
-                                   "on the merged search's minimal scenarios"};
+                                   "of the search as one, and a confirmation is a measurement; confirm the merged "
+                                   "search's counterexamples with admitsim merge --confirm"};
   return s;
 }
 

@@ -1,4 +1,4 @@
-// admitsim merge SUMMARY... [--out DIR] [--shrink-max K] [--quiet]: the summaries of the shards
+// admitsim merge SUMMARY... [--out DIR] [--shrink-max K] [--confirm ...] [--quiet]: the summaries of the shards
 // 0/N .. N-1/N of one seed search, combined into the summary that `admitsim explore FILE --out DIR`
 // with the same options and no --shard writes, byte for byte (docs/explore.md, "Searches across
 // machines").
@@ -14,6 +14,11 @@
 // carries in "merge" (explore.cpp). The shrinks' files are taken from beside each shard's summary;
 // their reports are written again, since a report names its scenario file's path.
 //
+// With --confirm (docs/confirm.md), once the merged folder is written, each shrink the merged summary
+// lists is confirmed on a real redis-server as `explore --confirm` confirms it (its minimal scenario when
+// it reproduced, else the seed's explored one), and its confirmation goes into its entry: the summary is
+// then the one `admitsim explore FILE --out DIR --confirm` writes, but for the measurements.
+//
 // Each summary is read through explore::search_summary::from_json (sim/explore/search_summary.hpp),
 // the codec explore writes it with; the merged values are written through its to_json.
 //
@@ -21,7 +26,7 @@
 // summary (any key missing, or of the wrong type or range), an interrupted or incomplete shard, a --time search (its seeds are no prefix), a
 // --perturb-ties or --ties-only search (distinct orders across seeds are not a sum), summaries of
 // different scenarios, options or shard counts, a missing or repeated shard, a shrink the search
-// as one would have made that no shard made.
+// as one would have made that no shard made, --confirm of shards that ran with --no-shrink.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -33,11 +38,15 @@
 #include <utility>
 #include <vector>
 
+#include "gate/admit_assert.hpp"
 #include "reports/evidence.hpp"
 #include "sim/codec/json_codec.hpp"
 #include "reports/report.hpp"
 #include "reports/sha256.hpp"
+#include "sim/cli/common.hpp"
+#include "sim/cli/confirm_options.hpp"
 #include "sim/cli/errors.hpp"
+#include "sim/cli/interrupt.hpp"
 #include "sim/cli/numbers.hpp"
 #include "sim/cli/read_file.hpp"
 #include "sim/cli/verb.hpp"
@@ -360,7 +369,9 @@ void write_or_throw(const std::string& path, const std::string& bytes) {
 
 // A shard's scenario file written at `path`, and the report `admitsim run` writes for it there, as
 // the search as one writes them (explore.cpp's write_scenario_and_report): the report names `path`.
-void write_scenario_and_report(const std::string& from, const std::string& path, const std::string& report_path) {
+// Returns the scenario as it reads back.
+scenario::scenario write_scenario_and_report(const std::string& from, const std::string& path,
+                                             const std::string& report_path) {
   const std::string bytes = read_input(from, "scenario file");
   json doc;
   const scenario::scenario loaded = parse_scenario(from, bytes, doc);
@@ -373,6 +384,37 @@ void write_scenario_and_report(const std::string& from, const std::string& path,
   in.sha256 = reports::sha256_hex(bytes);
   for (const auto& r : runs) in.runs.push_back(&r);
   write_or_throw(report_path, reports::render_report(reports::build_report(in)));
+  return loaded;
+}
+
+// --confirm: each shrink of the merged summary run on a real redis-server, one after another, as explore
+// confirms its own (explore.cpp's confirm_findings); its confirmation goes into its summary entry and a
+// line of stderr. `scenarios[i]` is the file shrink i confirms, as it reads back. An interruption marks
+// the summary incomplete and the merge not as expected, in explore's words.
+std::vector<std::string> confirm_shrinks(merged& m, std::vector<std::pair<std::string, scenario::scenario>>& scenarios,
+                                         confirm_settings settings) {
+  ADMIT_ASSERT(scenarios.size() == m.summary.shrunk.size(), "one file to confirm a shrink");
+  settings.start();
+  bool interrupted = false;
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < scenarios.size(); ++i) {
+    explore::shrunk_entry& e = m.summary.shrunk[i];
+    const auto& [path, sc] = scenarios[i];
+    e.confirmation = confirm_on_redis(sc, e.variant, e.invariant, settings);
+    e.confirmed_scenario = path;
+    if (e.confirmation->interrupted) interrupted = true;
+    lines.push_back("  seed " + std::to_string(e.seed) + variant_label(e.variant) + " broke " + e.invariant + " (" +
+                    e.confirmation->words() + "): " + path + ", time scale " + e.confirmation->scale_text() + ": " +
+                    e.confirmation->why());
+  }
+  if (!interrupted) return lines;
+  print_error("merge", "interrupted (SIGINT or SIGTERM) while confirming on a real redis-server: the summary marks "
+                       "the confirmations cut (\"interrupted\": true) and says \"complete\": false");
+  m.summary.seeds.complete = false;
+  m.why.insert(m.why.begin(), "interrupted by SIGINT or SIGTERM while confirming on a real redis-server");
+  m.rc = exit_not_expected;
+  m.summary.exit = explore::exit_record{m.rc, m.why};
+  return lines;
 }
 
 class merge_verb final : public verb {
@@ -391,12 +433,15 @@ class merge_verb final : public verb {
                          "The --shrink-max of the search as one, when the shards ran with a larger one: 0 to the "
                          "shards' (default: the shards')")
             ->type_name("K");
+    confirm_.add_to(sub_, "each shrunk counterexample the merged summary lists (its minimal scenario when it "
+                          "reproduced, else the seed's explored one), as explore --confirm does,");
     sub_->add_flag("--quiet,-q", quiet_, "No summary line on stderr");
   }
 
   int run() const override {
     std::optional<std::uint64_t> shrink_max;
     if (shrink_max_given_->count() != 0) shrink_max = parse_number("--shrink-max", shrink_max_, 0, 1'000);
+    const std::optional<confirm_settings> confirm = confirm_.read();
     if (files_.size() > shards_max)
       throw input_error{"merge", "expected at most " + std::to_string(shards_max) + " summaries, got " +
                                        std::to_string(files_.size())};
@@ -405,6 +450,9 @@ class merge_verb final : public verb {
     if (shrink_max && *shrink_max > shards.front().merge.shrink_max)
       throw input_error{"--shrink-max", "expected at most " + std::to_string(shards.front().merge.shrink_max) +
                                             ", the shards' --shrink-max, got " + std::to_string(*shrink_max)};
+    if (confirm && !shards.front().merge.shrink)
+      throw input_error{"--confirm", "expected shards that shrank: they ran with --no-shrink, so no counterexample "
+                                     "file was written to confirm; run admitsim confirm on a seed's scenario or report"};
     const std::string name = shards.front().summary.scenario.name;
     const std::string summary_path = (fs::path(out_dir_) / (name + "-explore.json")).string();
     merged m = merge_shards(shards, out_dir_, shrink_max);
@@ -415,10 +463,21 @@ class merge_verb final : public verb {
     if (auto why = prepare_output_dir(out_dir_)) throw input_error{out_dir_, *why};
     if (auto why = lock.lock(out_dir_)) throw input_error{out_dir_, *why};
     if (auto why = check_output(summary_path)) throw input_error{summary_path, *why};
+    std::vector<std::pair<std::string, scenario::scenario>> to_confirm;  // with --confirm: each shrink's file
     for (const shrink_entry& se : m.shrinks) {
-      write_scenario_and_report(se.explored_from, se.entry.explored_scenario, se.entry.explored_report);
+      scenario::scenario explored =
+          write_scenario_and_report(se.explored_from, se.entry.explored_scenario, se.entry.explored_report);
+      std::optional<scenario::scenario> minimal;
       if (!se.minimal_from.empty())
-        write_scenario_and_report(se.minimal_from, *se.entry.minimal_scenario, *se.entry.minimal_report);
+        minimal = write_scenario_and_report(se.minimal_from, *se.entry.minimal_scenario, *se.entry.minimal_report);
+      if (!confirm) continue;
+      if (minimal && se.entry.reproduced) to_confirm.emplace_back(*se.entry.minimal_scenario, std::move(*minimal));
+      else to_confirm.emplace_back(se.entry.explored_scenario, std::move(explored));
+    }
+    std::vector<std::string> confirmed;  // a line of stderr each
+    if (confirm && !to_confirm.empty()) {
+      catch_sigint();
+      confirmed = confirm_shrinks(m, to_confirm, *confirm);
     }
     write_or_throw(summary_path, m.summary.render());
     if (!quiet_) {
@@ -430,6 +489,7 @@ class merge_verb final : public verb {
                    static_cast<unsigned long long>(t.seeds_with_violation),
                    static_cast<unsigned long long>(t.seeds_with_counterexample),
                    static_cast<unsigned long long>(t.errors), m.shrinks.size(), summary_path.c_str());
+      for (const std::string& l : confirmed) std::fprintf(stderr, "%s\n", l.c_str());
       for (const auto& w : m.why) std::fprintf(stderr, "  not as expected: %s\n", w.c_str());
     }
     return m.rc;
@@ -440,6 +500,7 @@ class merge_verb final : public verb {
   std::string out_dir_ = "out/explore";
   std::string shrink_max_;
   CLI::Option* shrink_max_given_ = nullptr;
+  confirm_options confirm_;
   bool quiet_ = false;
 };
 

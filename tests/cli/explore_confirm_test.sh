@@ -5,7 +5,9 @@
 # "broke (confirmed on redis-server ...)" in the JSON, Markdown, HTML, JUnit and stderr (and with --no-shrink
 # the unshrunk counterexample is confirmed); a FIFO counterexample and a fault not made real yet give
 # "confirmation inconclusive" without failing the command; --confirm changes nothing else in the outputs;
-# bad option values exit 2 with one line; SIGINT during a confirmation marks it and the output incomplete;
+# merge --confirm confirms a sharded search's shrinks as explore --confirm does, its summary explore's but for
+# the measurements; bad option values exit 2 with one line; SIGINT during a confirmation marks it and the
+# output incomplete;
 # no server and no folder is left behind (TMPDIR is the test's own). Method: the command's own outputs,
 # read with python3.
 set -euo pipefail
@@ -63,6 +65,29 @@ no_confirmation "$tmp/skew/clock_skew-explore.json" "$tmp/a.json"
 sed "s#$tmp/skew-plain#$tmp/skew#g" "$tmp/skew-plain/clock_skew-explore.json" >"$tmp/plain.json"
 no_confirmation "$tmp/plain.json" "$tmp/b.json"
 cmp -s "$tmp/a.json" "$tmp/b.json" || { diff "$tmp/a.json" "$tmp/b.json" | head -20 >&2; fail "--confirm changed the explore summary beyond its confirmations"; }
+
+# --- merge --confirm: the same search in two shards, merged, its shrink confirmed as explore's was ----------
+run 0 explore scenarios/clock_skew.json --seeds 2 --jobs 1 --shard 0/2 --out "$tmp/sh0"
+run 0 explore scenarios/clock_skew.json --seeds 2 --jobs 1 --shard 1/2 --out "$tmp/sh1"
+run 0 merge "$tmp/sh0/clock_skew-explore.json" "$tmp/sh1/clock_skew-explore.json" --out "$tmp/merged" \
+  --confirm --time-scale 0.1
+python3 - "$tmp/merged/clock_skew-explore.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = [s for s in d["shrunk"] if s["variant"] == "seed"]
+assert len(e) == 1, d["shrunk"]
+c = e[0]["confirmation"]
+assert c["verdict"] == "confirmed" and c["label"].startswith("confirmed on redis-server "), c
+assert c["scenario"] == e[0]["minimal_scenario"], (c["scenario"], e[0])
+assert c["time_scale"] == 0.1 and "interrupted" not in c, c
+assert d["seeds"].get("complete", True) and d["exit"]["code"] == 0, d["exit"]
+PY
+grep -qF "seed 0[seed] broke portal_inflight_le_cap (confirmed on redis-server " "$tmp/err" ||
+  { cat "$tmp/err" >&2; fail "merge's stderr does not say the shrink was confirmed"; }
+# But for the measurements, the summary explore --confirm wrote for the search as one.
+sed "s#$tmp/merged#$tmp/skew#g" "$tmp/merged/clock_skew-explore.json" >"$tmp/merged.json"
+no_confirmation "$tmp/merged.json" "$tmp/c.json"
+cmp -s "$tmp/a.json" "$tmp/c.json" || { diff "$tmp/a.json" "$tmp/c.json" | head -20 >&2; fail "merge --confirm's summary is not explore --confirm's but for its confirmations"; }
 
 # --- explore: a FIFO counterexample has nothing to confirm on Redis: inconclusive, the search as it was ----
 run 0 explore scenarios/fifo_crash_restart.json --seeds 1 --out "$tmp/fifo" --confirm --time-scale 0.1
@@ -152,6 +177,12 @@ expect_rc 2 "$bin" explore scenarios/clock_skew.json --confirm --shard 0/2 --out
 one_line "--confirm: expected no --shard"
 expect_rc 2 "$bin" explore scenarios/clock_skew.json --exhaustive --confirm --out "$tmp/bad"
 one_line "--exhaustive excludes --confirm"
+expect_rc 2 "$bin" merge "$tmp/sh0/clock_skew-explore.json" "$tmp/sh1/clock_skew-explore.json" --time-scale 0.1 --out "$tmp/bad"
+one_line "--time-scale: expected --confirm as well"
+"$bin" explore scenarios/clock_skew.json --seeds 2 --jobs 1 --shard 0/2 --no-shrink --out "$tmp/ns0" -q || true
+"$bin" explore scenarios/clock_skew.json --seeds 2 --jobs 1 --shard 1/2 --no-shrink --out "$tmp/ns1" -q || true
+expect_rc 2 "$bin" merge "$tmp/ns0/clock_skew-explore.json" "$tmp/ns1/clock_skew-explore.json" --confirm --out "$tmp/bad"
+one_line "--confirm: expected shards that shrank"
 [ ! -e "$tmp/bad" ] || fail "a refused command wrote its folder"
 
 # --- SIGINT during a confirmation (at ten times real time it would take a minute): marked, exit 1 ----------
@@ -173,6 +204,18 @@ interrupt "$tmp/int.stdout" "$tmp/int.err" matrix "$tmp/m.json" --jobs 1 --out "
 grep -qF "broke (confirmation inconclusive, interrupted)" "$tmp/int.md" || fail "matrix, SIGINT: $(cat "$tmp/int.md")"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["complete"] is False and d["exit"]["code"] == 1, d["exit"]' \
   "$tmp/int-mx/confirm_small-matrix.json"
+interrupt "$tmp/int.stdout" "$tmp/int.err" merge "$tmp/sh0/clock_skew-explore.json" "$tmp/sh1/clock_skew-explore.json" \
+  --out "$tmp/int-mg" --confirm --time-scale 10
+[ "$rc" -eq 1 ] || { cat "$tmp/int.err" >&2; fail "merge, SIGINT: exit $rc, wanted 1"; }
+python3 - "$tmp/int-mg/clock_skew-explore.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["shrunk"][0]["confirmation"]
+assert c["interrupted"] is True and c["verdict"] == "inconclusive", c
+assert d["seeds"]["complete"] is False and d["exit"]["code"] == 1, (d["seeds"], d["exit"])
+assert d["exit"]["why"][0] == "interrupted by SIGINT or SIGTERM while confirming on a real redis-server", d["exit"]
+PY
+grep -qF "(confirmation inconclusive, interrupted)" "$tmp/int.err" || fail "merge, SIGINT: $(cat "$tmp/int.err")"
 
 # --- nothing left behind: every server stopped, every folder removed -----------------------------------------
 nothing_left_behind
