@@ -54,7 +54,8 @@ persistence persistence_of(scenario::persistence p) {
   return persistence::none;
 }
 
-std::string at_text(std::int64_t ns) { return scenario::format_duration(ns); }
+// An instant of the scenario as a sentence says it ("11.2s", "20.232s": sim/world/cause_text.hpp).
+std::string at_text(std::int64_t ns) { return world::span_text(ns); }
 
 // The monitor's one call: the server's clock and the holders key's entries, read at one instant (a script
 // of admitsim's own; it writes nothing). KEYS[1] the holders key. Answers {seconds, microseconds, type,
@@ -233,8 +234,15 @@ class real_fleet {
   // (client.on_renewal_lost), as the simulated world does (lease_world.cpp, renew_loop).
   awaitable<void> renewer(worker& w, std::uint64_t gen, client_t& c, std::string token, std::shared_ptr<bool> holding);
   awaitable<void> setup();
-  // Waits until the replica has synced with the primary (before the run's start).
+  // Waits until the replica has synced with the primary (before the run's start, and after a failover).
   awaitable<void> replica_synced();
+  // A replica of the primary behind a link as late as `lag_ns` (scenario time), not yet synced; why it could
+  // not start, or nullopt. With `wait` false its process is only launched (the loop must not block while a
+  // server starts): replica_up_and_synced() then waits for it.
+  std::optional<std::string> start_replica(std::int64_t lag_ns, bool wait);
+  awaitable<void> replica_up_and_synced();
+  // The failover after `f` in time (its replica is started once `f` is made), or nullptr.
+  const scenario::fault_spec* next_failover(const scenario::fault_spec& f) const;
   // The links a partition cuts: a worker's, or every worker's (a cut of redis).
   std::vector<link_proxy*> links_cut_by(const scenario::fault_spec& f);
   // Every worker's link does the same (hold, release, cut, heal, close).
@@ -291,9 +299,12 @@ class real_fleet {
   run_options opts_;
   asio::io_context io_;
   std::unique_ptr<redis_server> server_;  // the primary the workers reach
+  persistence keep_ = persistence::none;  // every server's: the first restart's
   // The failover's replica, synced through a link as late as the failover's replication lag.
   std::unique_ptr<redis_server> replica_;
   std::unique_ptr<link_proxy> replication_;
+  bool replica_ready_ = false;  // replica_ has synced with the primary
+  std::vector<std::unique_ptr<link_proxy>> retired_links_;  // replication links of replicas since promoted
   std::vector<std::unique_ptr<redis_server>> retired_;  // primaries a failover replaced
   // Each worker's link to the server: its latency, its partitions, the server's downtime in a failover.
   std::vector<std::unique_ptr<link_proxy>> links_;
@@ -693,14 +704,60 @@ awaitable<void> real_fleet::replica_synced() {
   const steady::time_point deadline = steady::now() + std::chrono::seconds(10);
   while (!done_) {
     auto [ec, answer] = co_await ask.async_command(req, asio::as_tuple(asio::use_awaitable));
-    if (!ec && answer.type == redis::reply::kind::bulk && answer.text.find("master_link_status:up") != std::string::npos)
+    if (!ec && answer.type == redis::reply::kind::bulk && answer.text.find("master_link_status:up") != std::string::npos) {
+      replica_ready_ = true;
       co_return;
+    }
     if (steady::now() >= deadline) {
       fail("the replica a failover needs did not sync with the primary within 10 s; its log ends: " + replica_->log_tail());
       co_return;
     }
     co_await sleep_until(steady::now() + std::chrono::milliseconds(10));
   }
+}
+
+std::optional<std::string> real_fleet::start_replica(std::int64_t lag_ns, bool wait) {
+  ADMIT_ASSERT(!replica_, "one replica at a time");
+  replication_ = std::make_unique<link_proxy>(
+      io_.get_executor(), server_->port(),
+      link_proxy::delays{std::chrono::nanoseconds(0), std::chrono::nanoseconds(real_ns(lag_ns))},
+      [this](const std::string& why) { fail("the replication link failed: " + why); });
+  try {
+    replica_ = std::make_unique<redis_server>(opts_.redis_program, keep_, replication_->port(), wait);
+  } catch (const server_error& e) {
+    return std::string("the replica a failover needs could not start: ") + e.what();
+  }
+  return std::nullopt;
+}
+
+awaitable<void> real_fleet::replica_up_and_synced() {
+  // (No co_await inside a try-block: see work().)
+  for (;;) {
+    std::optional<std::string> failed;
+    bool up = false;
+    try {
+      up = replica_->ready();
+    } catch (const server_error& e) {
+      failed = e.what();
+    }
+    if (failed) {
+      fail("the replica a failover needs could not start: " + *failed);
+      co_return;
+    }
+    if (up) break;
+    co_await sleep_until(steady::now() + std::chrono::milliseconds(1));
+    if (done_) co_return;
+  }
+  co_await replica_synced();
+}
+
+const scenario::fault_spec* real_fleet::next_failover(const scenario::fault_spec& f) const {
+  const scenario::fault_spec* next = nullptr;
+  for (const auto& g : sc_.faults.schedule)
+    if (&g != &f && g.kind == fk::redis_failover && (g.at_ns > f.at_ns || (g.at_ns == f.at_ns && &g > &f)) &&
+        (next == nullptr || g.at_ns < next->at_ns))
+      next = &g;
+  return next;
 }
 
 std::vector<link_proxy*> real_fleet::links_cut_by(const scenario::fault_spec& f) {
@@ -796,7 +853,16 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
       break;
     }
     case fk::redis_failover: {
-      ADMIT_ASSERT(replica_ && replication_, "run() starts a replica when the schedule holds a failover");
+      // Its replica was started with the run (the first failover) or by the failover before it, and must
+      // have synced by now: a failover that comes sooner (during the one before it, or in the same instant)
+      // cannot be made.
+      if (switching_ || !replica_ || !replica_ready_) {
+        fail("the failover at " + at_text(f.at_ns) + " could not be made: " +
+             (switching_ ? std::string("it came during the downtime of the failover before it")
+                         : std::string("its replica, started by the failover before it, had not yet synced with the "
+                                       "primary")));
+        co_return;
+      }
       // The primary dies with the writes its replica had not yet been sent (those of the last
       // replication_lag), the replica is made primary, and the workers reach it after the downtime.
       if (server_->paused()) server_->resume();
@@ -811,6 +877,17 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
       }
       retired_.push_back(std::move(server_));
       server_ = std::move(replica_);
+      retired_links_.push_back(std::move(replication_));
+      replica_ready_ = false;
+      // The next failover's replica, a new process synced with the new primary during the downtime (as the
+      // simulated node starts a new follower holding what the promoted one holds).
+      if (const scenario::fault_spec* next = next_failover(f)) {
+        if (std::optional<std::string> why = start_replica(next->replication_lag_ns, false)) {
+          fail("the failover at " + at_text(next->at_ns) + " could not be made: " + *why);
+          co_return;
+        }
+        spawn(replica_up_and_synced());
+      }
       if (dur > 0) co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(dur)));
       for (auto& l : links_) {
         l->retarget(server_->port());
@@ -887,34 +964,28 @@ run_result real_fleet::run() {
     }
   }
   // The server's persistence: the first restart's (what the restarts keep is what it writes before them).
-  persistence keep = persistence::none;
   for (const auto& f : sc_.faults.schedule)
     if (f.kind == fk::redis_restart) {
-      keep = persistence_of(f.persist);
+      keep_ = persistence_of(f.persist);
       break;
     }
   try {
-    server_ = std::make_unique<redis_server>(opts_.redis_program, keep);
+    server_ = std::make_unique<redis_server>(opts_.redis_program, keep_);
   } catch (const server_error& e) {
     result_.inconclusive = std::string("redis-server could not start: ") + e.what();
     return result_;
   }
   result_.server_version = server_->version();
   watches_.push_back(std::make_unique<gate::resp_transport>(io_.get_executor(), endpoint(), std::chrono::seconds(1)));
-  // The failover's replica, behind a link that holds what the primary sends for the replication lag.
+  // The first failover's replica, behind a link that holds what the primary sends for its replication lag
+  // (each later failover's is started once the one before it is made).
+  const scenario::fault_spec* first_failover = nullptr;
   for (const auto& f : sc_.faults.schedule)
-    if (f.kind == fk::redis_failover) {
-      replication_ = std::make_unique<link_proxy>(
-          io_.get_executor(), server_->port(),
-          link_proxy::delays{std::chrono::nanoseconds(0), std::chrono::nanoseconds(real_ns(f.replication_lag_ns))},
-          [this](const std::string& why) { fail("the replication link failed: " + why); });
-      try {
-        replica_ = std::make_unique<redis_server>(opts_.redis_program, keep, replication_->port());
-      } catch (const server_error& e) {
-        result_.inconclusive = std::string("the replica a failover needs could not start: ") + e.what();
-        return result_;
-      }
-      break;
+    if (f.kind == fk::redis_failover && (first_failover == nullptr || f.at_ns < first_failover->at_ns)) first_failover = &f;
+  if (first_failover != nullptr)
+    if (std::optional<std::string> why = start_replica(first_failover->replication_lag_ns, true)) {
+      result_.inconclusive = std::move(why);
+      return result_;
     }
   // The simulated one-way latency between a worker and Redis, made real on each worker's link.
   const std::chrono::nanoseconds latency(real_ns(world::redis_latency_ns));
@@ -1042,7 +1113,9 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
         break;
       case fk::partition: break;
       case fk::redis_failover:
-        if (++failovers > 1) return P{path, "a second failover is not made real yet (a run has one replica)"};
+        if (++failovers > real_failovers_max)
+          return P{path, "a real run makes at most " + std::to_string(real_failovers_max) +
+                             " failovers (a replica process each)"};
         break;
       case fk::client_timeout_burst: break;
     }

@@ -18,7 +18,7 @@
 // pause (SIGSTOP, SIGCONT) and restart (SIGKILL, then a start on the same
 // port with the fault's persistence, after its downtime), a partition (each
 // worker reaches the server through a link_proxy, which also holds the
-// simulated latency), a failover (a replica behind a link as late as the
+// simulated latency), failovers (each a replica of its own behind a link as late as its
 // replication lag, promoted) and a client-timeout burst (the read timeouts
 // of the items that arrive in it). What is not made real yet is refused
 // before anything starts (`unsupported`).
@@ -62,6 +62,8 @@ inline constexpr std::chrono::milliseconds sample_fresh{10};
 // A real run opens a connection a worker and keeps every item in memory.
 inline constexpr std::int64_t real_workers_max = 1'000;
 inline constexpr std::uint64_t real_items_max = 1'000'000;
+// Each failover promotes a replica and starts the next failover's, a redis-server process each.
+inline constexpr int real_failovers_max = 16;
 
 struct run_options {
   double time_scale = 1.0;  // real duration = scenario duration * time_scale (0.01 .. 100)

@@ -111,12 +111,13 @@ std::optional<std::string> probe(std::uint16_t port, const std::string& inline_c
   }
 }
 
-redis_server::redis_server(std::string program, persistence keep, std::optional<std::uint16_t> replica_of)
+redis_server::redis_server(std::string program, persistence keep, std::optional<std::uint16_t> replica_of, bool wait)
     : program_(std::move(program)), keep_(keep), replica_of_(replica_of) {
   dir_ = make_dir();
   try {
     port_ = free_port();
     spawn();
+    if (!wait) return;
     wait_ready();
     if (const auto info = probe(port_, "INFO server", std::chrono::milliseconds(2000), 1 << 16)) {
       const std::size_t at = info->find("redis_version:");
@@ -144,7 +145,10 @@ void redis_server::spawn() {
   std::vector<std::string> args = {program_, "--port", std::to_string(port_), "--bind", "127.0.0.1",
                                    "--dir", dir_, "--save", "", "--daemonize", "no", "--logfile", "",
                                    "--appendonly", keep_ == persistence::none ? "no" : "yes",
-                                   "--appendfsync", keep_ == persistence::aof_always ? "always" : "everysec"};
+                                   "--appendfsync", keep_ == persistence::aof_always ? "always" : "everysec",
+                                   // A replica's full sync starts at once (the default waits 5 s for more
+                                   // replicas to join it): a failover's replica syncs within its downtime.
+                                   "--repl-diskless-sync-delay", "0"};
   if (replica_of_) {
     for (const char* a : {"--replicaof", "127.0.0.1"}) args.emplace_back(a);
     args.push_back(std::to_string(*replica_of_));

@@ -37,8 +37,10 @@ class redis_server {
   static constexpr std::chrono::milliseconds start_timeout{10'000};
 
   // Starts `program` (looked up on PATH unless it holds a '/') with `keep` as its persistence; with
-  // `replica_of`, as a replica of the server at 127.0.0.1 on that port (REPLICAOF).
-  redis_server(std::string program, persistence keep, std::optional<std::uint16_t> replica_of = std::nullopt);
+  // `replica_of`, as a replica of the server at 127.0.0.1 on that port (REPLICAOF). With `wait` false it
+  // only launches the process (as launch() does; then ready(), and no version is read).
+  redis_server(std::string program, persistence keep, std::optional<std::uint16_t> replica_of = std::nullopt,
+               bool wait = true);
   ~redis_server();
   redis_server(const redis_server&) = delete;
   redis_server& operator=(const redis_server&) = delete;

@@ -249,18 +249,40 @@ assert l["first_violation"]["detail"].startswith("2 permits still held one lease
 assert r["metrics"]["completed"] == 2 and r["metrics"]["deferred"] == 2, r["metrics"]
 PY
 
-# Inconclusive: a fault not made real yet (a second failover: a run has one replica); a server that cannot start.
-python3 - scenarios/redis_failover.json "$tmp/two_failovers.json" <<'PY'
+# Two failovers, each promoting a replica synced with the primary before it (the second started by the
+# first): process_grace's grace begins again with each new process, and its one item is never granted.
+confirm 0 "$tmp/failover2.json" tests/cli/data/two_failovers.json
+expect_verdict "$tmp/failover2.json" process_grace confirmed
+python3 - "$tmp/failover2.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"]["process_grace"]["real_runs"][-1]
+f = r["timing"]["faults"]
+assert [x["kind"] for x in f] == ["redis_failover", "redis_failover"], f
+assert all(x["back_achieved_ns"] >= x["back_intended_ns"] for x in f), f
+l = r["invariants"]["liveness"]
+assert not l["holds"] and l["first_violation"]["rule"] == "never_granted" and l["grants"] == 0, l
+PY
+
+# Inconclusive: a failover during the downtime of the one before it; more failovers than a
+# real run makes; a server that cannot start.
+python3 - scenarios/redis_failover.json "$tmp/close_failovers.json" "$tmp/many_failovers.json" <<'PY'
 import json, sys
 sc = json.load(open(sys.argv[1]))
-sc["faults"]["schedule"].append({"at": "12s", "kind": "redis_failover", "duration": "500ms"})
 sc["gate"].pop("protocol")
 sc.pop("expect")
+sc["faults"]["schedule"].append({"at": "11.2s", "kind": "redis_failover", "duration": "500ms"})
 json.dump(sc, open(sys.argv[2], "w"))
+sc["faults"]["schedule"] = [{"at": f"{11 + i}s", "kind": "redis_failover", "duration": "100ms"} for i in range(17)]
+json.dump(sc, open(sys.argv[3], "w"))
 PY
-confirm 1 "$tmp/failover2.json" "$tmp/two_failovers.json" --variant seed
-expect_verdict "$tmp/failover2.json" seed inconclusive
-grep -qF "not made real yet: /faults/schedule/1: a second failover" "$tmp/err" || fail "the second failover's reason: $(cat "$tmp/err")"
+confirm 1 "$tmp/close.json" "$tmp/close_failovers.json" --variant seed
+expect_verdict "$tmp/close.json" seed inconclusive
+grep -qF "the failover at 11.2s could not be made: it came during the downtime of the failover before it" \
+  "$tmp/err" || fail "the close failover's reason: $(cat "$tmp/err")"
+confirm 1 "$tmp/many.json" "$tmp/many_failovers.json" --variant seed
+expect_verdict "$tmp/many.json" seed inconclusive
+grep -qF "not made real yet: /faults/schedule/16: a real run makes at most 16 failovers" "$tmp/err" ||
+  fail "the 17th failover's reason: $(cat "$tmp/err")"
 # Too few file descriptors for the fleet's connections (three a worker here): inconclusive, saying so.
 python3 - scenarios/clock_skew.json "$tmp/wide.scenario.json" <<'PY'
 import json, sys

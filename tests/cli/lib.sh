@@ -10,7 +10,8 @@
 #                           TMPDIR the test's own ($tmp/tmpdir), where every run's servers keep their folders
 #   nothing_left_behind     fails if a folder of a confirmation is left in that TMPDIR, or one of its servers
 #                           still runs
-tmp="$(mktemp -d "${TMPDIR:-/tmp}/admitsim-$name.XXXXXX")"
+# (Not admitsim-confirm.*: the prefix of the folders a real run's servers keep, which tests count.)
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/admitsim-test-$name.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "$name: $*" >&2; exit 1; }
 expect_rc() {
