@@ -945,11 +945,13 @@ run_result real_fleet::run() {
       items_.push_back(it);
     }
   }
-  // File descriptors: a worker's connection is three here (its socket and its link's two), a crashed
-  // generation's may linger, and the monitor, the set-up and the links' listeners take a few more. The soft
-  // limit is raised as far as the hard one allows; a run that would still run out cannot be judged.
+  // File descriptors: a worker's connection is three here (its socket and its link's two), and as many
+  // again for its pub/sub connection (a protocol's wake_on); a crashed generation's may linger, and the
+  // monitor, the set-up and the links' listeners take a few more. The soft limit is raised as far as the
+  // hard one allows; a run that would still run out cannot be judged.
   {
-    const auto need = static_cast<rlim_t>(sc_.fleet.workers * 6 + 64);
+    const std::int64_t per_worker = cfg_.proto->client.wake_on ? 12 : 6;
+    const auto need = static_cast<rlim_t>(sc_.fleet.workers * per_worker + 64);
     rlimit lim{};
     if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < need) {
       lim.rlim_cur = lim.rlim_max == RLIM_INFINITY ? need : std::min(need, lim.rlim_max);
@@ -1089,7 +1091,6 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
   if (sc.service.on_client_close != scenario::service_spec::client_close_policy::keep_work)
     return P{"/service/on_client_close", "a real run's portal keeps the work going (expected \"keep_work\")"};
   if (cfg.quorum) return P{"/gate/protocol", "a quorum client needs several servers"};
-  if (cfg.proto->client.wake_on) return P{"/gate/protocol", "a client woken by pub/sub (client.wake_on) is not run for real yet"};
   if (cfg.proto->client.acknowledge) return P{"/gate/protocol", "a client that waits for replicas (client.acknowledge) is not run for real yet"};
   for (std::size_t i = 0; i < sc.requests.size(); ++i) {
     const scenario::request_spec& r = sc.requests[i];

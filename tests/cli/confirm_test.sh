@@ -249,6 +249,36 @@ assert l["first_violation"]["detail"].startswith("2 permits still held one lease
 assert r["metrics"]["completed"] == 2 and r["metrics"]["deferred"] == 2, r["metrics"]
 PY
 
+# A client woken by pub/sub (wake_on), listening on a connection of its own through its worker's link: the
+# cap and liveness hold, as simulated, and the messages do wake it: its waiters' herd reads several times
+# the refusals of the same protocol polling alone (simulated, about three times the calls).
+confirm 0 "$tmp/pubsub.json" scenarios/protocol_pubsub_waiter.json
+expect_verdict "$tmp/pubsub.json" pubsub_waiter not_confirmed
+python3 - "$PWD" "$tmp" <<'PY'
+import json, os, sys
+root, tmp = sys.argv[1:]
+p = json.load(open(os.path.join(root, "scenarios/protocols/pubsub_waiter/protocol.json")))
+for s in p["scripts"].values():
+    s["file"] = os.path.normpath(os.path.join(root, "scenarios/protocols/pubsub_waiter", s["file"]))
+p["client"].pop("wake_on")
+p["name"] = "polling"
+json.dump(p, open(os.path.join(tmp, "polling.protocol.json"), "w"))
+sc = json.load(open(os.path.join(root, "scenarios/protocol_pubsub_waiter.json")))
+sc["gate"]["protocol"] = "polling.protocol.json"
+json.dump(sc, open(os.path.join(tmp, "polling.scenario.json"), "w"))
+PY
+confirm 0 "$tmp/polling.json" "$tmp/polling.scenario.json"
+expect_verdict "$tmp/polling.json" polling not_confirmed
+python3 - "$tmp/pubsub.json" "$tmp/polling.json" <<'PY'
+import json, sys
+woken = json.load(open(sys.argv[1]))["runs"]["pubsub_waiter"]["real_runs"][-1]
+polled = json.load(open(sys.argv[2]))["runs"]["polling"]["real_runs"][-1]
+for r in (woken, polled):
+    assert r["invariants"]["liveness"]["holds"] and r["metrics"]["completed"] == 80, r
+a, b = woken["invariants"]["liveness"]["refusals"], polled["invariants"]["liveness"]["refusals"]
+assert a > 2 * b, (a, b)
+PY
+
 # Two failovers, each promoting a replica synced with the primary before it (the second started by the
 # first): process_grace's grace begins again with each new process, and its one item is never granted.
 confirm 0 "$tmp/failover2.json" tests/cli/data/two_failovers.json
