@@ -7,7 +7,8 @@
 // connection is opened by the first call (and SELECT `database` sent when
 // it is not 0) and reopened by the first call after it failed. A call that
 // gets no whole reply within its timeout (the request's timeout_ns: 0 for
-// none; -1, the default, for `call_timeout`) completes with
+// none; -1, the default, for `call_timeout`, and for a WAIT that plus its own
+// timeout, which it may block for at the server) completes with
 // asio::error::timed_out and closes the connection: a late reply would
 // otherwise be read as the answer to the next call. A reply the parser
 // cannot read (not RESP2, or past its limits) completes the call with
@@ -221,9 +222,11 @@ class resp_transport {
   template <class Token>
   auto async_command(const command_request& req, Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, redis::reply)>(
-        [this](auto handler, std::string wire, std::int64_t timeout_ns) {
-          // The request's own timeout (0: none), or the transport's.
-          const std::chrono::nanoseconds timeout = timeout_ns < 0 ? call_timeout_ : std::chrono::nanoseconds(timeout_ns);
+        [this](auto handler, std::string wire, std::int64_t timeout_ns, std::chrono::nanoseconds blocks) {
+          // The request's own timeout (0: none), or the transport's, past what a WAIT blocks for (as the
+          // simulated network times a WAIT: sim/world/lease/network.hpp).
+          const std::chrono::nanoseconds timeout =
+              timeout_ns < 0 ? call_timeout_ + blocks : std::chrono::nanoseconds(timeout_ns);
           boost::asio::co_spawn(ex_, call(std::move(wire), timeout),
                                 [h = std::move(handler)](std::exception_ptr e, result r) mutable {
                                   if (e) {
@@ -234,7 +237,20 @@ class resp_transport {
                                   std::move(h)(std::get<0>(r), std::move(std::get<1>(r)));
                                 });
         },
-        token, resp::encode(req.argv), req.timeout_ns);
+        token, resp::encode(req.argv), req.timeout_ns, wait_blocks(req.argv));
+  }
+
+  // How long `WAIT numreplicas timeout` may block at the server: its timeout (0 for any other command; a
+  // WAIT whose timeout is not a positive number of milliseconds, up to a day, is timed as any command).
+  static std::chrono::nanoseconds wait_blocks(const std::vector<std::string>& argv) {
+    if (argv.size() != 3 || argv[0].size() != 4) return std::chrono::nanoseconds(0);
+    for (std::size_t i = 0; i < 4; ++i)
+      if ((argv[0][i] & ~0x20) != "WAIT"[i]) return std::chrono::nanoseconds(0);
+    std::int64_t ms = 0;
+    const std::string& t = argv[2];
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), ms);
+    if (ec != std::errc{} || end != t.data() + t.size() || ms <= 0 || ms > 86'400'000) return std::chrono::nanoseconds(0);
+    return std::chrono::milliseconds(ms);
   }
 
   bool connected() const noexcept { return socket_.is_open(); }

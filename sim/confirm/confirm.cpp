@@ -82,6 +82,12 @@ gate::lease_client_config scaled(const gate::lease_client_config& cfg, double sc
   c.backoff.delay_ns = times(c.backoff.delay_ns, scale, 1);
   c.backoff.base_ns = times(c.backoff.base_ns, scale, 1);
   c.backoff.max_ns = times(c.backoff.max_ns, scale, 1);
+  // The client policy's own durations in its protocol: WAIT's timeout (a script's literals are not scaled).
+  if (c.proto && c.proto->client.acknowledge) {
+    auto p = std::make_shared<redis::protocol>(*c.proto);
+    p->client.acknowledge->timeout_ms = times(p->client.acknowledge->timeout_ms, scale, 1);
+    c.proto = std::move(p);
+  }
   return c;
 }
 

@@ -38,7 +38,8 @@ struct confirmation {
   std::vector<run_result> real;
 };
 
-// `cfg` with every duration multiplied by `scale` (at least 1 ms or 1 ns where it was positive).
+// `cfg` with every duration multiplied by `scale` (at least 1 ms or 1 ns where it was positive), its
+// protocol's WAIT timeout (client.acknowledge) too.
 gate::lease_client_config scaled(const gate::lease_client_config& cfg, double scale);
 
 // Confirms the run `name` of `sc` (its faults drawn for opts.seed) whose every worker is configured by

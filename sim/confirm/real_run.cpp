@@ -243,6 +243,13 @@ class real_fleet {
   awaitable<void> replica_up_and_synced();
   // The failover after `f` in time (its replica is started once `f` is made), or nullptr.
   const scenario::fault_spec* next_failover(const scenario::fault_spec& f) const;
+  // The largest replication lag of the schedule's failovers (the simulated follower's).
+  std::int64_t largest_lag() const {
+    std::int64_t lag = 0;
+    for (const auto& f : sc_.faults.schedule)
+      if (f.kind == fk::redis_failover) lag = std::max(lag, f.replication_lag_ns);
+    return lag;
+  }
   // The links a partition cuts: a worker's, or every worker's (a cut of redis).
   std::vector<link_proxy*> links_cut_by(const scenario::fault_spec& f);
   // Every worker's link does the same (hold, release, cut, heal, close).
@@ -709,7 +716,7 @@ awaitable<void> real_fleet::replica_synced() {
       co_return;
     }
     if (steady::now() >= deadline) {
-      fail("the replica a failover needs did not sync with the primary within 10 s; its log ends: " + replica_->log_tail());
+      fail("the replica (a failover's, or the one WAIT counts) did not sync with the primary within 10 s; its log ends: " + replica_->log_tail());
       co_return;
     }
     co_await sleep_until(steady::now() + std::chrono::milliseconds(10));
@@ -725,7 +732,7 @@ std::optional<std::string> real_fleet::start_replica(std::int64_t lag_ns, bool w
   try {
     replica_ = std::make_unique<redis_server>(opts_.redis_program, keep_, replication_->port(), wait);
   } catch (const server_error& e) {
-    return std::string("the replica a failover needs could not start: ") + e.what();
+    return std::string("the replica (a failover's, or the one WAIT counts) could not start: ") + e.what();
   }
   return std::nullopt;
 }
@@ -741,7 +748,7 @@ awaitable<void> real_fleet::replica_up_and_synced() {
       failed = e.what();
     }
     if (failed) {
-      fail("the replica a failover needs could not start: " + *failed);
+      fail("the replica (a failover's, or the one WAIT counts) could not start: " + *failed);
       co_return;
     }
     if (up) break;
@@ -879,11 +886,13 @@ awaitable<void> real_fleet::fault(const scenario::fault_spec& f) {
       server_ = std::move(replica_);
       retired_links_.push_back(std::move(replication_));
       replica_ready_ = false;
-      // The next failover's replica, a new process synced with the new primary during the downtime (as the
-      // simulated node starts a new follower holding what the promoted one holds).
-      if (const scenario::fault_spec* next = next_failover(f)) {
-        if (std::optional<std::string> why = start_replica(next->replication_lag_ns, false)) {
-          fail("the failover at " + at_text(next->at_ns) + " could not be made: " + *why);
+      // The next failover's replica (or, for a client that waits for replicas, the replica its WAITs count),
+      // a new process synced with the new primary during the downtime (as the simulated node starts a new
+      // follower holding what the promoted one holds). Its lag: the next failover's, else the largest.
+      const scenario::fault_spec* next = next_failover(f);
+      if (next != nullptr || cfg_.proto->client.acknowledge) {
+        if (std::optional<std::string> why = start_replica(next ? next->replication_lag_ns : largest_lag(), false)) {
+          fail((next ? "the failover at " + at_text(next->at_ns) + " could not be made: " : std::string()) + *why);
           co_return;
         }
         spawn(replica_up_and_synced());
@@ -980,12 +989,13 @@ run_result real_fleet::run() {
   result_.server_version = server_->version();
   watches_.push_back(std::make_unique<gate::resp_transport>(io_.get_executor(), endpoint(), std::chrono::seconds(1)));
   // The first failover's replica, behind a link that holds what the primary sends for its replication lag
-  // (each later failover's is started once the one before it is made).
+  // (each later failover's is started once the one before it is made); for a client that waits for
+  // replicas (client.acknowledge), a replica all along, as the simulated node has a follower all along.
   const scenario::fault_spec* first_failover = nullptr;
   for (const auto& f : sc_.faults.schedule)
     if (f.kind == fk::redis_failover && (first_failover == nullptr || f.at_ns < first_failover->at_ns)) first_failover = &f;
-  if (first_failover != nullptr)
-    if (std::optional<std::string> why = start_replica(first_failover->replication_lag_ns, true)) {
+  if (first_failover != nullptr || cfg_.proto->client.acknowledge)
+    if (std::optional<std::string> why = start_replica(first_failover ? first_failover->replication_lag_ns : 0, true)) {
       result_.inconclusive = std::move(why);
       return result_;
     }
@@ -1091,7 +1101,6 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
   if (sc.service.on_client_close != scenario::service_spec::client_close_policy::keep_work)
     return P{"/service/on_client_close", "a real run's portal keeps the work going (expected \"keep_work\")"};
   if (cfg.quorum) return P{"/gate/protocol", "a quorum client needs several servers"};
-  if (cfg.proto->client.acknowledge) return P{"/gate/protocol", "a client that waits for replicas (client.acknowledge) is not run for real yet"};
   for (std::size_t i = 0; i < sc.requests.size(); ++i) {
     const scenario::request_spec& r = sc.requests[i];
     if (r.cancel_at_ns || r.fail != scenario::failure::none)

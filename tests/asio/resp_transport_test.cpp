@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <array>
 #include <chrono>
 #include <memory>
@@ -116,6 +117,66 @@ TEST_CASE("the transport reads a reply, times out on silence and refuses garbage
   CHECK(got == reply::status("PONG"));
   CHECK(call_once("", got) == asio::error::timed_out);
   CHECK(call_once("HTTP/1.1 400 Bad Request\r\n", got) == boost::system::errc::protocol_error);
+}
+
+namespace {
+
+// A loopback server that reads one command and answers `answer` `late` after it came.
+struct late_server {
+  asio::ip::tcp::acceptor acceptor;
+  asio::ip::tcp::socket peer;
+  asio::steady_timer timer;
+  std::string request = std::string(64, '\0');
+
+  late_server(asio::io_context& io, std::string answer, std::chrono::milliseconds late)
+      : acceptor(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)), peer(io), timer(io) {
+    acceptor.async_accept(peer, [this, answer, late](boost::system::error_code ec) {
+      if (ec) return;
+      peer.async_read_some(asio::buffer(request), [this, answer, late](boost::system::error_code rec, std::size_t) {
+        if (rec) return;
+        timer.expires_after(late);
+        timer.async_wait([this, answer](boost::system::error_code) { asio::write(peer, asio::buffer(answer)); });
+      });
+    });
+  }
+};
+
+boost::system::error_code call_late(std::vector<std::string> argv, reply& got) {
+  asio::io_context io;
+  late_server server(io, ":1\r\n", 250ms);
+  gate::resp_transport t(io.get_executor(), server.acceptor.local_endpoint(), 100ms);
+  gate::command_request req;
+  req.argv = std::move(argv);
+  boost::system::error_code result = asio::error::would_block;
+  t.async_command(req, [&](boost::system::error_code ec, reply r) {
+    result = ec;
+    got = std::move(r);
+    io.stop();
+  });
+  io.run_for(5s);
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("a WAIT is waited for past its own timeout, any other command its call timeout", "[resp]") {
+  // Goal: WAIT blocks at the server up to its timeout, so the transport waits for its answer that long
+  // past its call timeout (as the simulated network times it); other commands get the call timeout alone.
+  // Method: a server that answers 250 ms late, a call timeout of 100 ms.
+  using gate::resp_transport;
+  CHECK(resp_transport::wait_blocks({"WAIT", "1", "300"}) == 300ms);
+  CHECK(resp_transport::wait_blocks({"wait", "1", "300"}) == 300ms);
+  CHECK(resp_transport::wait_blocks({"WAIT", "1", "0"}) == 0ms);  // blocks for ever: the call timeout alone
+  CHECK(resp_transport::wait_blocks({"WAIT", "1", "3x"}) == 0ms);
+  CHECK(resp_transport::wait_blocks({"WAIT", "1", "86400001"}) == 0ms);
+  CHECK(resp_transport::wait_blocks({"WAIT", "1"}) == 0ms);
+  CHECK(resp_transport::wait_blocks({"WAITAOF", "1", "1", "300"}) == 0ms);
+  CHECK(resp_transport::wait_blocks({"GET", "1", "300"}) == 0ms);
+  reply got;
+  CHECK(!call_late({"WAIT", "1", "300"}, got));
+  CHECK(got == reply::from_integer(1));
+  CHECK(call_late({"WAIT", "1", "100"}, got) == asio::error::timed_out);
+  CHECK(call_late({"PING"}, got) == asio::error::timed_out);
 }
 
 namespace {
