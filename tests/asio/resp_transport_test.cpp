@@ -92,13 +92,13 @@ struct fake_server {
   }
 };
 
-boost::system::error_code call_once(const std::string& answer, reply& got) {
-  asio::io_context io;
-  fake_server server(io, answer);
-  gate::resp_transport t(io.get_executor(), server.acceptor.local_endpoint(), 100ms);
+// One call of `argv` to the server listening at `at` on `io`, with a call timeout of 100 ms (5 s at most).
+boost::system::error_code call_at(asio::io_context& io, const asio::ip::tcp::endpoint& at, std::vector<std::string> argv,
+                                  reply& got) {
+  gate::resp_transport t(io.get_executor(), at, 100ms);
   gate::command_request req;
-  req.argv = {"PING"};
-  boost::system::error_code result;
+  req.argv = std::move(argv);
+  boost::system::error_code result = asio::error::would_block;
   t.async_command(req, [&](boost::system::error_code ec, reply r) {
     result = ec;
     got = std::move(r);
@@ -106,6 +106,12 @@ boost::system::error_code call_once(const std::string& answer, reply& got) {
   });
   io.run_for(5s);
   return result;
+}
+
+boost::system::error_code call_once(const std::string& answer, reply& got) {
+  asio::io_context io;
+  fake_server server(io, answer);
+  return call_at(io, server.acceptor.local_endpoint(), {"PING"}, got);
 }
 
 }  // namespace
@@ -144,17 +150,7 @@ struct late_server {
 boost::system::error_code call_late(std::vector<std::string> argv, reply& got) {
   asio::io_context io;
   late_server server(io, ":1\r\n", 250ms);
-  gate::resp_transport t(io.get_executor(), server.acceptor.local_endpoint(), 100ms);
-  gate::command_request req;
-  req.argv = std::move(argv);
-  boost::system::error_code result = asio::error::would_block;
-  t.async_command(req, [&](boost::system::error_code ec, reply r) {
-    result = ec;
-    got = std::move(r);
-    io.stop();
-  });
-  io.run_for(5s);
-  return result;
+  return call_at(io, server.acceptor.local_endpoint(), std::move(argv), got);
 }
 
 }  // namespace
