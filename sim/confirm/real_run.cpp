@@ -152,6 +152,7 @@ struct worker {
   bool aborted = false;  // a lost renewal under abort_request ended its wait for the work
   bool exited = false;   // requeue_and_exit: its acquire gave up, its item went back, its loop ended
   std::unique_ptr<asio::steady_timer> portal_wait;  // its wait for the work (abort_request cancels it)
+  std::shared_ptr<bool> slot;  // its request's slot at the portal, while open (service.on_client_close)
   std::unique_ptr<asio::steady_timer> idle;   // its wait for an item (notify() ends it)
 };
 
@@ -212,7 +213,20 @@ class real_fleet {
   }
   awaitable<void> feed();
   awaitable<void> work(worker& w, std::uint64_t gen);
-  awaitable<void> portal_work(std::size_t wi, item it);
+  awaitable<void> portal_work(std::size_t wi, item it, std::shared_ptr<bool> slot);
+  // The client of worker `w` closed its connection to the portal (its read timeout, its crash, a request
+  // it gave up): under service.on_client_close free_slot the portal stops the work and frees its slot at
+  // once; under keep_work the work goes on to its end.
+  void client_closed(worker& w) {
+    if (sc_.service.on_client_close != scenario::service_spec::client_close_policy::free_slot || !w.slot) return;
+    if (*w.slot) {
+      *w.slot = false;
+      --in_portal_;
+      ADMIT_ASSERT(in_portal_ >= 0, "a slot freed once");
+      maybe_finish();
+    }
+    w.slot.reset();
+  }
   // The monitor's call (monitor_script on the protocol's holders key) and how to read its answer.
   struct holders_watch {
     gate::command_request req;
@@ -392,7 +406,7 @@ awaitable<void> real_fleet::feed() {
   maybe_finish();
 }
 
-awaitable<void> real_fleet::portal_work(std::size_t wi, item it) {
+awaitable<void> real_fleet::portal_work(std::size_t wi, item it, std::shared_ptr<bool> slot) {
   ++in_portal_;
   result_.portal.see(in_portal_, scenario_now(),
                      "worker " + std::to_string(wi) + " started item " + std::to_string(it.number) + ": " +
@@ -400,7 +414,10 @@ awaitable<void> real_fleet::portal_work(std::size_t wi, item it) {
                          std::to_string(result_.portal.bound));
   if (!result_.portal.holds() && checked("portal_inflight_le_cap")) stop_at_break();
   co_await sleep_until(steady::now() + std::chrono::nanoseconds(real_ns(it.service_ns)));
-  --in_portal_;
+  if (*slot) {  // (else its client's close freed it already: client_closed)
+    *slot = false;
+    --in_portal_;
+  }
   maybe_finish();
 }
 
@@ -455,17 +472,22 @@ awaitable<void> real_fleet::work(worker& w, std::uint64_t gen) {
       ~stop_renewing() { *h = false; }
     } renewing{holding};
     if (cfg_.renew_every_ns > 0) spawn(renewer(w, gen, client, got.token, holding));
-    spawn(portal_work(w.index, it));
-    // The client waits for the work to end, or until its read timeout when its protocol releases then (or
-    // until a lost renewal aborts the request, under abort_request).
+    w.slot = std::make_shared<bool>(true);
+    spawn(portal_work(w.index, it, w.slot));
+    // The client waits for the work to end, or until its read timeout when its protocol releases then, or
+    // when the portal stops the work as its client closes (free_slot: nothing is left to wait for); or until
+    // a lost renewal aborts the request, under abort_request.
+    const bool frees = sc_.service.on_client_close == scenario::service_spec::client_close_policy::free_slot;
     std::int64_t waits = it.service_ns;
-    if (it.client_timeout_ns < waits && cfg_.proto->client.on_client_timeout == redis::timeout_permit::release)
+    if (it.client_timeout_ns < waits &&
+        (frees || cfg_.proto->client.on_client_timeout == redis::timeout_permit::release))
       waits = it.client_timeout_ns;
     if (!w.portal_wait) w.portal_wait = std::make_unique<asio::steady_timer>(io_);
     w.aborted = false;
     w.portal_wait->expires_after(std::chrono::nanoseconds(real_ns(waits)));
     (void)co_await w.portal_wait->async_wait(asio::as_tuple(asio::use_awaitable));
     if (!co_await checkpoint(w, gen)) co_return;  // crashed at work: it never releases
+    if (waits < it.service_ns || w.aborted) client_closed(w);  // its read timeout, or the request it gave up
     *holding = false;
     (void)co_await client.release(got.token);
     if (!co_await checkpoint(w, gen)) co_return;
@@ -499,6 +521,7 @@ awaitable<void> real_fleet::crash_worker(worker& w, std::optional<std::int64_t> 
   w.alive = false;
   ++w.generation;
   ++result_.crashed;
+  client_closed(w);  // the dead process's connection to the portal closes with it
   // The process dies at once: whatever its loop waits on (a backoff, a call, its work) ends now.
   if (w.live != nullptr) cancel(*w.live);
   w.live = nullptr;
@@ -1098,8 +1121,6 @@ std::optional<std::pair<std::string, std::string>> unsupported(const scenario::s
   if (g.process) return P{"/gate/process", "a real run drives the shipped Asio client, not a process client"};
   if (g.world_mut != scenario::world_mutation::none)
     return P{"/gate/mutation", "a mutant is the simulator's own, with nothing real to confirm"};
-  if (sc.service.on_client_close != scenario::service_spec::client_close_policy::keep_work)
-    return P{"/service/on_client_close", "a real run's portal keeps the work going (expected \"keep_work\")"};
   if (cfg.quorum) return P{"/gate/protocol", "a quorum client needs several servers"};
   for (std::size_t i = 0; i < sc.requests.size(); ++i) {
     const scenario::request_spec& r = sc.requests[i];

@@ -8,8 +8,9 @@
 // service.service_time), the workers (fleet.workers coroutines on one
 // thread, each with its own client, connection and wall clock: the system
 // clock plus its offset, drift and steps), the portal (work runs its service
-// time; the client stops waiting at its read timeout and releases, or holds
-// to the end when its protocol says so), renewals and what a lost one makes
+// time, or under service.on_client_close free_slot until its client closes;
+// the client stops waiting at its read timeout and releases, or holds to the
+// end when its protocol says so), renewals and what a lost one makes
 // the client do (client.on_renewal_lost), an acquire that gives up (deferred,
 // or requeued with its worker's exit: fleet.on_acquire_timeout), a protocol's
 // set-up, and the faults: a worker's clock step, pause (it stops at its next

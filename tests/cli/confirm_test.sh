@@ -261,6 +261,19 @@ assert l["first_violation"]["detail"].startswith("2 permits still held one lease
 assert r["metrics"]["completed"] == 2 and r["metrics"]["deferred"] == 2, r["metrics"]
 PY
 
+# The portal's service.on_client_close: the same fleet and traffic, whose clients release at a 3s read
+# timeout while their requests run on, break the cap when the work goes on (keep_work) and hold it when
+# the portal stops the work as its client closes (free_slot), as simulated.
+confirm 0 "$tmp/overshoot.json" scenarios/client_timeout_overshoot.json --variant seed
+expect_verdict "$tmp/overshoot.json" seed confirmed
+confirm 0 "$tmp/frees.json" scenarios/client_close_frees_slot.json --variant seed
+expect_verdict "$tmp/frees.json" seed not_confirmed
+python3 - "$tmp/frees.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"]["seed"]["real_runs"][0]
+assert r["metrics"]["crashed_workers"] == 2 and r["invariants"]["portal_inflight_le_cap"]["peak"] == 4, r
+PY
+
 # A client woken by pub/sub (wake_on), listening on a connection of its own through its worker's link: the
 # cap and liveness hold, as simulated, and the messages do wake it: its waiters' herd reads several times
 # the refusals of the same protocol polling alone (simulated, about three times the calls).
