@@ -1056,7 +1056,12 @@ run_result real_fleet::run() {
     guard->expires_after(std::chrono::milliseconds(20));
     guard->async_wait([this, guard, limit, &watch_clock](const boost::system::error_code&) {
       if (done_) {
-        if (outstanding_ == 0) return;  // all ended: the loop runs out
+        // All ended: nothing of the run is left to wait for. What the loop still holds (a connection a
+        // server has not closed yet) is dropped with it, so that no socket outlives the run's bound.
+        if (outstanding_ == 0) {
+          io_.stop();
+          return;
+        }
         if (steady::now() - done_at_ > std::chrono::seconds(60)) {
           // Something would not end (it cannot, by the calls' timeouts; this is the bound's guard).
           stranded_ = true;

@@ -6,6 +6,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +54,16 @@ std::string make_dir() {
   if (::mkdtemp(buf.data()) == nullptr)
     throw server_error("cannot make a temporary folder under " + base.string() + ": " + std::strerror(errno));
   return std::string(buf.data());
+}
+
+// Closes every file descriptor from `first` up (in a forked child: system calls only).
+void close_from(int first) {
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, 0U) == 0) return;
+#endif
+  rlimit lim{};
+  const rlim_t top = ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY ? lim.rlim_cur : 65'536;
+  for (rlim_t fd = static_cast<rlim_t>(first); fd < top; ++fd) ::close(static_cast<int>(fd));
 }
 
 }  // namespace
@@ -173,6 +185,9 @@ void redis_server::spawn() {
     }
     const int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0) ::dup2(null, 0);
+    // Nothing else of admitsim's: a socket a server kept (a link's, a worker's connection) would outlive
+    // admitsim's close of it, and a connection it carries would never end.
+    close_from(3);
     ::execvp(argv[0], argv.data());
     const char* msg = "admitsim confirm: cannot run the redis-server program\n";
     (void)!::write(2, msg, std::strlen(msg));

@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -101,4 +103,23 @@ TEST_CASE("a program that is not a redis-server is an error that names why", "[c
     }
   }
   CHECK(folders() == before);
+}
+
+TEST_CASE("a server keeps none of admitsim's file descriptors", "[confirm][redis]") {
+  // Goal: a socket admitsim opened (a link's, a worker's connection) is not inherited by a server it starts:
+  // a copy kept there would hold the connection open after admitsim closed it, and a read on its other end
+  // would never end. Method: a socket without close-on-exec, then a server, whose descriptors are listed.
+  const int mine = ::socket(AF_INET, SOCK_STREAM, 0);  // no SOCK_CLOEXEC
+  REQUIRE(mine >= 0);
+  const std::string inode = fs::read_symlink("/proc/self/fd/" + std::to_string(mine)).string();
+  {
+    redis_server s("redis-server", persistence::none);
+    std::size_t kept = 0;
+    for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(s.pid()) + "/fd")) {
+      std::error_code ec;
+      if (fs::read_symlink(e.path(), ec).string() == inode) ++kept;
+    }
+    CHECK(kept == 0);
+  }
+  ::close(mine);
 }
